@@ -1,0 +1,104 @@
+/**
+ * Typed errors. Each carries the data a caller needs to act (per-master outcomes, resources),
+ * and none carries a secret: masters are named by `host:port` only, never by a URL with a password.
+ */
+
+/**
+ * What one master answered to one operation.
+ * - `granted`: acquire set the keys / extend moved their expiry / release deleted them.
+ * - `locked`:  acquire refused: a key already exists (`pttlMs` is its remaining time, −1 = no expiry).
+ * - `lost`:    extend or release found the keys no longer holding this lock's value.
+ * - `timeout`: no answer within the per-master timeout (`late` records what arrived afterwards).
+ * - `error`:   the master or connection failed the call (`error` says how).
+ * - `pending`: no answer yet when the operation was decided; it is filled in when one arrives.
+ */
+export type NodeStatus = 'granted' | 'locked' | 'lost' | 'timeout' | 'error' | 'pending';
+
+export interface NodeOutcome {
+  /** The master, as `host:port`. */
+  readonly node: string;
+  status: NodeStatus;
+  /** For `locked`: remaining ms of the blocking key (−1 = no expiry). */
+  pttlMs?: number;
+  error?: Error;
+  /** Time from sending to this answer. */
+  latencyMs?: number;
+  /** For `timeout`: the status of an answer that arrived after the timeout. */
+  late?: NodeStatus;
+}
+
+/** One acquire or extend attempt: what every master answered and the validity it left. */
+export interface AttemptRecord {
+  readonly attempt: number;
+  readonly outcomes: readonly NodeOutcome[];
+  readonly elapsedMs: number;
+  /** ttl − elapsed − drift; a quorum with validity ≤ 0 is still a failed attempt. */
+  readonly validityMs: number;
+  readonly granted: number;
+}
+
+/** Quorum was not reached (acquire within its retries, or extend while the lock was valid). */
+export class ExecutionError extends Error {
+  override name = 'ExecutionError';
+  constructor(
+    message: string,
+    readonly resources: readonly string[],
+    readonly attempts: readonly AttemptRecord[],
+  ) {
+    super(message);
+  }
+}
+
+/** `extend` of a lock whose validity has already ended (by this process' clock): acquire it again. */
+export class LockExpiredError extends Error {
+  override name = 'LockExpiredError';
+  constructor(
+    readonly resources: readonly string[],
+    readonly expiration: number,
+  ) {
+    super(
+      `lock on ${formatResources(resources)} expired at ${new Date(expiration).toISOString()}; ` +
+        'an expired lock cannot be extended, acquire it again',
+    );
+  }
+}
+
+/** `extend` of a lock that was released. */
+export class LockReleasedError extends Error {
+  override name = 'LockReleasedError';
+  constructor(readonly resources: readonly string[]) {
+    super(`lock on ${formatResources(resources)} was released; acquire it again`);
+  }
+}
+
+/** A master or its connection reported an error; emitted as Redlock's `error` event. */
+export class NodeError extends Error {
+  override name = 'NodeError';
+  constructor(
+    readonly node: string,
+    cause: unknown,
+  ) {
+    super(`redis master ${node}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** The master cannot take commands now (connection down, reconnecting or closed). */
+export class NodeUnavailableError extends Error {
+  override name = 'NodeUnavailableError';
+  constructor(readonly node: string) {
+    super(`redis master ${node} is not connected; the call fails now rather than waiting in a queue`);
+  }
+}
+
+/** A call on a Redlock after `quit()`. */
+export class RedlockClosedError extends Error {
+  override name = 'RedlockClosedError';
+  constructor() {
+    super('this Redlock has been quit; create a new one');
+  }
+}
+
+export function formatResources(resources: readonly string[]): string {
+  const shown = resources.slice(0, 5).map((r) => JSON.stringify(r));
+  return `[${shown.join(', ')}${resources.length > 5 ? `, … ${resources.length - 5} more` : ''}]`;
+}

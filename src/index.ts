@@ -1,0 +1,15 @@
+export { Redlock, type ReleaseResult } from './redlock.js';
+export { Lock } from './lock.js';
+export {
+  ExecutionError,
+  LockExpiredError,
+  LockReleasedError,
+  NodeError,
+  NodeUnavailableError,
+  RedlockClosedError,
+  type AttemptRecord,
+  type NodeOutcome,
+  type NodeStatus,
+} from './errors.js';
+export { defaultSettings, type CallSettings, type Settings } from './settings.js';
+export type { NodeInput, RedisClientLike } from './node.js';

@@ -1,0 +1,181 @@
+/**
+ * One master: owns (or borrows) a node-redis client, knows whether it can take a command now,
+ * and runs the scripts by EVALSHA with a NOSCRIPT fallback. All I/O detail lives here.
+ *
+ * Two rules from the design: a lock command never waits in a client's offline queue (a master
+ * that is down fails the call now), and the only wait allowed is for a connection that is still
+ * being made for the first time, bounded by the caller's per-master timeout.
+ */
+import { createClient, type RedisClientOptions } from 'redis';
+import { NodeError, NodeUnavailableError } from './errors.js';
+import { allScripts, type Script } from './scripts/index.js';
+import { describe } from './settings.js';
+
+/** What we need of a node-redis client; `createClient()`'s result fits. */
+export interface RedisClientLike {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  connect(): Promise<unknown>;
+  sendCommand(args: readonly string[], options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  off(event: string, listener: (...args: never[]) => void): unknown;
+  close?(): Promise<unknown>;
+  destroy?(): unknown;
+  readonly options?: { url?: string; socket?: object } | undefined;
+}
+
+/** A master: a client you created (never closed by us), or a URL / client options (we own those). */
+export type NodeInput = RedisClientLike | string | RedisClientOptions;
+
+const CLOSE_GRACE_MS = 1000;
+
+/** Reconnect forever with capped exponential backoff and jitter: a master that comes back is used again. */
+export function reconnectDelayMs(retries: number): number {
+  return Math.min(50 * 2 ** Math.min(retries, 10), 2000) + Math.floor(Math.random() * 100);
+}
+
+export class RedisNode {
+  readonly label: string;
+  readonly owned: boolean;
+  readonly client: RedisClientLike;
+  #everReady = false;
+  #failedBeforeReady = false;
+  #closed = false;
+  readonly #readyWaiters = new Set<() => void>();
+  readonly #onError: (error: NodeError) => void;
+
+  constructor(input: unknown, index: number, onError: (error: NodeError) => void) {
+    this.#onError = onError;
+    if (isClient(input)) {
+      this.client = input;
+      this.owned = false;
+    } else if (typeof input === 'string') {
+      if (!/^rediss?:\/\//i.test(input)) {
+        throw new TypeError(`nodes[${index}] must be a redis:// or rediss:// URL, got a string of another scheme`);
+      }
+      this.client = ownedClient({ url: input });
+      this.owned = true;
+    } else if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+      this.client = ownedClient(input);
+      this.owned = true;
+    } else {
+      throw new TypeError(
+        `nodes[${index}] must be a node-redis client, a redis:// URL or client options, got ${describe(input)}`,
+      );
+    }
+    this.label = labelOf(this.client.options, index);
+  }
+
+  /** Listen to the connection and connect it if nobody has. Called once, after validation. */
+  start(): void {
+    this.client.on('ready', this.#handleReady);
+    this.client.on('error', this.#handleError);
+    if (this.client.isReady) this.#handleReady();
+    else if (!this.client.isOpen) this.client.connect().catch(this.#handleError);
+  }
+
+  /** Run a script; rejects with NodeUnavailableError at once if the master cannot take it now. */
+  async run(script: Script, keys: readonly string[], args: readonly string[], signal: AbortSignal): Promise<unknown> {
+    if (!this.client.isReady) await this.#awaitFirstConnection(signal);
+    const tail = [String(keys.length), ...keys, ...args];
+    try {
+      return await this.client.sendCommand(['EVALSHA', script.sha, ...tail], { abortSignal: signal });
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      // Flushed or restarted master: EVAL runs it and caches it again.
+      return await this.client.sendCommand(['EVAL', script.source, ...tail], { abortSignal: signal });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.client.off('ready', this.#handleReady);
+    this.client.off('error', this.#handleError);
+    this.#wakeWaiters();
+    if (!this.owned) return;
+    // node-redis keeps 'error' quiet only while someone listens; keep listening until it is gone.
+    this.client.on('error', ignore);
+    if (this.client.isReady && this.client.close) {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
+      await Promise.race([this.client.close().catch(ignore), grace]);
+      clearTimeout(timer);
+    }
+    if (this.client.isOpen) this.client.destroy?.();
+  }
+
+  #awaitFirstConnection(signal: AbortSignal): Promise<void> {
+    if (this.#closed || this.#everReady || this.#failedBeforeReady) {
+      return Promise.reject(new NodeUnavailableError(this.label));
+    }
+    signal.throwIfAborted();
+    return new Promise<void>((resolve, reject) => {
+      const wake = (): void => {
+        this.#readyWaiters.delete(wake);
+        signal.removeEventListener('abort', wake);
+        if (this.client.isReady && !this.#closed) resolve();
+        else reject(signal.aborted ? signal.reason : new NodeUnavailableError(this.label));
+      };
+      this.#readyWaiters.add(wake);
+      signal.addEventListener('abort', wake, { once: true });
+    });
+  }
+
+  #wakeWaiters(): void {
+    for (const wake of [...this.#readyWaiters]) wake();
+  }
+
+  readonly #handleReady = (): void => {
+    this.#everReady = true;
+    // Load ahead of the first EVALSHA on this connection; EVALSHA falls back to EVAL anyway.
+    for (const script of allScripts) {
+      this.client.sendCommand(['SCRIPT', 'LOAD', script.source]).catch(this.#handleError);
+    }
+    this.#wakeWaiters();
+  };
+
+  readonly #handleError = (error: unknown): void => {
+    if (!this.#everReady) this.#failedBeforeReady = true;
+    this.#wakeWaiters();
+    this.#onError(new NodeError(this.label, error));
+  };
+}
+
+function ignore(): void {}
+
+function isClient(input: unknown): input is RedisClientLike {
+  return (
+    typeof input === 'object' &&
+    input !== null &&
+    typeof (input as RedisClientLike).sendCommand === 'function' &&
+    typeof (input as RedisClientLike).connect === 'function' &&
+    typeof (input as RedisClientLike).on === 'function'
+  );
+}
+
+function ownedClient(options: RedisClientOptions): RedisClientLike {
+  return createClient({
+    ...options,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 2000, reconnectStrategy: reconnectDelayMs, ...options.socket },
+  }) as unknown as RedisClientLike;
+}
+
+/** `host:port` (or socket path) of a client, never its URL: URLs may carry a password. */
+export function labelOf(options: RedisClientLike['options'], index: number): string {
+  const socket = (options?.socket ?? {}) as { host?: unknown; port?: unknown; path?: unknown };
+  if (typeof socket.path === 'string') return socket.path;
+  if (typeof socket.host === 'string' || typeof socket.port === 'number') {
+    return `${typeof socket.host === 'string' ? socket.host : 'localhost'}:${typeof socket.port === 'number' ? socket.port : 6379}`;
+  }
+  if (typeof options?.url === 'string') {
+    try {
+      const url = new URL(options.url);
+      return `${url.hostname || 'localhost'}:${url.port || '6379'}`;
+    } catch {
+      return `node ${index}`;
+    }
+  }
+  return 'localhost:6379';
+}

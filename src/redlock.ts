@@ -1,0 +1,286 @@
+/**
+ * Redlock: settings, and acquire / extend / release as the algorithm in DESIGN.md describes.
+ * Orchestration only: the fan-out is quorum.ts, timing maths validity.ts, I/O node.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import {
+  ExecutionError,
+  LockExpiredError,
+  LockReleasedError,
+  RedlockClosedError,
+  formatResources,
+  type AttemptRecord,
+  type NodeError,
+  type NodeOutcome,
+} from './errors.js';
+import { Lock } from './lock.js';
+import { RedisNode, type NodeInput } from './node.js';
+import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
+import { acquireScript, extendScript, releaseScript, type Script } from './scripts/index.js';
+import {
+  normalizeResources,
+  resolveSettings,
+  validateSettings,
+  validateTtl,
+  type CallSettings,
+  type EffectiveSettings,
+  type Settings,
+} from './settings.js';
+import { expirationMs, retryDelayMs, systemClock, validityMs, type Clock } from './validity.js';
+
+export interface ReleaseResult {
+  /** A quorum of masters deleted the lock's keys. False for a lock that had already expired. */
+  readonly released: boolean;
+  /** Masters that still held the lock and deleted it, counted when the release was decided. */
+  readonly heldBy: number;
+  readonly outcomes: readonly NodeOutcome[];
+}
+
+/** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */
+const MAX_ATTEMPT_RECORDS = 100;
+
+export class Redlock extends EventEmitter {
+  readonly #nodes: readonly RedisNode[];
+  readonly #labels: readonly string[];
+  readonly #settings: Partial<Settings>;
+  readonly #clock: Clock = systemClock;
+  #closed = false;
+
+  /**
+   * @param nodes node-redis clients you created (never closed by us; connected if they are not),
+   *   and/or `redis://` / `rediss://` URLs or node-redis client options (we create, own and close those).
+   */
+  constructor(nodes: readonly NodeInput[], settings?: Partial<Settings>) {
+    super();
+    if (!Array.isArray(nodes)) throw new TypeError('nodes must be an array of node-redis clients, URLs or client options');
+    if (nodes.length === 0) throw new RangeError('nodes must name at least one redis master');
+    this.#settings = { ...validateSettings(settings, nodes.length, false) };
+    const seen = new Map<unknown, number>();
+    nodes.forEach((node, index) => {
+      const twin = seen.get(node);
+      if (twin !== undefined) throw new TypeError(`nodes[${index}] is the same client as nodes[${twin}]`);
+      seen.set(node, index);
+    });
+    const built = nodes.map((input, index) => new RedisNode(input, index, this.#reportError));
+    const labels = built.map((node) => node.label);
+    labels.forEach((label, index) => {
+      const twin = labels.indexOf(label);
+      if (twin !== index) {
+        throw new RangeError(`nodes[${index}] and nodes[${twin}] are the same master ${label}: each vote must be independent`);
+      }
+    });
+    this.#nodes = built;
+    this.#labels = labels;
+    for (const node of built) node.start();
+  }
+
+  /** Acquire `resources` for `ttl` ms on a quorum of masters, retrying as the settings say. */
+  async acquire(resources: string | readonly string[], ttl: number, settings?: CallSettings): Promise<Lock> {
+    const keys = normalizeResources(resources);
+    const ttlMs = validateTtl(ttl);
+    const { signal, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
+    const effective = resolveSettings(this.#settings, callSettings, this.#nodes.length, ttlMs);
+    this.#assertOpen();
+    signal?.throwIfAborted();
+
+    const attempts: AttemptRecord[] = [];
+    for (let attempt = 1; ; attempt++) {
+      const value = randomBytes(16).toString('hex');
+      const { vote, record } = await this.#vote(acquireScript, keys, [value, String(ttlMs)], ttlMs, effective, attempt, signal);
+      if (vote.reached && record.validityMs > 0) {
+        const expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
+        return new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings);
+      }
+      remember(attempts, record);
+      // Every master, including those that timed out: a delayed SET may still land.
+      const rollback = this.#runEverywhere(releaseScript, keys, [value], effective);
+      const exhausted = effective.retryCount !== -1 && attempt > effective.retryCount;
+      try {
+        if (exhausted) throw new ExecutionError(acquireFailure(keys, attempt, effective, record), keys, attempts);
+        await sleep(retryDelayMs(effective.retryDelayMs, effective.retryJitterMs, Math.random()), signal);
+      } catch (error) {
+        // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land.
+        await rollback;
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Extend `lock` to `ttl` ms from now on a quorum of the masters that still hold it. Validity is
+   * recomputed from this extend's own start. Retries failed attempts while the lock is valid.
+   */
+  async extend(lock: Lock, ttl: number): Promise<Lock> {
+    if (!(lock instanceof Lock)) throw new TypeError('extend needs a Lock returned by acquire');
+    const ttlMs = validateTtl(ttl);
+    const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, ttlMs);
+    this.#assertOpen();
+    if (lock.released) throw new LockReleasedError(lock.resources);
+
+    const attempts: AttemptRecord[] = [];
+    for (let attempt = 1; ; attempt++) {
+      if (this.#clock.epochMs() >= lock.expiration) {
+        if (attempt === 1) throw new LockExpiredError(lock.resources, lock.expiration);
+        throw new ExecutionError(
+          `could not extend the lock on ${formatResources(lock.resources)} before it expired (${attempt - 1} attempts)`,
+          lock.resources,
+          attempts,
+        );
+      }
+      const { vote, record } = await this.#vote(extendScript, lock.resources, [lock.value, String(ttlMs)], ttlMs, effective, attempt);
+      if (vote.reached && record.validityMs > 0) {
+        lock.expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
+        lock.ttlMs = ttlMs;
+        return lock;
+      }
+      remember(attempts, record);
+      const lost = vote.outcomes.filter((outcome) => outcome.status === 'lost').length;
+      if (this.#nodes.length - lost < effective.quorum) {
+        throw new ExecutionError(
+          `lock on ${formatResources(lock.resources)} is lost: ${lost} of ${this.#nodes.length} masters no longer hold it, ` +
+            `so a quorum of ${effective.quorum} is impossible`,
+          lock.resources,
+          attempts,
+        );
+      }
+      if (effective.retryCount !== -1 && attempt > effective.retryCount) {
+        throw new ExecutionError(
+          `could not extend the lock on ${formatResources(lock.resources)}: ${describeVote(record, effective)}`,
+          lock.resources,
+          attempts,
+        );
+      }
+      await sleep(retryDelayMs(effective.retryDelayMs, effective.retryJitterMs, Math.random()));
+    }
+  }
+
+  /**
+   * Compare-and-delete on every master. Resolves once a quorum deleted (or could not), and keeps
+   * delivering to the rest in the background. Releasing an expired lock resolves with `released: false`.
+   */
+  async release(lock: Lock): Promise<ReleaseResult> {
+    if (!(lock instanceof Lock)) throw new TypeError('release needs a Lock returned by acquire');
+    this.#assertOpen();
+    lock.released = true;
+    const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, lock.ttlMs);
+    const vote = await fanOut(this.#labels, this.#operation(releaseScript, lock.resources, [lock.value]), {
+      quorum: effective.quorum,
+      timeoutMs: effective.nodeTimeoutMs,
+    });
+    return { released: vote.reached, heldBy: vote.granted, outcomes: vote.outcomes };
+  }
+
+  /** Close the clients we created (yours stay open) and stop listening to yours. */
+  async quit(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all(this.#nodes.map((node) => node.close()));
+  }
+
+  /** The masters, as `host:port`, in the order given. */
+  get nodes(): readonly string[] {
+    return this.#labels;
+  }
+
+  async #vote(
+    script: Script,
+    keys: readonly string[],
+    args: readonly string[],
+    ttlMs: number,
+    effective: EffectiveSettings,
+    attempt: number,
+    signal?: AbortSignal,
+  ): Promise<{ vote: FanOutResult; record: AttemptRecord }> {
+    const startMs = this.#clock.monotonicMs();
+    const vote = await fanOut(this.#labels, this.#operation(script, keys, args), {
+      quorum: effective.quorum,
+      timeoutMs: effective.nodeTimeoutMs,
+      signal,
+    });
+    const elapsedMs = this.#clock.monotonicMs() - startMs;
+    const record: AttemptRecord = {
+      attempt,
+      outcomes: vote.outcomes,
+      elapsedMs,
+      validityMs: validityMs(ttlMs, elapsedMs, effective.driftFactor),
+      granted: vote.granted,
+    };
+    return { vote, record };
+  }
+
+  /** Send a script to every master and wait until each answered or timed out. */
+  async #runEverywhere(script: Script, keys: readonly string[], args: readonly string[], effective: EffectiveSettings): Promise<void> {
+    await fanOut(this.#labels, this.#operation(script, keys, args), {
+      quorum: effective.quorum,
+      timeoutMs: effective.nodeTimeoutMs,
+      waitForAll: true,
+    });
+  }
+
+  #operation(script: Script, keys: readonly string[], args: readonly string[]): NodeOperation {
+    return async (index, signal) => {
+      const reply = await this.#nodes[index]!.run(script, keys, args, signal);
+      return parseReply(script, reply);
+    };
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new RedlockClosedError();
+  }
+
+  readonly #reportError = (error: NodeError): void => {
+    // With no listener an 'error' event would crash the process; master errors are also in outcomes.
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+  };
+}
+
+function parseReply(script: Script, reply: unknown): Pick<NodeOutcome, 'status' | 'pttlMs'> {
+  if (script === acquireScript) {
+    if (Array.isArray(reply) && reply[0] === 1) return { status: 'granted' };
+    if (Array.isArray(reply) && reply[0] === 0) return { status: 'locked', pttlMs: Number(reply[1]) };
+  } else if (typeof reply === 'number') {
+    return { status: reply > 0 ? 'granted' : 'lost' };
+  }
+  throw new Error(`unexpected reply to the ${script.name} script: ${JSON.stringify(reply)}`);
+}
+
+function remember(attempts: AttemptRecord[], record: AttemptRecord): void {
+  attempts.push(record);
+  if (attempts.length > MAX_ATTEMPT_RECORDS) attempts.shift();
+}
+
+function describeVote(record: AttemptRecord, effective: EffectiveSettings): string {
+  const counts = new Map<string, number>();
+  for (const outcome of record.outcomes) counts.set(outcome.status, (counts.get(outcome.status) ?? 0) + 1);
+  const parts = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
+  const quorumText = `${record.granted} of a needed ${effective.quorum} granted (${parts})`;
+  return record.granted >= effective.quorum
+    ? `${quorumText}, but the attempt took ${Math.round(record.elapsedMs)} ms and left no validity`
+    : quorumText;
+}
+
+function acquireFailure(keys: readonly string[], attempts: number, effective: EffectiveSettings, last: AttemptRecord): string {
+  return (
+    `could not acquire ${formatResources(keys)} on a quorum of masters after ${attempts} attempt${attempts === 1 ? '' : 's'}; ` +
+    `last attempt: ${describeVote(last, effective)}`
+  );
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,196 @@
+/**
+ * Defaults and validation of every setting and argument. Everything here runs before any
+ * network call, so bad input fails fast with a TypeError or RangeError and leaves nothing behind.
+ */
+import { driftMs } from './validity.js';
+
+export interface Settings {
+  /** Clock drift allowance as a fraction of the ttl (validity loses ttl·driftFactor + 2 ms). Default 0.01. */
+  driftFactor: number;
+  /** Retries after the first attempt; −1 retries until the call's `signal` aborts. Default 10. */
+  retryCount: number;
+  /** Base wait between attempts, ms. Default 200. */
+  retryDelay: number;
+  /** Random ± added to each wait, ms, so contenders do not retry in lockstep. Default 100. */
+  retryJitter: number;
+  /**
+   * Per master, per attempt: how long to wait for its answer before counting it as a "no", ms.
+   * Default: 10 % of the ttl, at least 10 ms, at most 500 ms (and never above the ttl).
+   */
+  nodeTimeout: number | undefined;
+  /** Masters that must agree. Default ⌊N/2⌋ + 1; must be > N/2 and ≤ N. */
+  quorum: number | undefined;
+  /** `using()` extends the lock before its validity falls below this, ms. Default 500. */
+  automaticExtensionThreshold: number;
+}
+
+/** Settings for one call: any setting, plus a signal that cancels it. */
+export interface CallSettings extends Partial<Settings> {
+  signal?: AbortSignal;
+}
+
+export const defaultSettings: Readonly<Settings> = Object.freeze({
+  driftFactor: 0.01,
+  retryCount: 10,
+  retryDelay: 200,
+  retryJitter: 100,
+  nodeTimeout: undefined,
+  quorum: undefined,
+  automaticExtensionThreshold: 500,
+});
+
+const settingNames = new Set<string>(Object.keys(defaultSettings));
+
+/** Settings resolved for one call on N masters with one ttl: every value a number. */
+export interface EffectiveSettings {
+  readonly driftFactor: number;
+  readonly retryCount: number;
+  readonly retryDelayMs: number;
+  readonly retryJitterMs: number;
+  readonly nodeTimeoutMs: number;
+  readonly quorum: number;
+  readonly automaticExtensionThresholdMs: number;
+}
+
+/** The default per-master timeout for a ttl; see `Settings.nodeTimeout` and the README for why. */
+export function defaultNodeTimeoutMs(ttlMs: number): number {
+  return Math.min(ttlMs, 500, Math.max(10, Math.floor(ttlMs / 10)));
+}
+
+export function defaultQuorum(nodeCount: number): number {
+  return Math.floor(nodeCount / 2) + 1;
+}
+
+/**
+ * Check a partial settings object (constructor or call). Unknown keys are rejected so a typo
+ * such as `retryDelayMs` does not silently fall back to a default.
+ */
+export function validateSettings(
+  settings: unknown,
+  nodeCount: number,
+  allowCallOnly: boolean,
+): Partial<Settings> & { signal?: AbortSignal } {
+  if (settings === undefined) return {};
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+    throw new TypeError(`settings must be an object, got ${describe(settings)}`);
+  }
+  const record = settings as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (settingNames.has(key)) continue;
+    if (allowCallOnly && key === 'signal') continue;
+    throw new TypeError(`unknown setting '${key}'; known settings: ${[...settingNames].join(', ')}`);
+  }
+  const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold } =
+    record;
+  if (driftFactor !== undefined) {
+    requireNumber('driftFactor', driftFactor);
+    if (driftFactor < 0 || driftFactor >= 1) throw new RangeError(`driftFactor must be in [0, 1), got ${driftFactor}`);
+  }
+  if (retryCount !== undefined) {
+    requireInteger('retryCount', retryCount);
+    if (retryCount < -1) throw new RangeError(`retryCount must be ≥ 0, or −1 to retry until cancelled, got ${retryCount}`);
+  }
+  for (const [name, value] of [
+    ['retryDelay', retryDelay],
+    ['retryJitter', retryJitter],
+    ['automaticExtensionThreshold', automaticExtensionThreshold],
+  ] as const) {
+    if (value === undefined) continue;
+    requireNumber(name, value);
+    if (value < 0) throw new RangeError(`${name} must be ≥ 0 ms, got ${value}`);
+  }
+  if (nodeTimeout !== undefined) {
+    requireNumber('nodeTimeout', nodeTimeout);
+    if (nodeTimeout <= 0) throw new RangeError(`nodeTimeout must be > 0 ms, got ${nodeTimeout}`);
+  }
+  if (quorum !== undefined) {
+    requireInteger('quorum', quorum);
+    if (quorum <= nodeCount / 2 || quorum > nodeCount) {
+      throw new RangeError(
+        `quorum must be a majority of the ${nodeCount} masters (${defaultQuorum(nodeCount)}…${nodeCount}), got ${quorum}`,
+      );
+    }
+  }
+  const signal = record['signal'];
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(`signal must be an AbortSignal, got ${describe(signal)}`);
+  }
+  return record;
+}
+
+/** Merge defaults ← constructor ← call, for a call with this ttl on N masters. */
+export function resolveSettings(
+  base: Partial<Settings>,
+  call: Partial<Settings>,
+  nodeCount: number,
+  ttlMs: number,
+): EffectiveSettings {
+  const pick = <K extends keyof Settings>(key: K): Settings[K] => call[key] ?? base[key] ?? defaultSettings[key];
+  const nodeTimeoutMs = pick('nodeTimeout') ?? defaultNodeTimeoutMs(ttlMs);
+  if (nodeTimeoutMs > ttlMs) {
+    throw new RangeError(
+      `nodeTimeout ${nodeTimeoutMs} ms is above the ttl ${ttlMs} ms: a lock that waits that long for a master is already expired`,
+    );
+  }
+  const effective: EffectiveSettings = {
+    driftFactor: pick('driftFactor'),
+    retryCount: pick('retryCount'),
+    retryDelayMs: pick('retryDelay'),
+    retryJitterMs: pick('retryJitter'),
+    nodeTimeoutMs,
+    quorum: pick('quorum') ?? defaultQuorum(nodeCount),
+    automaticExtensionThresholdMs: pick('automaticExtensionThreshold'),
+  };
+  if (ttlMs <= driftMs(ttlMs, effective.driftFactor)) {
+    throw new RangeError(
+      `ttl ${ttlMs} ms leaves no validity after the drift allowance of ${driftMs(ttlMs, effective.driftFactor)} ms`,
+    );
+  }
+  return effective;
+}
+
+/** A ttl is a positive safe integer number of milliseconds. */
+export function validateTtl(ttl: unknown): number {
+  if (typeof ttl !== 'number') throw new TypeError(`ttl must be a number of milliseconds, got ${describe(ttl)}`);
+  if (!Number.isSafeInteger(ttl) || ttl <= 0) {
+    throw new RangeError(`ttl must be a positive safe integer number of milliseconds, got ${ttl}`);
+  }
+  return ttl;
+}
+
+/** Resources: one non-empty string or a non-empty array of them; duplicates are dropped. */
+export function normalizeResources(resources: unknown): string[] {
+  const list: unknown[] = typeof resources === 'string' ? [resources] : Array.isArray(resources) ? resources : [];
+  if (typeof resources !== 'string' && !Array.isArray(resources)) {
+    throw new TypeError(`resources must be a string or an array of strings, got ${describe(resources)}`);
+  }
+  if (list.length === 0) throw new RangeError('resources must name at least one resource');
+  for (const [index, resource] of list.entries()) {
+    if (typeof resource !== 'string') {
+      throw new TypeError(`resources[${index}] must be a string, got ${describe(resource)}`);
+    }
+    if (resource.length === 0) throw new RangeError(`resources[${index}] is an empty string`);
+  }
+  return [...new Set(list as string[])];
+}
+
+function requireNumber(name: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`);
+  if (!Number.isFinite(value)) throw new RangeError(`${name} must be finite, got ${value}`);
+}
+
+function requireInteger(name: string, value: unknown): asserts value is number {
+  requireNumber(name, value);
+  if (!Number.isInteger(value)) throw new RangeError(`${name} must be an integer, got ${value}`);
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'no prototype'})`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    return `${typeof value} ${value}`;
+  }
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}

@@ -1,0 +1,82 @@
+/**
+ * An in-process TCP proxy in front of a master, for network faults that `tc netem` would give:
+ * added latency, blackhole (bytes swallowed, TCP left open), connection reset, refusing new
+ * connections. Listens on a free loopback port; `close()` ends every socket it opened.
+ */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+
+export type ProxyMode = 'pass' | 'blackhole' | 'refuse';
+
+export class FaultProxy {
+  mode: ProxyMode = 'pass';
+  /** Added one-way delay in ms, applied to each chunk in both directions. */
+  latencyMs = 0;
+  readonly #sockets = new Set<Socket>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+    readonly targetPort: number,
+  ) {}
+
+  static async start(targetPort: number): Promise<FaultProxy> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const address = server.address();
+    if (typeof address !== 'object' || address === null) throw new Error('proxy has no port');
+    const proxy = new FaultProxy(server, address.port, targetPort);
+    server.on('connection', (client) => proxy.#accept(client));
+    return proxy;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Reset every open connection (RST), as a flaky network or a restarted load balancer would. */
+  resetAll(): void {
+    for (const socket of this.#sockets) socket.resetAndDestroy();
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.#timers) clearTimeout(timer);
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  #accept(client: Socket): void {
+    if (this.mode === 'refuse') {
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = createConnection({ host: '127.0.0.1', port: this.targetPort });
+    for (const socket of [client, upstream]) {
+      this.#sockets.add(socket);
+      socket.on('close', () => this.#sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    this.#pipe(client, upstream);
+    this.#pipe(upstream, client);
+  }
+
+  #pipe(from: Socket, to: Socket): void {
+    from.on('data', (chunk: Buffer) => {
+      if (this.mode === 'blackhole') return;
+      if (this.latencyMs <= 0) {
+        to.write(chunk);
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        if (!to.destroyed) to.write(chunk);
+      }, this.latencyMs);
+      this.#timers.add(timer);
+    });
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Real redis-server masters for tests, the demo and the bench: free loopback ports, one data dir
+ * each, no persistence unless asked. Each can be killed (-9), paused (SIGSTOP), resumed and
+ * restarted on the same port. Every process started here is stopped by pid in `stop()`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface MasterOptions {
+  /** Extra redis-server arguments, e.g. ['--appendonly', 'yes']. */
+  readonly args?: readonly string[];
+}
+
+/** Ask the kernel for a free loopback port (listen on 0, read it, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Resolves when `PING` on host:port answers `+PONG`, rejects after `timeoutMs`. */
+export async function waitForPing(port: number, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await pingOnce(port)) return;
+    if (Date.now() > deadline) throw new Error(`redis-server on 127.0.0.1:${port} did not answer PING within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function pingOnce(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    let reply = '';
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+    });
+  });
+}
+
+export class RedisMaster {
+  #process: ChildProcess | undefined;
+  #paused = false;
+  readonly dir: string;
+
+  private constructor(
+    readonly port: number,
+    private readonly options: MasterOptions,
+  ) {
+    this.dir = mkdtempSync(join(tmpdir(), `redlock-master-${port}-`));
+  }
+
+  static async start(options: MasterOptions = {}): Promise<RedisMaster> {
+    for (let tries = 0; ; tries++) {
+      const master = new RedisMaster(await freePort(), options);
+      try {
+        await master.#spawn();
+        return master;
+      } catch (error) {
+        master.stop();
+        if (tries >= 3) throw error;
+      }
+    }
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.#process?.pid;
+  }
+
+  get running(): boolean {
+    return this.#process !== undefined;
+  }
+
+  async #spawn(): Promise<void> {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port', String(this.port),
+        '--bind', '127.0.0.1',
+        '--dir', this.dir,
+        '--save', '',
+        '--appendonly', 'no',
+        '--protected-mode', 'no',
+        '--loglevel', 'warning',
+        ...(this.options.args ?? []),
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    this.#process = child;
+    this.#paused = false;
+    const exited = new Promise<never>((_, reject) =>
+      child.once('exit', (code) => reject(new Error(`redis-server on port ${this.port} exited (${code}): ${stderr.trim()}`))),
+    );
+    exited.catch(() => undefined);
+    child.once('exit', () => {
+      if (this.#process === child) this.#process = undefined;
+    });
+    await Promise.race([waitForPing(this.port), exited]);
+  }
+
+  /** kill -9: the master is gone, its data with it (no persistence unless asked). */
+  async kill(): Promise<void> {
+    const child = this.#process;
+    if (!child) return;
+    if (this.#paused) child.kill('SIGCONT');
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    this.#process = undefined;
+  }
+
+  /** SIGSTOP: frozen with its TCP connections open. */
+  pause(): void {
+    this.#process?.kill('SIGSTOP');
+    this.#paused = true;
+  }
+
+  /** SIGCONT: runs whatever queued while it was paused. */
+  resume(): void {
+    this.#process?.kill('SIGCONT');
+    this.#paused = false;
+  }
+
+  /** Start again on the same port (after kill: empty unless persistence was asked for). */
+  async restart(): Promise<void> {
+    await this.kill();
+    await this.#spawn();
+  }
+
+  /** Stop the process (by pid) and remove its data dir. Safe to call twice. */
+  stop(): void {
+    const child = this.#process;
+    if (child) {
+      if (this.#paused) child.kill('SIGCONT');
+      child.kill('SIGKILL');
+      this.#process = undefined;
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Start `count` masters in parallel. */
+export async function startMasters(count: number, options: MasterOptions = {}): Promise<RedisMaster[]> {
+  const started = await Promise.allSettled(Array.from({ length: count }, () => RedisMaster.start(options)));
+  const masters = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure) {
+    for (const master of masters) master.stop();
+    throw failure.reason;
+  }
+  return masters;
+}
