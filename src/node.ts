@@ -17,8 +17,8 @@ export interface RedisClientLike {
   readonly isReady: boolean;
   connect(): Promise<unknown>;
   sendCommand(args: readonly string[], options?: { abortSignal?: AbortSignal }): Promise<unknown>;
-  on(event: string, listener: (...args: never[]) => void): unknown;
-  off(event: string, listener: (...args: never[]) => void): unknown;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  off(event: string, listener: (...args: unknown[]) => void): unknown;
   close?(): Promise<unknown>;
   destroy?(): unknown;
   readonly options?: { url?: string; socket?: object } | undefined;

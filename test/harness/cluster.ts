@@ -1,0 +1,93 @@
+/**
+ * Test helpers: direct clients to masters (to check keys without going through the library),
+ * unique key prefixes, and a MONITOR tap that records the commands a master received.
+ */
+import { randomBytes } from 'node:crypto';
+import { createConnection } from 'node:net';
+import { inject } from 'vitest';
+import { createClient } from 'redis';
+import { Redlock } from '../../src/index.js';
+import type { CallSettings } from '../../src/settings.js';
+
+function makeClient(port: number) {
+  const client = createClient({ url: urlOf(port), socket: { reconnectStrategy: 50 } });
+  client.on('error', () => undefined);
+  return client;
+}
+export type DirectClient = ReturnType<typeof makeClient>;
+
+/** Ports of the five shared masters started by global-setup. */
+export function sharedPorts(): number[] {
+  return inject('sharedMasterPorts');
+}
+
+export const urlOf = (port: number): string => `redis://127.0.0.1:${port}`;
+
+/** A prefix no other test uses, so tests on shared masters never see each other's keys. */
+export function uniquePrefix(name: string): (resource: string) => string {
+  const prefix = `test:${name}:${randomBytes(4).toString('hex')}`;
+  return (resource) => `${prefix}:${resource}`;
+}
+
+/** Plain node-redis clients, one per port, for checking state on each master directly. */
+export async function directClients(ports: readonly number[]): Promise<DirectClient[]> {
+  return Promise.all(
+    ports.map(async (port) => {
+      const client = makeClient(port);
+      await client.connect();
+      return client;
+    }),
+  );
+}
+
+export async function closeAll(clients: readonly DirectClient[]): Promise<void> {
+  await Promise.all(clients.map((client) => (client.isOpen ? client.close() : undefined)));
+}
+
+/** The value of `key` on every master (null where absent). */
+export function valuesOn(clients: readonly DirectClient[], key: string): Promise<(string | null)[]> {
+  return Promise.all(clients.map((client) => client.get(key)));
+}
+
+/** A Redlock on the given ports, with an error listener so tests see no noise. */
+export function redlockOn(ports: readonly number[], settings?: Omit<CallSettings, 'signal'>): Redlock {
+  const redlock = new Redlock(ports.map(urlOf), settings);
+  redlock.on('error', () => undefined);
+  return redlock;
+}
+
+/** Records every command a master receives (MONITOR over a raw socket). */
+export async function monitor(port: number): Promise<{ lines: string[]; stop: () => void }> {
+  const socket = createConnection({ host: '127.0.0.1', port });
+  const lines: string[] = [];
+  let buffer = '';
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.write('MONITOR\r\n');
+      resolve();
+    });
+  });
+  socket.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    let end: number;
+    while ((end = buffer.indexOf('\r\n')) >= 0) {
+      lines.push(buffer.slice(0, end));
+      buffer = buffer.slice(end + 2);
+    }
+  });
+  // Wait for +OK so commands sent after this resolves are seen.
+  while (!lines.includes('+OK')) await new Promise((resolve) => setTimeout(resolve, 5));
+  return { lines, stop: () => socket.destroy() };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Poll `check` until it returns true or `timeoutMs` passes. */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(20);
+  }
+}

@@ -1,0 +1,155 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { NodeStatus } from '../../src/errors.js';
+import { Tally, fanOut, type NodeOperation } from '../../src/quorum.js';
+
+describe('Tally (vote counting)', () => {
+  it('is reached at the quorum and impossible once too many said no', () => {
+    const tally = new Tally(5, 3);
+    tally.add(true);
+    tally.add(false);
+    expect([tally.reached, tally.impossible]).toEqual([false, false]);
+    tally.add(true);
+    tally.add(true);
+    expect(tally.reached).toBe(true);
+    const refused = new Tally(5, 3);
+    refused.add(false);
+    refused.add(false);
+    expect(refused.impossible).toBe(false);
+    refused.add(false);
+    expect(refused.impossible).toBe(true);
+  });
+
+  it('on an even N a 2–2 split is impossible, not pending', () => {
+    const tally = new Tally(4, 3);
+    tally.add(true);
+    tally.add(true);
+    tally.add(false);
+    tally.add(false);
+    expect(tally.impossible).toBe(true);
+    expect(tally.allIn).toBe(true);
+  });
+});
+
+/** Fake masters: each answers with a status after a delay, or never. */
+function masters(plan: ReadonlyArray<{ status: NodeStatus; afterMs: number } | 'silent'>): {
+  operation: NodeOperation;
+  aborted: boolean[];
+} {
+  const aborted = plan.map(() => false);
+  const operation: NodeOperation = (index, signal) => {
+    signal.addEventListener('abort', () => (aborted[index] = true));
+    const step = plan[index]!;
+    if (step === 'silent') return new Promise(() => undefined);
+    return new Promise((resolve) => setTimeout(() => resolve({ status: step.status }), step.afterMs));
+  };
+  return { operation, aborted };
+}
+
+const labels = (n: number): string[] => Array.from({ length: n }, (_, i) => `m${i}`);
+
+describe('fanOut', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('resolves the moment a quorum granted, leaving the slow master pending', async () => {
+    const { operation } = masters([
+      { status: 'granted', afterMs: 1 },
+      { status: 'granted', afterMs: 2 },
+      { status: 'granted', afterMs: 3 },
+      { status: 'granted', afterMs: 400 },
+      'silent',
+    ]);
+    let resolvedAt = -1;
+    const result = fanOut(labels(5), operation, { quorum: 3, timeoutMs: 1000, now: () => Date.now() }).then((r) => {
+      resolvedAt = Date.now();
+      return r;
+    });
+    const start = Date.now();
+    await vi.advanceTimersByTimeAsync(3);
+    const vote = await result;
+    expect(resolvedAt - start).toBe(3);
+    expect(vote.reached).toBe(true);
+    expect(vote.outcomes.map((o) => o.status)).toEqual(['granted', 'granted', 'granted', 'pending', 'pending']);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(vote.outcomes.map((o) => o.status)).toEqual(['granted', 'granted', 'granted', 'granted', 'timeout']);
+    await vote.settled;
+  });
+
+  it('resolves the moment a quorum became impossible', async () => {
+    const { operation } = masters([
+      { status: 'locked', afterMs: 1 },
+      { status: 'locked', afterMs: 1 },
+      { status: 'error', afterMs: 2 },
+      'silent',
+      'silent',
+    ]);
+    const pending = fanOut(labels(5), operation, { quorum: 3, timeoutMs: 1000 });
+    await vi.advanceTimersByTimeAsync(2);
+    const vote = await pending;
+    expect(vote.reached).toBe(false);
+    expect(vote.granted).toBe(0);
+  });
+
+  it('counts a silent master as a no after its timeout and records a late answer', async () => {
+    const { operation, aborted } = masters([
+      { status: 'granted', afterMs: 1 },
+      { status: 'granted', afterMs: 1 },
+      { status: 'granted', afterMs: 250 },
+    ]);
+    const pending = fanOut(labels(3), operation, { quorum: 3, timeoutMs: 100 });
+    await vi.advanceTimersByTimeAsync(100);
+    const vote = await pending;
+    expect(vote.reached).toBe(false);
+    expect(vote.outcomes[2]!.status).toBe('timeout');
+    expect(aborted).toEqual([false, false, true]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(vote.outcomes[2]!.late).toBe('granted');
+  });
+
+  it('never hangs on an even N: 2 of 4 with the other 2 silent fails at the timeout', async () => {
+    const { operation } = masters([{ status: 'granted', afterMs: 1 }, { status: 'granted', afterMs: 1 }, 'silent', 'silent']);
+    const pending = fanOut(labels(4), operation, { quorum: 3, timeoutMs: 50 });
+    await vi.advanceTimersByTimeAsync(50);
+    await expect(pending).resolves.toMatchObject({ reached: false, granted: 2 });
+  });
+
+  it('an operation that rejects is an error outcome, counted as a no', async () => {
+    const operation: NodeOperation = (index) =>
+      index === 0 ? Promise.reject(new Error('READONLY')) : Promise.resolve({ status: 'granted' });
+    const vote = await fanOut(labels(3), operation, { quorum: 2, timeoutMs: 100, waitForAll: true });
+    expect(vote.outcomes[0]).toMatchObject({ status: 'error', error: new Error('READONLY') });
+    expect(vote.reached).toBe(true);
+  });
+
+  it('waitForAll decides only when every master answered or timed out', async () => {
+    const { operation } = masters([
+      { status: 'granted', afterMs: 1 },
+      { status: 'granted', afterMs: 1 },
+      { status: 'lost', afterMs: 30 },
+    ]);
+    let done = false;
+    const pending = fanOut(labels(3), operation, { quorum: 2, timeoutMs: 100, waitForAll: true }).then((v) => {
+      done = true;
+      return v;
+    });
+    await vi.advanceTimersByTimeAsync(10);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(20);
+    expect((await pending).outcomes.map((o) => o.status)).toEqual(['granted', 'granted', 'lost']);
+  });
+
+  it('an aborted signal stops waiting and withdraws the pending commands', async () => {
+    const { operation, aborted } = masters(['silent', 'silent', { status: 'granted', afterMs: 1 }]);
+    const controller = new AbortController();
+    const pending = fanOut(labels(3), operation, { quorum: 2, timeoutMs: 1000, signal: controller.signal });
+    await vi.advanceTimersByTimeAsync(5);
+    controller.abort();
+    const vote = await pending;
+    expect(vote.reached).toBe(false);
+    expect(aborted.slice(0, 2)).toEqual([true, true]);
+  });
+});
