@@ -42,6 +42,8 @@ export class RedisNode {
   #failedBeforeReady = false;
   #closed = false;
   readonly #readyWaiters = new Set<() => void>();
+  /** Commands sent and not answered: withdrawn when the connection drops (see #handleError). */
+  readonly #inFlight = new Set<AbortController>();
   readonly #onError: (error: NodeError) => void;
 
   constructor(input: unknown, index: number, onError: (error: NodeError) => void) {
@@ -78,12 +80,21 @@ export class RedisNode {
   async run(script: Script, keys: readonly string[], args: readonly string[], signal: AbortSignal): Promise<unknown> {
     if (!this.client.isReady) await this.#awaitFirstConnection(signal);
     const tail = [String(keys.length), ...keys, ...args];
+    // Aborted by the caller (timeout) or by a dropped connection: node-redis then withdraws the
+    // command if it is still unsent, instead of sending it after a reconnect.
+    const command = new AbortController();
+    const forward = (): void => command.abort(signal.reason);
+    signal.addEventListener('abort', forward, { once: true });
+    this.#inFlight.add(command);
     try {
-      return await this.client.sendCommand(['EVALSHA', script.sha, ...tail], { abortSignal: signal });
+      return await this.client.sendCommand(['EVALSHA', script.sha, ...tail], { abortSignal: command.signal });
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       // Flushed or restarted master: EVAL runs it and caches it again.
-      return await this.client.sendCommand(['EVAL', script.source, ...tail], { abortSignal: signal });
+      return await this.client.sendCommand(['EVAL', script.source, ...tail], { abortSignal: command.signal });
+    } finally {
+      this.#inFlight.delete(command);
+      signal.removeEventListener('abort', forward);
     }
   }
 
@@ -137,6 +148,10 @@ export class RedisNode {
 
   readonly #handleError = (error: unknown): void => {
     if (!this.#everReady) this.#failedBeforeReady = true;
+    if (!this.client.isReady) {
+      // The connection dropped: nothing queued for it may run later, after a reconnect.
+      for (const command of this.#inFlight) command.abort(new NodeUnavailableError(this.label));
+    }
     this.#wakeWaiters();
     this.#onError(new NodeError(this.label, error));
   };

@@ -92,6 +92,16 @@ export class RedisMaster {
     return this.#process !== undefined;
   }
 
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /** Back to healthy: resumed if paused, started (empty) if killed. */
+  async heal(): Promise<void> {
+    if (this.#paused) this.resume();
+    if (!this.running) await this.#spawn();
+  }
+
   async #spawn(): Promise<void> {
     const child = spawn(
       'redis-server',

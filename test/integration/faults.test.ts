@@ -1,0 +1,318 @@
+/**
+ * Behaviour under master faults. This file starts its own five masters (it kills, pauses and
+ * restarts them), so the shared ones used by other files are never disturbed.
+ */
+import { spawn } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from 'redis';
+import { ExecutionError, NodeUnavailableError, Redlock } from '../../src/index.js';
+import { allScripts } from '../../src/scripts/index.js';
+import { FaultProxy } from '../harness/proxy.js';
+import { startMasters, type RedisMaster } from '../harness/redis-server.js';
+import {
+  closeAll,
+  directClients,
+  eventually,
+  redlockOn,
+  sleep,
+  uniquePrefix,
+  urlOf,
+  valuesOn,
+  type DirectClient,
+} from '../harness/cluster.js';
+
+let masters: RedisMaster[];
+let ports: number[];
+let direct: DirectClient[];
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  masters = await startMasters(5);
+  ports = masters.map((master) => master.port);
+  direct = await directClients(ports);
+});
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await Promise.all(masters.map((master) => master.heal()));
+  await eventually(() => direct.every((client) => client.isReady));
+});
+
+afterAll(async () => {
+  await closeAll(direct);
+  for (const master of masters) master.stop();
+});
+
+/** A Redlock that the test's cleanup quits. */
+function lockOn(urls: ConstructorParameters<typeof Redlock>[0], settings?: ConstructorParameters<typeof Redlock>[1]): Redlock {
+  const redlock = new Redlock(urls, settings);
+  redlock.on('error', () => undefined);
+  cleanups.push(() => redlock.quit());
+  return redlock;
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  const value = await work();
+  return { value, ms: performance.now() - start };
+}
+
+describe('one slow master costs nothing', () => {
+  it('acquire, extend and release return at quorum when one master is paused (SIGSTOP)', async () => {
+    const redlock = lockOn(ports.map(urlOf), { nodeTimeout: 3_000 });
+    const key = uniquePrefix('paused');
+    await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release()); // connections ready
+    masters[0]!.pause();
+    // A nodeTimeout of 3 s: had anything waited for the paused master, each call would take 3 s.
+    const acquired = await timed(() => redlock.acquire(key('r'), 10_000));
+    const extended = await timed(() => acquired.value.extend(10_000));
+    const released = await timed(() => acquired.value.release());
+    expect(acquired.ms).toBeLessThan(1_000);
+    expect(extended.ms).toBeLessThan(1_000);
+    expect(released.ms).toBeLessThan(1_000);
+    expect(released.value.released).toBe(true);
+    expect(released.value.outcomes[0]!.status).toBe('pending');
+    // Resumed, the paused master runs what queued: acquire, extend, release — and ends with no key.
+    masters[0]!.resume();
+    await eventually(async () => (await direct[0]!.exists(key('r'))) === 0);
+    await eventually(() => released.value.outcomes[0]!.status === 'granted');
+  });
+
+  it('acquire, extend and release return at quorum when one master is blackholed by a proxy', async () => {
+    const proxy = await FaultProxy.start(ports[0]!);
+    cleanups.push(() => proxy.close());
+    const redlock = lockOn([proxy.url, ...ports.slice(1).map(urlOf)], { nodeTimeout: 3_000 });
+    const key = uniquePrefix('blackhole');
+    await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
+    proxy.mode = 'blackhole';
+    const acquired = await timed(() => redlock.acquire(key('r'), 10_000));
+    const extended = await timed(() => acquired.value.extend(10_000));
+    const released = await timed(() => acquired.value.release());
+    expect([acquired.ms, extended.ms, released.ms].every((ms) => ms < 1_000)).toBe(true);
+    expect(released.value.released).toBe(true);
+  });
+
+  it('a master 40 ms away through the proxy adds no latency to acquire', async () => {
+    const proxy = await FaultProxy.start(ports[0]!);
+    cleanups.push(() => proxy.close());
+    const redlock = lockOn([proxy.url, ...ports.slice(1).map(urlOf)]);
+    const key = uniquePrefix('latency');
+    await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
+    proxy.latencyMs = 40;
+    const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 5_000));
+    expect(ms).toBeLessThan(35);
+    expect(lock.expiration).toBeGreaterThan(Date.now() + 4_000);
+    await lock.release();
+  });
+
+  it('an even N never hangs: 4 masters, 2 held by another client, decides without the timeout', async () => {
+    const redlock = lockOn(ports.slice(0, 4).map(urlOf), { nodeTimeout: 5_000 });
+    const key = uniquePrefix('even');
+    await Promise.all(direct.slice(0, 2).map((client) => client.set(key('r'), 'other', { PX: 10_000 })));
+    const { value: error, ms } = await timed(() => redlock.acquire(key('r'), 10_000, { retryCount: 0 }).catch((e: unknown) => e));
+    expect(error).toBeInstanceOf(ExecutionError);
+    expect(ms).toBeLessThan(1_000);
+    // N = 2 with one master paused: quorum 2 is impossible once the timeout passes, not forever.
+    masters[3]!.pause();
+    const pair = lockOn([urlOf(ports[2]!), urlOf(ports[3]!)], { nodeTimeout: 200 });
+    const paired = await timed(() => pair.acquire(key('s'), 5_000, { retryCount: 1, retryDelay: 10 }).catch((e: unknown) => e));
+    expect(paired.value).toBeInstanceOf(ExecutionError);
+    expect(paired.ms).toBeLessThan(2_000);
+  });
+});
+
+describe('no command waits in an offline queue', () => {
+  it('a master that is down fails the call at once, and its client never sends the lock command later', async () => {
+    // A user client with node-redis' offline queue ON (the default): we must not use it.
+    const userClient = createClient({ url: urlOf(ports[0]!), socket: { reconnectStrategy: 20 } });
+    userClient.on('error', () => undefined);
+    await userClient.connect();
+    cleanups.push(() => void userClient.destroy());
+    // A long per-master timeout, so only the library's own rule can keep the command from running later.
+    const redlock = lockOn([userClient, ...ports.slice(1).map(urlOf)], { nodeTimeout: 5_000 });
+    const key = uniquePrefix('offline');
+    await masters[0]!.kill();
+    const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 10_000));
+    expect(ms).toBeLessThan(500);
+    await lock.release();
+    // Once the client knows the master is down, the call fails for it at once (not after a timeout).
+    await eventually(() => !userClient.isReady);
+    await Promise.all(direct.slice(1, 4).map((client) => client.set(key('held'), 'other', { PX: 10_000 })));
+    const error = await redlock.acquire(key('held'), 10_000, { retryCount: 0 }).catch((e: unknown) => e);
+    const first = (error as ExecutionError).attempts[0]!.outcomes[0]!;
+    expect(first.status).toBe('error');
+    expect(first.error).toBeInstanceOf(NodeUnavailableError);
+    expect(first.latencyMs).toBeLessThan(50);
+    await masters[0]!.heal();
+    await eventually(() => userClient.isReady);
+    await sleep(200);
+    expect(await direct[0]!.exists(key('r'))).toBe(0);
+  });
+});
+
+describe('rollback after every failed attempt', () => {
+  it('compare-and-delete reaches every master, so a paused master that resumes keeps no stray key', async () => {
+    const redlock = lockOn(ports.map(urlOf), { nodeTimeout: 100, retryDelay: 20, retryJitter: 0 });
+    const key = uniquePrefix('rollback');
+    await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
+    // Another client holds the resource on masters 1 and 2; master 0 is paused.
+    await Promise.all(direct.slice(1, 3).map((client) => client.set(key('r'), 'other', { PX: 20_000 })));
+    masters[0]!.pause();
+    const error = await redlock.acquire(key('r'), 20_000, { retryCount: 3 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionError);
+    expect((error as ExecutionError).attempts.every((a) => a.outcomes[0]!.status === 'timeout')).toBe(true);
+    // Masters 3 and 4 granted every attempt; each attempt's rollback removed its key.
+    expect(await valuesOn(direct.slice(3), key('r'))).toEqual([null, null]);
+    masters[0]!.resume();
+    await sleep(300);
+    expect(await direct[0]!.exists(key('r'))).toBe(0);
+  });
+
+  it('retries never block on their own earlier keys', async () => {
+    const redlock = lockOn(ports.map(urlOf), { retryDelay: 30, retryJitter: 0 });
+    const key = uniquePrefix('ownkeys');
+    await Promise.all(direct.slice(0, 3).map((client) => client.set(key('r'), 'other', { PX: 300 })));
+    const lock = await redlock.acquire(key('r'), 10_000, { retryCount: 100 });
+    expect(lock.attempts).toBeGreaterThan(2);
+    await eventually(async () => (await valuesOn(direct, key('r'))).every((v) => v === lock.value));
+    await lock.release();
+  });
+});
+
+describe('scripts', () => {
+  it('are loaded when a connection becomes ready', async () => {
+    await Promise.all(direct.map((client) => client.scriptFlush()));
+    const redlock = lockOn(ports.map(urlOf));
+    await eventually(async () => {
+      const loaded = await Promise.all(direct.map((client) => client.scriptExists(allScripts.map((s) => s.sha))));
+      return loaded.flat().every((exists) => exists === 1);
+    });
+    await redlock.quit();
+  });
+
+  it('SCRIPT FLUSH on every master mid-run changes nothing (NOSCRIPT falls back to EVAL)', async () => {
+    const redlock = lockOn(ports.map(urlOf));
+    const key = uniquePrefix('flush');
+    const lock = await redlock.acquire(key('r'), 5_000);
+    await Promise.all(direct.map((client) => client.scriptFlush()));
+    await lock.extend(5_000);
+    await Promise.all(direct.map((client) => client.scriptFlush()));
+    expect((await lock.release()).released).toBe(true);
+    await Promise.all(direct.map((client) => client.scriptFlush()));
+    const again = await redlock.acquire(key('r'), 5_000);
+    expect(again.attempts).toBe(1);
+    await again.release();
+  });
+});
+
+describe('connections', () => {
+  it('a master down at start-up does not delay locking, and is used once it comes up', async () => {
+    await masters[0]!.kill();
+    const redlock = lockOn(ports.map(urlOf), { nodeTimeout: 2_000 });
+    const key = uniquePrefix('downatstart');
+    const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 5_000));
+    expect(ms).toBeLessThan(1_000);
+    expect(lock.attempts).toBe(1);
+    await lock.release();
+    await masters[0]!.heal();
+    // Reconnected without user action: a later lock is granted by master 0 too.
+    await eventually(async () => {
+      const next = await redlock.acquire(key('s'), 5_000);
+      const onFirst = await direct[0]!.get(key('s'));
+      await next.release();
+      return onFirst === next.value;
+    });
+  });
+
+  it('a master blackholed at start-up does not delay locking', async () => {
+    const proxy = await FaultProxy.start(ports[0]!);
+    cleanups.push(() => proxy.close());
+    proxy.mode = 'blackhole';
+    const redlock = lockOn([proxy.url, ...ports.slice(1).map(urlOf)], { nodeTimeout: 3_000 });
+    const key = uniquePrefix('blackholeatstart');
+    const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 5_000));
+    expect(ms).toBeLessThan(1_000);
+    await lock.release();
+  });
+
+  it('a master that restarts (empty) is reconnected automatically', async () => {
+    const redlock = lockOn(ports.map(urlOf));
+    const key = uniquePrefix('restart');
+    await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
+    await masters[2]!.restart();
+    await eventually(async () => {
+      const lock = await redlock.acquire(key('r'), 5_000);
+      const onRestarted = await direct[2]!.get(key('r')).catch(() => null);
+      await lock.release();
+      return onRestarted === lock.value;
+    });
+  });
+
+  it('quit() leaves no timers or sockets: a process exits by itself, even with a master down', async () => {
+    await masters[4]!.kill();
+    const script = `
+      import { Redlock } from './src/index.ts';
+      const redlock = new Redlock(${JSON.stringify(ports.map(urlOf))});
+      redlock.on('error', () => {});
+      const lock = await redlock.acquire('quit-test', 2000);
+      await lock.extend(2000);
+      await lock.release();
+      await redlock.quit();
+      console.log('done');
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exit = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve(null);
+      }, 10_000);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    });
+    expect(output).toContain('done');
+    expect(exit).toBe(0);
+  });
+});
+
+describe('losing masters', () => {
+  it('two of five killed: locking works', async () => {
+    const redlock = lockOn(ports.map(urlOf));
+    await Promise.all([masters[1]!.kill(), masters[3]!.kill()]);
+    const key = uniquePrefix('twodown');
+    const lock = await redlock.acquire(key('r'), 5_000);
+    expect(lock.expiration).toBeGreaterThan(Date.now());
+    expect(await valuesOn([direct[0]!, direct[2]!, direct[4]!], key('r'))).toEqual(Array(3).fill(lock.value));
+    await lock.extend(5_000);
+    expect((await lock.release()).released).toBe(true);
+  });
+
+  it('three of five killed: acquire rejects with ExecutionError in bounded time', async () => {
+    const redlock = lockOn(ports.map(urlOf), { retryCount: 3, retryDelay: 50, retryJitter: 10 });
+    await Promise.all([masters[0]!.kill(), masters[1]!.kill(), masters[2]!.kill()]);
+    const key = uniquePrefix('threedown');
+    const { value: error, ms } = await timed(() => redlock.acquire(key('r'), 5_000).catch((e: unknown) => e));
+    expect(error).toBeInstanceOf(ExecutionError);
+    expect((error as ExecutionError).attempts).toHaveLength(4);
+    expect(ms).toBeLessThan(2_000);
+    expect(await valuesOn(direct.slice(3), key('r'))).toEqual([null, null]);
+  });
+
+  it('N = 1 works as a plain single-instance lock', async () => {
+    const redlock = lockOn([urlOf(ports[0]!)], { retryCount: 0 });
+    const key = uniquePrefix('single');
+    const lock = await redlock.acquire(key('r'), 5_000);
+    expect(await direct[0]!.get(key('r'))).toBe(lock.value);
+    await expect(redlock.acquire(key('r'), 5_000)).rejects.toBeInstanceOf(ExecutionError);
+    await lock.extend(5_000);
+    expect(await lock.release()).toMatchObject({ released: true, heldBy: 1 });
+    expect(await direct[0]!.exists(key('r'))).toBe(0);
+  });
+});
