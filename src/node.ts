@@ -174,7 +174,7 @@ function ownedClient(options: RedisClientOptions): RedisClientLike {
     ...options,
     disableOfflineQueue: true,
     socket: { connectTimeout: 2000, reconnectStrategy: reconnectDelayMs, ...options.socket },
-  }) as unknown as RedisClientLike;
+  });
 }
 
 /** `host:port` (or socket path) of a client, never its URL: URLs may carry a password. */

@@ -41,7 +41,7 @@ export async function directClients(ports: readonly number[]): Promise<DirectCli
 }
 
 export async function closeAll(clients: readonly DirectClient[]): Promise<void> {
-  await Promise.all(clients.map((client) => (client.isOpen ? client.close() : undefined)));
+  await Promise.all(clients.filter((client) => client.isOpen).map((client) => client.close()));
 }
 
 /** The value of `key` on every master (null where absent). */

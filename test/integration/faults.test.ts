@@ -13,7 +13,6 @@ import {
   closeAll,
   directClients,
   eventually,
-  redlockOn,
   sleep,
   uniquePrefix,
   urlOf,
