@@ -9,5 +9,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Integration files start their own masters for destructive faults; 2 cores, so 2 at a time.
     maxWorkers: 2,
+    // The JSON report is what .ci/run counts from; the default reporter is for people.
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results/vitest.json' },
   },
 });

@@ -58,6 +58,7 @@ export class Redlock extends EventEmitter {
     this.#settings = { ...validateSettings(settings, nodes.length, false) };
     const seen = new Map<unknown, number>();
     nodes.forEach((node, index) => {
+      if (typeof node !== 'object') return; // URLs are compared by master below
       const twin = seen.get(node);
       if (twin !== undefined) throw new TypeError(`nodes[${index}] is the same client as nodes[${twin}]`);
       seen.set(node, index);

@@ -1,0 +1,112 @@
+/**
+ * Bad input gets a clear TypeError or RangeError before any network call, and leaves nothing
+ * behind. Own three masters, tapped with MONITOR, so the check "no lock command was sent" is exact.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from 'redis';
+import { Redlock, type Lock } from '../../src/index.js';
+import { startMasters, type RedisMaster } from '../harness/redis-server.js';
+import { closeAll, directClients, monitor, sleep, urlOf, type DirectClient } from '../harness/cluster.js';
+
+let masters: RedisMaster[];
+let urls: string[];
+let direct: DirectClient[];
+let redlock: Redlock;
+let lock: Lock;
+
+beforeAll(async () => {
+  masters = await startMasters(3);
+  urls = masters.map((master) => urlOf(master.port));
+  direct = await directClients(masters.map((master) => master.port));
+  redlock = new Redlock(urls);
+  lock = await redlock.acquire('bad-args:held', 60_000);
+});
+
+afterAll(async () => {
+  await lock.release();
+  await redlock.quit();
+  await closeAll(direct);
+  for (const master of masters) master.stop();
+});
+
+type Call = () => unknown;
+const acquire = (resources: unknown, ttl: unknown, settings?: unknown): Call => () =>
+  redlock.acquire(resources as string, ttl as number, settings as undefined);
+
+const acquireCases: Array<[string, Call, typeof TypeError | typeof RangeError, RegExp]> = [
+  ['ttl as a string', acquire('r', '1000'), TypeError, /ttl must be a number/],
+  ['ttl 0', acquire('r', 0), RangeError, /positive safe integer/],
+  ['negative ttl', acquire('r', -5), RangeError, /positive safe integer/],
+  ['fractional ttl', acquire('r', 1.5), RangeError, /positive safe integer/],
+  ['NaN ttl', acquire('r', Number.NaN), RangeError, /positive safe integer/],
+  ['infinite ttl', acquire('r', Number.POSITIVE_INFINITY), RangeError, /positive safe integer/],
+  ['ttl above 2^53', acquire('r', 2 ** 53), RangeError, /positive safe integer/],
+  ['ttl inside the drift allowance', acquire('r', 2), RangeError, /no validity after the drift allowance/],
+  ['no resources', acquire(undefined, 1000), TypeError, /resources must be a string or an array/],
+  ['a number as resources', acquire(42, 1000), TypeError, /resources must be a string or an array/],
+  ['an empty array of resources', acquire([], 1000), RangeError, /at least one resource/],
+  ['an empty string resource', acquire('', 1000), RangeError, /resources\[0\] is an empty string/],
+  ['a non-string resource in the array', acquire(['a', 7], 1000), TypeError, /resources\[1\] must be a string/],
+  ['settings as a string', acquire('r', 1000, 'fast'), TypeError, /settings must be an object/],
+  ['an unknown setting', acquire('r', 1000, { retryDelayMs: 5 }), TypeError, /unknown setting 'retryDelayMs'/],
+  ['negative retryDelay', acquire('r', 1000, { retryDelay: -1 }), RangeError, /retryDelay must be ≥ 0/],
+  ['negative retryJitter', acquire('r', 1000, { retryJitter: -5 }), RangeError, /retryJitter must be ≥ 0/],
+  ['retryCount −2', acquire('r', 1000, { retryCount: -2 }), RangeError, /retryCount must be ≥ 0, or −1/],
+  ['fractional retryCount', acquire('r', 1000, { retryCount: 1.5 }), RangeError, /retryCount must be an integer/],
+  ['driftFactor 1', acquire('r', 1000, { driftFactor: 1 }), RangeError, /driftFactor must be in \[0, 1\)/],
+  ['driftFactor as a string', acquire('r', 1000, { driftFactor: '0.01' }), TypeError, /driftFactor must be a number/],
+  ['nodeTimeout 0', acquire('r', 1000, { nodeTimeout: 0 }), RangeError, /nodeTimeout must be > 0/],
+  ['nodeTimeout above the ttl', acquire('r', 1000, { nodeTimeout: 2000 }), RangeError, /above the ttl/],
+  ['quorum of 1 of 3 (not a majority)', acquire('r', 1000, { quorum: 1 }), RangeError, /majority of the 3 masters \(2…3\)/],
+  ['quorum above N', acquire('r', 1000, { quorum: 4 }), RangeError, /majority of the 3 masters/],
+  ['signal that is not an AbortSignal', acquire('r', 1000, { signal: 'stop' }), TypeError, /signal must be an AbortSignal/],
+  ['extend of something not a Lock', () => redlock.extend({} as Lock, 1000), TypeError, /needs a Lock/],
+  ['extend with a bad ttl', () => lock.extend(-1), RangeError, /positive safe integer/],
+  ['release of something not a Lock', () => redlock.release(null as unknown as Lock), TypeError, /needs a Lock/],
+];
+
+describe('bad arguments to acquire, extend and release', () => {
+  it.each(acquireCases)('%s → typed error, no lock command sent', async (_name, call, type, message) => {
+    const taps = await Promise.all(masters.map((master) => monitor(master.port)));
+    const before = await Promise.all(direct.map((client) => client.dbSize()));
+    await expect(Promise.resolve().then(call)).rejects.toThrow(type);
+    await expect(Promise.resolve().then(call)).rejects.toThrow(message);
+    await sleep(20);
+    for (const tap of taps) tap.stop();
+    expect(taps.flatMap((tap) => tap.lines).filter((line) => /"EVAL(SHA)?"/i.test(line))).toEqual([]);
+    expect(await Promise.all(direct.map((client) => client.dbSize()))).toEqual(before);
+  });
+});
+
+const construct = (nodes: unknown, settings?: unknown): Call => () => new Redlock(nodes as string[], settings as undefined);
+
+describe('bad arguments to new Redlock', () => {
+  const constructorCases: Array<[string, () => Call, typeof TypeError | typeof RangeError, RegExp]> = [
+    ['nodes missing', () => construct(undefined), TypeError, /nodes must be an array/],
+    ['nodes as one URL string', () => construct(urls[0]), TypeError, /nodes must be an array/],
+    ['no nodes', () => construct([]), RangeError, /at least one redis master/],
+    ['a number as a node', () => construct([urls[0], 42]), TypeError, /nodes\[1\] must be a node-redis client/],
+    ['null as a node', () => construct([null]), TypeError, /nodes\[0\] must be/],
+    ['an http URL', () => construct(['http://127.0.0.1:1']), TypeError, /redis:\/\/ or rediss:\/\/ URL/],
+    ['the same URL twice', () => construct([urls[0], urls[1], urls[0]]), RangeError, /same master/],
+    ['the same master under two DB numbers', () => construct([`${urls[0]}/1`, `${urls[0]}/2`, urls[1]]), RangeError, /same master/],
+    ['a quorum that is not a majority', () => construct(urls, { quorum: 1 }), RangeError, /majority/],
+    ['a negative retryDelay', () => construct(urls, { retryDelay: -1 }), RangeError, /retryDelay/],
+    ['signal as a constructor setting', () => construct(urls, { signal: new AbortController().signal }), TypeError, /unknown setting 'signal'/],
+  ];
+
+  it.each(constructorCases)('%s → typed error, no connection opened', async (_name, make, type, message) => {
+    const connectedBefore = await Promise.all(direct.map((client) => client.info('clients')));
+    expect(make()).toThrow(type);
+    expect(make()).toThrow(message);
+    await sleep(50);
+    const connectedAfter = await Promise.all(direct.map((client) => client.info('clients')));
+    const count = (info: string): string | undefined => /connected_clients:(\d+)/.exec(info)?.[1];
+    expect(connectedAfter.map(count)).toEqual(connectedBefore.map(count));
+  });
+
+  it('the same client object twice is refused', () => {
+    const client = createClient({ url: urls[0] });
+    expect(() => new Redlock([client, client, urls[1]!])).toThrow(/same client as nodes\[0\]/);
+  });
+});
