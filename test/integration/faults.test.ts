@@ -104,6 +104,23 @@ describe('one slow master costs nothing', () => {
     await lock.release();
   });
 
+  it('a quorum that arrives too late to leave any validity is a failed attempt, rolled back', async () => {
+    const proxies = await Promise.all(ports.slice(0, 3).map((port) => FaultProxy.start(port)));
+    cleanups.push(() => Promise.all(proxies.map((proxy) => proxy.close())).then(() => undefined));
+    // Drift allowance 0.6 × 200 + 2 = 122 ms; a round trip of 100+ ms leaves 200 − 100 − 122 < 0.
+    const redlock = lockOn(proxies.map((proxy) => proxy.url), { driftFactor: 0.6, nodeTimeout: 200 });
+    const key = uniquePrefix('novalidity');
+    await redlock.acquire(key('warm'), 5_000, { driftFactor: 0.01, nodeTimeout: 500 }).then((lock) => lock.release());
+    for (const proxy of proxies) proxy.latencyMs = 50;
+    const error = await redlock.acquire(key('r'), 200, { retryCount: 0 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionError);
+    const [attempt] = (error as ExecutionError).attempts;
+    expect(attempt!.granted).toBeGreaterThanOrEqual(2);
+    expect(attempt!.validityMs).toBeLessThanOrEqual(0);
+    expect((error as Error).message).toMatch(/left no validity/);
+    await eventually(async () => (await valuesOn(direct.slice(0, 3), key('r'))).every((v) => v === null));
+  });
+
   it('an even N never hangs: 4 masters, 2 held by another client, decides without the timeout', async () => {
     const redlock = lockOn(ports.slice(0, 4).map(urlOf), { nodeTimeout: 5_000 });
     const key = uniquePrefix('even');
