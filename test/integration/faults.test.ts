@@ -99,7 +99,8 @@ describe('one slow master costs nothing', () => {
     await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
     proxy.latencyMs = 40;
     const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 5_000));
-    expect(ms).toBeLessThan(35);
+    // That master's answer takes ≥ 80 ms (40 ms each way); anything well under proves nobody waited.
+    expect(ms).toBeLessThan(60);
     expect(lock.expiration).toBeGreaterThan(Date.now() + 4_000);
     await lock.release();
   });
