@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createClient } from 'redis';
 import { Redlock } from '../../src/index.js';
 import type { CallSettings } from '../../src/settings.js';
@@ -90,4 +90,22 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await sleep(20);
   }
+}
+
+/**
+ * The five shared masters for one test file: direct clients and a Redlock with short retries,
+ * set up in beforeAll and closed in afterAll. Read the fields inside tests, not at import time.
+ */
+export function useSharedMasters(): { ports: number[]; direct: DirectClient[]; redlock: Redlock } {
+  const fixture = {} as { ports: number[]; direct: DirectClient[]; redlock: Redlock };
+  beforeAll(async () => {
+    fixture.ports = sharedPorts();
+    fixture.direct = await directClients(fixture.ports);
+    fixture.redlock = redlockOn(fixture.ports, { retryDelay: 20, retryJitter: 10 });
+  });
+  afterAll(async () => {
+    await fixture.redlock.quit();
+    await closeAll(fixture.direct);
+  });
+  return fixture;
 }

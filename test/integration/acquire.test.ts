@@ -1,35 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
 import { ExecutionError, NodeError, Redlock, type Lock } from '../../src/index.js';
 import { acquireScript } from '../../src/scripts/index.js';
 import { driftMs } from '../../src/validity.js';
 import {
-  closeAll,
-  directClients,
   eventually,
   monitor,
   redlockOn,
-  sharedPorts,
   uniquePrefix,
   urlOf,
   valuesOn,
+  useSharedMasters,
   type DirectClient,
 } from '../harness/cluster.js';
 
+const shared = useSharedMasters();
 let ports: number[];
 let direct: DirectClient[];
 let redlock: Redlock;
-
-beforeAll(async () => {
-  ports = sharedPorts();
-  direct = await directClients(ports);
-  redlock = redlockOn(ports, { retryDelay: 20, retryJitter: 10 });
-});
-
-afterAll(async () => {
-  await redlock.quit();
-  await closeAll(direct);
-});
+beforeAll(() => ({ ports, direct, redlock } = shared));
 
 describe('acquire on 5 real masters', () => {
   it('sets every resource on every master to the lock value with the ttl', async () => {

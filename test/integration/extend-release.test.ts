@@ -1,31 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, Lock, LockExpiredError, LockReleasedError, type Redlock } from '../../src/index.js';
 import {
-  closeAll,
-  directClients,
   eventually,
-  redlockOn,
-  sharedPorts,
   sleep,
   uniquePrefix,
   valuesOn,
+  useSharedMasters,
   type DirectClient,
 } from '../harness/cluster.js';
 
-let ports: number[];
+const shared = useSharedMasters();
 let direct: DirectClient[];
 let redlock: Redlock;
-
-beforeAll(async () => {
-  ports = sharedPorts();
-  direct = await directClients(ports);
-  redlock = redlockOn(ports, { retryDelay: 20, retryJitter: 10 });
-});
-
-afterAll(async () => {
-  await redlock.quit();
-  await closeAll(direct);
-});
+beforeAll(() => ({ direct, redlock } = shared));
 
 const heldEverywhere = async (key: string, value: string): Promise<boolean> =>
   (await valuesOn(direct, key)).every((v) => v === value);
