@@ -11,7 +11,7 @@ import os from 'node:os';
 import * as hdr from 'hdr-histogram-js';
 import { createClient } from 'redis';
 import { Redlock } from '../src/index.js';
-import { acquireScript, releaseScript } from '../src/scripts/index.js';
+import { encodeBatch, lockScript } from '../src/scripts/index.js';
 import { startMasters } from '../test/harness/redis-server.js';
 
 const iterationsArg = process.argv.indexOf('--iterations');
@@ -20,20 +20,27 @@ const ROUNDS = 10;
 
 const masters = await startMasters(5);
 const redlock = new Redlock(masters.map((m) => m.url));
+const unbatched = new Redlock(masters.map((m) => m.url), { batching: false });
 const raw = await Promise.all(masters.map((m) => createClient({ url: m.url }).connect()));
 try {
-  await Promise.all(raw.map((c) => Promise.all([acquireScript, releaseScript].map((s) => c.scriptLoad(s.source)))));
+  await Promise.all(raw.map((c) => c.scriptLoad(lockScript.source)));
   type Runner = (i: number) => Promise<void>;
   const runners: Record<string, Runner> = {
     'redlock-quorum': async (i) => {
       const lock = await redlock.acquire(`bench:s1:${i}`, 10_000);
       await lock.release();
     },
+    'redlock-quorum (batching off)': async (i) => {
+      const lock = await unbatched.acquire(`bench:s1:u:${i}`, 10_000);
+      await lock.release();
+    },
     'raw floor (node-redis EVALSHA ×5)': async (i) => {
       const key = `bench:s1:raw:${i}`;
       const value = randomBytes(16).toString('hex');
-      await Promise.all(raw.map((c) => c.evalSha(acquireScript.sha, { keys: [key], arguments: [value, '10000'] })));
-      await Promise.all(raw.map((c) => c.evalSha(releaseScript.sha, { keys: [key], arguments: [value] })));
+      const acquire = ['EVALSHA', lockScript.sha, ...encodeBatch([{ kind: 'acquire', keys: [key], value, ttlMs: 10_000 }])];
+      const release = ['EVALSHA', lockScript.sha, ...encodeBatch([{ kind: 'release', keys: [key], value, ttlMs: 10_000 }])];
+      await Promise.all(raw.map((c) => c.sendCommand(acquire)));
+      await Promise.all(raw.map((c) => c.sendCommand(release)));
     },
   };
   const histograms = Object.fromEntries(
@@ -60,6 +67,7 @@ try {
   }
 } finally {
   await redlock.quit();
+  await unbatched.quit();
   await Promise.all(raw.map((c) => c.close()));
   for (const master of masters) master.stop();
 }

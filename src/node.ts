@@ -8,7 +8,8 @@
  */
 import { createClient, type RedisClientOptions } from 'redis';
 import { NodeError, NodeUnavailableError } from './errors.js';
-import { allScripts, type Script } from './scripts/index.js';
+import { Batcher } from './batch.js';
+import { decodeBatch, encodeBatch, lockScript, type LockOperation, type OperationReply } from './scripts/index.js';
 import { describe } from './settings.js';
 
 /** What we need of a node-redis client; `createClient()`'s result fits. */
@@ -16,7 +17,7 @@ export interface RedisClientLike {
   readonly isOpen: boolean;
   readonly isReady: boolean;
   connect(): Promise<unknown>;
-  sendCommand(args: readonly string[], options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+  sendCommand(args: readonly string[], options?: { abortSignal?: AbortSignal; timeout?: number }): Promise<unknown>;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   off(event: string, listener: (...args: unknown[]) => void): unknown;
   close?(): Promise<unknown>;
@@ -45,6 +46,7 @@ export class RedisNode {
   /** Commands sent and not answered: withdrawn when the connection drops (see #handleError). */
   readonly #inFlight = new Set<AbortController>();
   readonly #onError: (error: NodeError) => void;
+  readonly #batcher = new Batcher((operations, withdraw) => this.#send(operations, withdraw));
 
   constructor(input: unknown, index: number, onError: (error: NodeError) => void) {
     this.#onError = onError;
@@ -76,25 +78,36 @@ export class RedisNode {
     else if (!this.client.isOpen) this.client.connect().catch(this.#handleError);
   }
 
-  /** Run a script; rejects with NodeUnavailableError at once if the master cannot take it now. */
-  async run(script: Script, keys: readonly string[], args: readonly string[], signal: AbortSignal): Promise<unknown> {
-    if (!this.client.isReady) await this.#awaitFirstConnection(signal);
-    const tail = [String(keys.length), ...keys, ...args];
-    // Aborted by the caller (timeout) or by a dropped connection: node-redis then withdraws the
-    // command if it is still unsent, instead of sending it after a reconnect.
-    const command = new AbortController();
-    const forward = (): void => command.abort(signal.reason);
-    signal.addEventListener('abort', forward, { once: true });
-    this.#inFlight.add(command);
+  /**
+   * Run one lock operation, coalesced with the others of this event-loop turn unless `coalesce` is
+   * false. Rejects with NodeUnavailableError at once if the master cannot take it now.
+   */
+  submit(operation: LockOperation, signal: AbortSignal, coalesce: boolean): Promise<OperationReply> {
+    if (this.client.isReady) return this.#batcher.submit(operation, signal, coalesce);
+    return this.#awaitFirstConnection(signal).then(() => this.#batcher.submit(operation, signal, coalesce));
+  }
+
+  /** One script call for a batch; `withdraw` is aborted by the batcher or by a dropped connection. */
+  async #send(operations: LockOperation[], withdraw: AbortController): Promise<OperationReply[]> {
+    if (this.#closed || !this.client.isReady) throw new NodeUnavailableError(this.label);
+    const tail = encodeBatch(operations);
+    // node-redis withdraws an aborted command that is still unsent instead of sending it after a
+    // reconnect; a command already written cannot be withdrawn (its answer is then recorded as late).
+    // Its own 5 s queue timeout is off: ours is shorter and per master.
+    const options = { abortSignal: withdraw.signal, timeout: 0 };
+    this.#inFlight.add(withdraw);
     try {
-      return await this.client.sendCommand(['EVALSHA', script.sha, ...tail], { abortSignal: command.signal });
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      // Flushed or restarted master: EVAL runs it and caches it again.
-      return await this.client.sendCommand(['EVAL', script.source, ...tail], { abortSignal: command.signal });
+      let reply: unknown;
+      try {
+        reply = await this.client.sendCommand(['EVALSHA', lockScript.sha, ...tail], options);
+      } catch (error) {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+        // Flushed or restarted master: EVAL runs it and caches it again.
+        reply = await this.client.sendCommand(['EVAL', lockScript.source, ...tail], options);
+      }
+      return decodeBatch(reply, operations.length);
     } finally {
-      this.#inFlight.delete(command);
-      signal.removeEventListener('abort', forward);
+      this.#inFlight.delete(withdraw);
     }
   }
 
@@ -140,9 +153,7 @@ export class RedisNode {
   readonly #handleReady = (): void => {
     this.#everReady = true;
     // Load ahead of the first EVALSHA on this connection; EVALSHA falls back to EVAL anyway.
-    for (const script of allScripts) {
-      this.client.sendCommand(['SCRIPT', 'LOAD', script.source]).catch(this.#handleError);
-    }
+    this.client.sendCommand(['SCRIPT', 'LOAD', lockScript.source]).catch(this.#handleError);
     this.#wakeWaiters();
   };
 

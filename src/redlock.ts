@@ -17,7 +17,7 @@ import {
 import { Lock } from './lock.js';
 import { RedisNode, type NodeInput } from './node.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
-import { acquireScript, extendScript, releaseScript, type Script } from './scripts/index.js';
+import type { LockOperation, OperationKind, OperationReply } from './scripts/index.js';
 import {
   normalizeResources,
   resolveSettings,
@@ -88,14 +88,15 @@ export class Redlock extends EventEmitter {
     const attempts: AttemptRecord[] = [];
     for (let attempt = 1; ; attempt++) {
       const value = randomBytes(16).toString('hex');
-      const { vote, record } = await this.#vote(acquireScript, keys, [value, String(ttlMs)], ttlMs, effective, attempt, signal);
+      const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs };
+      const { vote, record } = await this.#vote(acquire, effective, attempt, signal);
       if (vote.reached && record.validityMs > 0) {
         const expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
         return new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings);
       }
       remember(attempts, record);
       // Every master, including those that timed out: a delayed SET may still land.
-      const rollback = this.#runEverywhere(releaseScript, keys, [value], effective);
+      const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs }, effective);
       const exhausted = effective.retryCount !== -1 && attempt > effective.retryCount;
       try {
         if (exhausted) throw new ExecutionError(acquireFailure(keys, attempt, effective, record), keys, attempts);
@@ -129,7 +130,8 @@ export class Redlock extends EventEmitter {
           attempts,
         );
       }
-      const { vote, record } = await this.#vote(extendScript, lock.resources, [lock.value, String(ttlMs)], ttlMs, effective, attempt);
+      const extend: LockOperation = { kind: 'extend', keys: lock.resources, value: lock.value, ttlMs };
+      const { vote, record } = await this.#vote(extend, effective, attempt);
       if (vote.reached && record.validityMs > 0) {
         lock.expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
         lock.ttlMs = ttlMs;
@@ -165,7 +167,8 @@ export class Redlock extends EventEmitter {
     this.#assertOpen();
     lock.released = true;
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, lock.ttlMs);
-    const vote = await fanOut(this.#labels, this.#operation(releaseScript, lock.resources, [lock.value]), {
+    const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ttlMs: lock.ttlMs };
+    const vote = await fanOut(this.#labels, this.#operation(release, effective), {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
     });
@@ -185,16 +188,13 @@ export class Redlock extends EventEmitter {
   }
 
   async #vote(
-    script: Script,
-    keys: readonly string[],
-    args: readonly string[],
-    ttlMs: number,
+    operation: LockOperation,
     effective: EffectiveSettings,
     attempt: number,
     signal?: AbortSignal,
   ): Promise<{ vote: FanOutResult; record: AttemptRecord }> {
     const startMs = this.#clock.monotonicMs();
-    const vote = await fanOut(this.#labels, this.#operation(script, keys, args), {
+    const vote = await fanOut(this.#labels, this.#operation(operation, effective), {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
       signal,
@@ -204,25 +204,25 @@ export class Redlock extends EventEmitter {
       attempt,
       outcomes: vote.outcomes,
       elapsedMs,
-      validityMs: validityMs(ttlMs, elapsedMs, effective.driftFactor),
+      validityMs: validityMs(operation.ttlMs, elapsedMs, effective.driftFactor),
       granted: vote.granted,
     };
     return { vote, record };
   }
 
-  /** Send a script to every master and wait until each answered or timed out. */
-  async #runEverywhere(script: Script, keys: readonly string[], args: readonly string[], effective: EffectiveSettings): Promise<void> {
-    await fanOut(this.#labels, this.#operation(script, keys, args), {
+  /** Send an operation to every master and wait until each answered or timed out. */
+  async #runEverywhere(operation: LockOperation, effective: EffectiveSettings): Promise<void> {
+    await fanOut(this.#labels, this.#operation(operation, effective), {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
       waitForAll: true,
     });
   }
 
-  #operation(script: Script, keys: readonly string[], args: readonly string[]): NodeOperation {
+  #operation(operation: LockOperation, effective: EffectiveSettings): NodeOperation {
     return async (index, signal) => {
-      const reply = await this.#nodes[index]!.run(script, keys, args, signal);
-      return parseReply(script, reply);
+      const reply = await this.#nodes[index]!.submit(operation, signal, effective.batching);
+      return outcomeOf(operation.kind, reply);
     };
   }
 
@@ -236,14 +236,9 @@ export class Redlock extends EventEmitter {
   };
 }
 
-function parseReply(script: Script, reply: unknown): Pick<NodeOutcome, 'status' | 'pttlMs'> {
-  if (script === acquireScript) {
-    if (Array.isArray(reply) && reply[0] === 1) return { status: 'granted' };
-    if (Array.isArray(reply) && reply[0] === 0) return { status: 'locked', pttlMs: Number(reply[1]) };
-  } else if (typeof reply === 'number') {
-    return { status: reply > 0 ? 'granted' : 'lost' };
-  }
-  throw new Error(`unexpected reply to the ${script.name} script: ${JSON.stringify(reply)}`);
+function outcomeOf(kind: OperationKind, reply: OperationReply): Pick<NodeOutcome, 'status' | 'pttlMs'> {
+  if (kind === 'acquire') return reply.status === 1 ? { status: 'granted' } : { status: 'locked', pttlMs: reply.detail };
+  return { status: reply.status > 0 ? 'granted' : 'lost' };
 }
 
 function remember(attempts: AttemptRecord[], record: AttemptRecord): void {

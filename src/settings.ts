@@ -22,6 +22,11 @@ export interface Settings {
   quorum: number | undefined;
   /** `using()` extends the lock before its validity falls below this, ms. Default 500. */
   automaticExtensionThreshold: number;
+  /**
+   * Send the operations issued in one event-loop turn to each master as one script call. Same
+   * semantics either way; off sends every operation as its own call. Default true.
+   */
+  batching: boolean;
 }
 
 /** Settings for one call: any setting, plus a signal that cancels it. */
@@ -37,6 +42,7 @@ export const defaultSettings: Readonly<Settings> = Object.freeze({
   nodeTimeout: undefined,
   quorum: undefined,
   automaticExtensionThreshold: 500,
+  batching: true,
 });
 
 const settingNames = new Set<string>(Object.keys(defaultSettings));
@@ -50,6 +56,7 @@ export interface EffectiveSettings {
   readonly nodeTimeoutMs: number;
   readonly quorum: number;
   readonly automaticExtensionThresholdMs: number;
+  readonly batching: boolean;
 }
 
 /** The default per-master timeout for a ttl; see `Settings.nodeTimeout` and the README for why. */
@@ -80,8 +87,11 @@ export function validateSettings(
     if (allowCallOnly && key === 'signal') continue;
     throw new TypeError(`unknown setting '${key}'; known settings: ${[...settingNames].join(', ')}`);
   }
-  const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold } =
+  const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold, batching } =
     record;
+  if (batching !== undefined && typeof batching !== 'boolean') {
+    throw new TypeError(`batching must be a boolean, got ${describe(batching)}`);
+  }
   if (driftFactor !== undefined) {
     requireNumber('driftFactor', driftFactor);
     if (driftFactor < 0 || driftFactor >= 1) throw new RangeError(`driftFactor must be in [0, 1), got ${driftFactor}`);
@@ -140,6 +150,7 @@ export function resolveSettings(
     nodeTimeoutMs,
     quorum: pick('quorum') ?? defaultQuorum(nodeCount),
     automaticExtensionThresholdMs: pick('automaticExtensionThreshold'),
+    batching: pick('batching'),
   };
   if (ttlMs <= driftMs(ttlMs, effective.driftFactor)) {
     throw new RangeError(

@@ -1,75 +1,103 @@
 /**
- * The Lua scripts, each once, with its contract. Their SHA1 is computed here so EVALSHA can be
- * sent before SCRIPT LOAD has answered; node.ts falls back to EVAL on NOSCRIPT.
- *
- * Scripts use `redis.pcall('GET', …)` where a key could hold another type: such a key is simply
- * "not ours", not an error that would hide the state of the lock's other keys.
+ * The one Lua script, with its contract, and the encoding of operations into it. Every acquire,
+ * extend and release goes through it: alone (a batch of one) or with the others issued in the same
+ * event-loop tick. Its SHA1 is computed here so EVALSHA can be sent before SCRIPT LOAD has answered;
+ * node.ts falls back to EVAL on NOSCRIPT.
  */
 import { createHash } from 'node:crypto';
 
-export interface Script {
-  readonly name: 'acquire' | 'extend' | 'release';
-  readonly source: string;
-  readonly sha: string;
+export type OperationKind = 'acquire' | 'extend' | 'release';
+
+/** One lock's operation on one master. */
+export interface LockOperation {
+  readonly kind: OperationKind;
+  readonly keys: readonly string[];
+  readonly value: string;
+  /** For acquire and extend: the ttl to set, ms. Ignored by release. */
+  readonly ttlMs: number;
 }
 
-function script(name: Script['name'], source: string): Script {
-  return { name, source, sha: createHash('sha1').update(source).digest('hex') };
+/**
+ * One operation's answer: `status` is 1/0 (acquire: granted/refused; extend: extended/not held) or,
+ * for release, the number of keys deleted; `detail` is, for a refused acquire, the blocking key's
+ * PTTL (−1 = no expiry).
+ */
+export interface OperationReply {
+  readonly status: number;
+  readonly detail: number;
 }
 
-/**
- * acquire — all-or-nothing on this master.
- * KEYS: the lock's resources. ARGV[1]: lock value. ARGV[2]: ttl in ms.
- * Reply: {1} when no key existed and every key is now set to the value with PX ttl;
- *        {0, pttl} when a key exists (of any type): nothing written, pttl is that key's
- *        remaining ms (−1 = no expiry), so a waiter knows how long it may have to wait.
- */
-export const acquireScript = script(
-  'acquire',
-  `for i = 1, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    return {0, redis.call('PTTL', KEYS[i])}
-  end
-end
-for i = 1, #KEYS do
-  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
-end
-return {1}`,
-);
+const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', release: 'r' };
 
 /**
- * extend — only if this master still holds the whole lock.
- * KEYS: the lock's resources. ARGV[1]: lock value. ARGV[2]: new ttl in ms.
- * Reply: 1 when every key held the value and now expires in ttl ms; 0 when any key no longer
- *        holds it (nothing changed).
+ * locks — run a sequence of lock operations, in order, atomically.
+ * KEYS: the keys of every operation, concatenated in order.
+ * ARGV: per operation four fields: kind ('a' acquire, 'e' extend, 'r' release), lock value,
+ *       ttl in ms (ignored by release), number of keys it owns in KEYS.
+ * Reply: per operation two integers, flattened:
+ *   acquire {1, 0} no key existed, every key is now the value with PX ttl
+ *           {0, pttl} a key exists (of any type): nothing written; pttl is its remaining ms (−1 = none)
+ *   extend  {1, 0} every key held the value and now expires in ttl ms; {0, 0} one did not, nothing changed
+ *   release {n, 0} n keys held the value and were deleted (compare-and-delete, never a blind DEL)
+ * Operations run in order, so a batch behaves exactly like the same calls sent one by one, and one
+ * operation's refusal never affects another's. `redis.pcall('GET', …)` treats a key of another type
+ * as "not ours" instead of failing the batch.
  */
-export const extendScript = script(
-  'extend',
-  `for i = 1, #KEYS do
-  if redis.pcall('GET', KEYS[i]) ~= ARGV[1] then
-    return 0
+const source = `local reply = {}
+local first = 1
+for i = 1, #ARGV, 4 do
+  local kind, value, ttl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local last = first + tonumber(ARGV[i + 3]) - 1
+  local status, detail = 1, 0
+  if kind == 'a' then
+    for k = first, last do
+      if redis.call('EXISTS', KEYS[k]) == 1 then
+        status, detail = 0, redis.call('PTTL', KEYS[k])
+        break
+      end
+    end
+    if status == 1 then
+      for k = first, last do redis.call('SET', KEYS[k], value, 'PX', ttl) end
+    end
+  elseif kind == 'e' then
+    for k = first, last do
+      if redis.pcall('GET', KEYS[k]) ~= value then
+        status = 0
+        break
+      end
+    end
+    if status == 1 then
+      for k = first, last do redis.call('PEXPIRE', KEYS[k], ttl) end
+    end
+  else
+    status = 0
+    for k = first, last do
+      if redis.pcall('GET', KEYS[k]) == value then status = status + redis.call('DEL', KEYS[k]) end
+    end
   end
+  reply[#reply + 1] = status
+  reply[#reply + 1] = detail
+  first = last + 1
 end
-for i = 1, #KEYS do
-  redis.call('PEXPIRE', KEYS[i], ARGV[2])
-end
-return 1`,
-);
+return reply`;
 
-/**
- * release — compare-and-delete, never a blind DEL.
- * KEYS: the lock's resources. ARGV[1]: lock value.
- * Reply: the number of keys deleted (those that still held the value).
- */
-export const releaseScript = script(
-  'release',
-  `local deleted = 0
-for i = 1, #KEYS do
-  if redis.pcall('GET', KEYS[i]) == ARGV[1] then
-    deleted = deleted + redis.call('DEL', KEYS[i])
-  end
-end
-return deleted`,
-);
+export const lockScript = { source, sha: createHash('sha1').update(source).digest('hex') } as const;
 
-export const allScripts: readonly Script[] = [acquireScript, extendScript, releaseScript];
+/** The EVALSHA/EVAL tail (numkeys, keys…, args…) for a batch of operations. */
+export function encodeBatch(operations: readonly LockOperation[]): string[] {
+  const keys: string[] = [];
+  const args: string[] = [];
+  for (const operation of operations) {
+    keys.push(...operation.keys);
+    args.push(kindCode[operation.kind], operation.value, String(operation.ttlMs), String(operation.keys.length));
+  }
+  return [String(keys.length), ...keys, ...args];
+}
+
+/** Split the script's flat reply into one answer per operation. */
+export function decodeBatch(reply: unknown, count: number): OperationReply[] {
+  if (!Array.isArray(reply) || reply.length !== count * 2) {
+    throw new Error(`unexpected reply to the locks script: ${JSON.stringify(reply)?.slice(0, 200)}`);
+  }
+  return Array.from({ length: count }, (_, i) => ({ status: Number(reply[2 * i]), detail: Number(reply[2 * i + 1]) }));
+}

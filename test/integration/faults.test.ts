@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
 import { ExecutionError, NodeUnavailableError, Redlock } from '../../src/index.js';
-import { allScripts } from '../../src/scripts/index.js';
+import { lockScript } from '../../src/scripts/index.js';
 import { FaultProxy } from '../harness/proxy.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
 import {
@@ -204,7 +204,7 @@ describe('scripts', () => {
     await Promise.all(direct.map((client) => client.scriptFlush()));
     const redlock = lockOn(ports.map(urlOf));
     await eventually(async () => {
-      const loaded = await Promise.all(direct.map((client) => client.scriptExists(allScripts.map((s) => s.sha))));
+      const loaded = await Promise.all(direct.map((client) => client.scriptExists(lockScript.sha)));
       return loaded.flat().every((exists) => exists === 1);
     });
     await redlock.quit();
