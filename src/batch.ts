@@ -1,9 +1,11 @@
 /**
  * Tick-coalesced batching for one master: operations submitted in the same event-loop turn go out
- * as one script call, and its reply is split back to them. Each operation keeps its own signal:
- * aborted before the flush it is dropped (and rejects); after it, the call is withdrawn (if still
- * unsent) only once every operation in it was aborted.
+ * as one script call, and its reply is split back to them. Each operation keeps its own
+ * cancellation: cancelled before the flush it is dropped (and rejects); after it, the call is
+ * withdrawn (if still unsent) only once every operation in it was cancelled, and otherwise the
+ * answer still arrives and is recorded as late.
  */
+import type { Cancellation } from './quorum.js';
 import type { LockOperation, OperationReply } from './scripts/index.js';
 
 /**
@@ -14,10 +16,9 @@ export type SendBatch = (operations: LockOperation[], withdraw: AbortController)
 
 interface Waiting {
   readonly operation: LockOperation;
-  readonly signal: AbortSignal;
+  readonly cancellation: Cancellation;
   readonly resolve: (reply: OperationReply) => void;
   readonly reject: (error: unknown) => void;
-  onAbort: () => void;
 }
 
 /** Bound on operations per script call, so one call never keeps a master busy for long. */
@@ -33,21 +34,20 @@ export class Batcher {
 
   /**
    * Queue `operation`. With `coalesce`, it leaves at the end of this event-loop turn with every
-   * other operation queued meanwhile; without, it leaves now (after anything already queued, so
-   * the order of operations on the master is the order of calls).
+   * other operation queued meanwhile — except on an idle master (nothing queued or unanswered),
+   * where it leaves at once. Without, it leaves now. Either way it leaves after anything already
+   * queued, so the order of operations on the master is the order of calls.
    */
-  submit(operation: LockOperation, signal: AbortSignal, coalesce: boolean): Promise<OperationReply> {
-    if (signal.aborted) return Promise.reject(signal.reason);
+  submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
+    if (cancellation.aborted) return Promise.reject(cancellation.reason);
     return new Promise<OperationReply>((resolve, reject) => {
-      const waiting: Waiting = { operation, signal, resolve, reject, onAbort: () => undefined };
-      waiting.onAbort = () => {
+      const waiting: Waiting = { operation, cancellation, resolve, reject };
+      cancellation.onCancel(() => {
         const index = this.#queue.indexOf(waiting);
         if (index >= 0) this.#queue.splice(index, 1);
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', waiting.onAbort, { once: true });
+        reject(cancellation.reason);
+      });
       this.#queue.push(waiting);
-      // An idle master gets the operation at once: nothing is waiting to share the call with it.
       if (!coalesce || (this.#outstanding === 0 && this.#queue.length === 1)) this.flush();
       // setImmediate runs after every I/O callback of this turn: replies that arrived together all
       // get to queue their next operation first. (node-redis writes on setImmediate too.)
@@ -65,17 +65,14 @@ export class Batcher {
     const withdraw = new AbortController();
     let live = chunk.length;
     for (const waiting of chunk) {
-      waiting.signal.removeEventListener('abort', waiting.onAbort);
-      // Sent: the answer still comes (and is recorded as late); only when nobody waits for any
-      // operation of this call is it withdrawn, which node-redis can do while it is unsent.
-      waiting.onAbort = () => {
-        if (--live === 0) withdraw.abort(waiting.signal.reason);
-      };
-      waiting.signal.addEventListener('abort', waiting.onAbort, { once: true });
+      waiting.cancellation.onCancel(() => {
+        if (--live === 0) withdraw.abort(waiting.cancellation.reason);
+      });
     }
     const settle = (each: (waiting: Waiting, index: number) => void): void => {
+      this.#outstanding--;
       chunk.forEach((waiting, index) => {
-        waiting.signal.removeEventListener('abort', waiting.onAbort);
+        waiting.cancellation.onCancel(undefined);
         each(waiting, index);
       });
     };
@@ -83,11 +80,9 @@ export class Batcher {
     this.send(
       chunk.map((waiting) => waiting.operation),
       withdraw,
-    )
-      .finally(() => this.#outstanding--)
-      .then(
-        (replies) => settle((waiting, index) => waiting.resolve(replies[index]!)),
-        (error: unknown) => settle((waiting) => waiting.reject(error)),
-      );
+    ).then(
+      (replies) => settle((waiting, index) => waiting.resolve(replies[index]!)),
+      (error: unknown) => settle((waiting) => waiting.reject(error)),
+    );
   }
 }

@@ -9,6 +9,7 @@
 import { createClient, type RedisClientOptions } from 'redis';
 import { NodeError, NodeUnavailableError } from './errors.js';
 import { Batcher } from './batch.js';
+import type { Cancellation } from './quorum.js';
 import { decodeBatch, encodeBatch, lockScript, type LockOperation, type OperationReply } from './scripts/index.js';
 import { describe } from './settings.js';
 
@@ -82,9 +83,9 @@ export class RedisNode {
    * Run one lock operation, coalesced with the others of this event-loop turn unless `coalesce` is
    * false. Rejects with NodeUnavailableError at once if the master cannot take it now.
    */
-  submit(operation: LockOperation, signal: AbortSignal, coalesce: boolean): Promise<OperationReply> {
-    if (this.client.isReady) return this.#batcher.submit(operation, signal, coalesce);
-    return this.#awaitFirstConnection(signal).then(() => this.#batcher.submit(operation, signal, coalesce));
+  submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
+    if (this.client.isReady) return this.#batcher.submit(operation, cancellation, coalesce);
+    return this.#awaitFirstConnection(cancellation).then(() => this.#batcher.submit(operation, cancellation, coalesce));
   }
 
   /** One script call for a batch; `withdraw` is aborted by the batcher or by a dropped connection. */
@@ -129,20 +130,21 @@ export class RedisNode {
     if (this.client.isOpen) this.client.destroy?.();
   }
 
-  #awaitFirstConnection(signal: AbortSignal): Promise<void> {
+  #awaitFirstConnection(cancellation: Cancellation): Promise<void> {
     if (this.#closed || this.#everReady || this.#failedBeforeReady) {
       return Promise.reject(new NodeUnavailableError(this.label));
     }
-    signal.throwIfAborted();
+    if (cancellation.aborted) return Promise.reject(cancellation.reason);
     return new Promise<void>((resolve, reject) => {
       const wake = (): void => {
         this.#readyWaiters.delete(wake);
-        signal.removeEventListener('abort', wake);
-        if (this.client.isReady && !this.#closed) resolve();
-        else reject(signal.aborted ? signal.reason : new NodeUnavailableError(this.label));
+        cancellation.onCancel(undefined);
+        if (cancellation.aborted) reject(cancellation.reason);
+        else if (this.client.isReady && !this.#closed) resolve();
+        else reject(new NodeUnavailableError(this.label));
       };
       this.#readyWaiters.add(wake);
-      signal.addEventListener('abort', wake, { once: true });
+      cancellation.onCancel(wake);
     });
   }
 

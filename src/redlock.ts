@@ -220,8 +220,8 @@ export class Redlock extends EventEmitter {
   }
 
   #operation(operation: LockOperation, effective: EffectiveSettings): NodeOperation {
-    return async (index, signal) => {
-      const reply = await this.#nodes[index]!.submit(operation, signal, effective.batching);
+    return async (index, cancellation) => {
+      const reply = await this.#nodes[index]!.submit(operation, cancellation, effective.batching);
       return outcomeOf(operation.kind, reply);
     };
   }

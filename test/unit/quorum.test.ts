@@ -36,8 +36,8 @@ function masters(plan: ReadonlyArray<{ status: NodeStatus; afterMs: number } | '
   aborted: boolean[];
 } {
   const aborted = plan.map(() => false);
-  const operation: NodeOperation = (index, signal) => {
-    signal.addEventListener('abort', () => (aborted[index] = true));
+  const operation: NodeOperation = (index, cancellation) => {
+    cancellation.onCancel(() => (aborted[index] = true));
     const step = plan[index]!;
     if (step === 'silent') return new Promise(() => undefined);
     return new Promise((resolve) => setTimeout(() => resolve({ status: step.status }), step.afterMs));

@@ -1,0 +1,39 @@
+/** The bench side of proxy-process.ts: start proxies in a child process and change their faults. */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ProxyMode } from '../test/harness/proxy.js';
+import type { ProxyRequest } from './proxy-process.js';
+
+export class ProxyProcess {
+  private constructor(
+    private readonly child: ChildProcess,
+    /** Proxy ports, in the order of the target ports given. */
+    readonly ports: readonly number[],
+  ) {}
+
+  static async start(targetPorts: readonly number[]): Promise<ProxyProcess> {
+    const child = fork(fileURLToPath(new URL('./proxy-process.ts', import.meta.url)), {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const reply = await request<{ ports: number[] }>(child, { type: 'start', targetPorts: [...targetPorts] });
+    return new ProxyProcess(child, reply.ports);
+  }
+
+  async set(index: number, mode: ProxyMode, latencyMs = 0): Promise<void> {
+    await request(this.child, { type: 'set', index, mode, latencyMs });
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.connected) await request(this.child, { type: 'stop' });
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+function request<T>(child: ChildProcess, message: ProxyRequest): Promise<T> {
+  return new Promise((resolve, reject) => {
+    child.once('message', (reply) => resolve(reply as T));
+    child.once('exit', (code) => reject(new Error(`proxy process exited (${code})`)));
+    child.send(message);
+  });
+}

@@ -1,0 +1,176 @@
+/**
+ * The contenders, behind one small interface so every scenario treats them alike. Each is set up
+ * with its own clients, at its defaults except where a scenario says otherwise (the hot key's
+ * generous retry budget).
+ */
+import { createRequire } from 'node:module';
+import { randomBytes } from 'node:crypto';
+import { Redis as IORedis } from 'ioredis';
+import { RedlockMutex } from 'redis-semaphore';
+import { createClient } from 'redis';
+import { Redlock } from '../src/index.js';
+import { decodeBatch, encodeBatch, lockScript, type LockOperation } from '../src/scripts/index.js';
+
+const require = createRequire(import.meta.url);
+// node-redlock's ESM build is the one its users trip over; its CommonJS build loads everywhere.
+const NodeRedlock = (require('redlock') as { default: new (clients: IORedis[], settings?: object) => NodeRedlockLike })
+  .default;
+interface NodeRedlockLike {
+  acquire(resources: string[], ttl: number): Promise<{ release(): Promise<unknown> }>;
+  on(event: string, listener: () => void): unknown;
+}
+
+export interface Held {
+  release(): Promise<void>;
+}
+
+export interface Contender {
+  /** Acquire `key` for `ttlMs`; rejects if the library gives up. */
+  acquire(key: string, ttlMs: number): Promise<Held>;
+  close(): Promise<void>;
+}
+
+/** `hotKey`: many workers on one key, so retry until the lock is free (a generous budget). */
+export type Profile = 'distinct' | 'hotKey';
+
+export interface ContenderSpec {
+  readonly name: string;
+  /** Short name for charts. */
+  readonly label: string;
+  /** Takes part in the hot-key scenario (the raw floor has no retry logic to compare). */
+  readonly hotKey: boolean;
+  create(urls: readonly string[], profile: Profile): Promise<Contender>;
+}
+
+const HOT_KEY_RETRIES = 100_000;
+
+function ours(name: string, label: string, batching: boolean): ContenderSpec {
+  return {
+    name,
+    label,
+    hotKey: true,
+    create(urls, profile) {
+      const redlock = new Redlock([...urls], { batching, ...(profile === 'hotKey' ? { retryCount: HOT_KEY_RETRIES } : {}) });
+      redlock.on('error', () => undefined);
+      return Promise.resolve({
+        acquire: async (key, ttlMs) => {
+          const lock = await redlock.acquire(key, ttlMs);
+          return { release: async () => void (await lock.release()) };
+        },
+        close: () => redlock.quit(),
+      });
+    },
+  };
+}
+
+function ioredisClients(urls: readonly string[]): IORedis[] {
+  return urls.map((url) => {
+    const client = new IORedis(url, { maxRetriesPerRequest: null });
+    client.on('error', () => undefined);
+    return client;
+  });
+}
+
+function closeIoredis(clients: IORedis[]): Promise<void> {
+  // disconnect() rather than quit(): a blackholed master would never answer QUIT.
+  for (const client of clients) client.disconnect();
+  return Promise.resolve();
+}
+
+const nodeRedlock: ContenderSpec = {
+  name: 'node-redlock 5.0.0-beta.2 (ioredis)',
+  label: 'node-redlock',
+  hotKey: true,
+  create(urls, profile) {
+    const clients = ioredisClients(urls);
+    const redlock = new NodeRedlock(clients, profile === 'hotKey' ? { retryCount: HOT_KEY_RETRIES } : {});
+    redlock.on('error', () => undefined);
+    return Promise.resolve({
+      acquire: async (key, ttlMs) => {
+        const lock = await redlock.acquire([key], ttlMs);
+        return { release: async () => void (await lock.release()) };
+      },
+      close: () => closeIoredis(clients),
+    });
+  },
+};
+
+const redisSemaphore: ContenderSpec = {
+  name: 'redis-semaphore RedlockMutex (ioredis)',
+  label: 'redis-semaphore',
+  hotKey: true,
+  create(urls, profile) {
+    const clients = ioredisClients(urls);
+    return Promise.resolve({
+      acquire: async (key, ttlMs) => {
+        // Its defaults, without the background refresh (none of the others extends here either).
+        const mutex = new RedlockMutex(clients, key, {
+          lockTimeout: ttlMs,
+          refreshInterval: 0,
+          ...(profile === 'hotKey' ? { acquireTimeout: 600_000, acquireAttemptsLimit: HOT_KEY_RETRIES } : {}),
+        });
+        await mutex.acquire();
+        return { release: () => mutex.release() };
+      },
+      close: () => closeIoredis(clients),
+    });
+  },
+};
+
+/**
+ * The floor: bare node-redis, the same script by EVALSHA to all 5 masters, done when 3 answered —
+ * no validation, timeouts, retries or validity maths. What the network and the client cost alone.
+ */
+const rawFloor: ContenderSpec = {
+  name: 'raw floor (node-redis EVALSHA to 5, done at 3)',
+  label: 'raw floor',
+  hotKey: false,
+  async create(urls) {
+    const clients = await Promise.all(
+      urls.map(async (url) => {
+        const client = createClient({ url, disableOfflineQueue: true });
+        client.on('error', () => undefined);
+        await client.connect();
+        await client.scriptLoad(lockScript.source);
+        return client;
+      }),
+    );
+    const quorum = Math.floor(clients.length / 2) + 1;
+    const fanOut = (operation: LockOperation): Promise<void> => {
+      const command = ['EVALSHA', lockScript.sha, ...encodeBatch([operation])];
+      return new Promise((resolve, reject) => {
+        let yes = 0;
+        let no = 0;
+        const vote = (granted: boolean): void => {
+          if (granted && ++yes === quorum) resolve();
+          if (!granted && ++no === clients.length - quorum + 1) reject(new Error('no quorum'));
+        };
+        for (const client of clients) {
+          client.sendCommand(command).then(
+            (reply) => vote(decodeBatch(reply, 1)[0]!.status > 0),
+            () => vote(false),
+          );
+        }
+      });
+    };
+    return {
+      acquire: async (key, ttlMs) => {
+        const value = randomBytes(16).toString('hex');
+        await fanOut({ kind: 'acquire', keys: [key], value, ttlMs });
+        return { release: () => fanOut({ kind: 'release', keys: [key], value, ttlMs }) };
+      },
+      close: () => {
+        for (const client of clients) client.destroy();
+        return Promise.resolve();
+      },
+    };
+  },
+};
+
+export const contenders: readonly ContenderSpec[] = [
+  ours('redlock-quorum', 'ours', true),
+  ours('redlock-quorum, batching off', 'ours (no batching)', false),
+  nodeRedlock,
+  redisSemaphore,
+  rawFloor,
+];

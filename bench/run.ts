@@ -1,0 +1,209 @@
+/**
+ * `npm run bench [-- --quick]`: this library side by side with node-redlock, redis-semaphore and a
+ * raw node-redis floor, in one run, slices interleaved so machine noise hits all of them alike.
+ *
+ * S1 sequential acquire+release, 1 worker · S2 64 and 256 workers on distinct keys · S3 hot key:
+ * 16 workers, one resource, 1 ms section · S4 one master blackholed (S1, S2@64) · S5 one master
+ * +20 ms round trip (S1). Masters: 5 throwaway local redis-server processes, or REDLOCK_NODES.
+ * Output: a progress bar, markdown tables on stdout, bench/results/<timestamp>.{json,svg}.
+ */
+import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { SingleBar, Presets } from 'cli-progress';
+import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
+import { ProxyProcess } from './faults.js';
+import { contenders, type Contender, type ContenderSpec, type Profile } from './libraries.js';
+import { markdownTable, rowOf, svgChart, type Row } from './report.js';
+import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, type Tally } from './scenarios.js';
+
+const quick = process.argv.includes('--quick');
+const plan = quick
+  ? { s1: [2, 150], s2: [1, 800], s3: [1, 1500], s4s1: [1, 100], s4s2: [1, 800], s5: [1, 25] }
+  : { s1: [5, 1000], s2: [3, 3000], s3: [3, 3000], s4s1: [3, 300], s4s2: [2, 2000], s5: [3, 100] };
+const DEADLINE_MS = 2_000;
+const HOT_KEY_DEADLINE_MS = 60_000;
+const S2_WORKERS = [64, 256];
+const S3_WORKERS = 16;
+const S3_SECTION_MS = 1;
+const S5_ADDED_RTT_MS = 20;
+
+const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+
+interface Scenario {
+  readonly id: string;
+  readonly title: string;
+  readonly rounds: number;
+  readonly deadlineMs: number;
+  readonly hotKey: boolean;
+  run(contender: Contender, tally: Tally, keyPrefix: string, deadlineMs: number): Promise<void>;
+}
+
+const rows: Row[] = [];
+const tables: string[] = [];
+let masters: RedisMaster[] = [];
+let proxies: ProxyProcess | undefined;
+const open: Contender[] = [];
+const bar = new SingleBar(
+  { format: '{bar} {percentage}% | {value}/{total} slices | {scenario} · {contender}', hideCursor: true, clearOnComplete: true },
+  Presets.shades_classic,
+);
+
+async function main(): Promise<void> {
+  const external = process.env['REDLOCK_NODES']?.split(',').filter(Boolean);
+  if (!external) masters = await startMasters(5);
+  const urls = external ?? masters.map((master) => master.url);
+  const firstPort = Number(new URL(urls[0]!).port || 6379);
+  const loopback = ['127.0.0.1', 'localhost'].includes(new URL(urls[0]!).hostname);
+
+  const sequential = (id: string, title: string, [rounds, cycles]: number[]): Scenario => ({
+    id, title, rounds: rounds!, deadlineMs: DEADLINE_MS, hotKey: false,
+    run: (contender, tally, keyPrefix, deadlineMs) => sequentialSlice({ contender, tally, keyPrefix, deadlineMs }, cycles!),
+  });
+  const concurrent = (id: string, title: string, workers: number, [rounds, ms]: number[]): Scenario => ({
+    id, title, rounds: rounds!, deadlineMs: DEADLINE_MS, hotKey: false,
+    run: (contender, tally, keyPrefix, deadlineMs) => concurrentSlice({ contender, tally, keyPrefix, deadlineMs }, workers, ms!),
+  });
+  const healthy: Scenario[] = [
+    sequential('S1', 'S1 — sequential acquire + release, 1 worker', plan.s1),
+    ...S2_WORKERS.map((workers) => concurrent(`S2 ${workers} workers`, `S2 — ${workers} concurrent workers, distinct keys`, workers, plan.s2)),
+  ];
+  const hot: Scenario = {
+    id: 'S3', title: `S3 — hot key: ${S3_WORKERS} workers, one resource, ${S3_SECTION_MS} ms critical section`,
+    rounds: plan.s3[0]!, deadlineMs: HOT_KEY_DEADLINE_MS, hotKey: true,
+    run: (contender, tally, keyPrefix, deadlineMs) =>
+      hotKeySlice({ contender, tally, keyPrefix, deadlineMs }, S3_WORKERS, plan.s3[1]!, S3_SECTION_MS),
+  };
+  const blackholed = [
+    sequential('S4 S1', 'S4 — one master blackholed: S1', plan.s4s1),
+    concurrent('S4 S2 64 workers', 'S4 — one master blackholed: S2, 64 workers', 64, plan.s4s2),
+  ];
+  const slow = [sequential('S5', `S5 — one master +${S5_ADDED_RTT_MS} ms round trip: S1`, plan.s5)];
+  const faulty = loopback;
+
+  const hotSpecs = contenders.filter((spec) => spec.hotKey);
+  const slices = (list: Scenario[], specs: readonly ContenderSpec[]): number =>
+    list.reduce((total, scenario) => total + scenario.rounds * specs.length, 0);
+  bar.start(
+    slices(healthy, contenders) + slices([hot], hotSpecs) + (faulty ? slices([...blackholed, ...slow], contenders) : 0),
+    0,
+    { scenario: 'starting', contender: '' },
+  );
+
+  await runGroup(healthy, contenders, urls, 'distinct');
+  await runGroup([hot], hotSpecs, urls, 'hotKey');
+  if (faulty) {
+    proxies = await ProxyProcess.start([firstPort]);
+    const viaProxy = [`redis://127.0.0.1:${proxies.ports[0]}`, ...urls.slice(1)];
+    await runGroup(blackholed, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'blackhole'), () => proxies!.set(0, 'pass'));
+    await runGroup(slow, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'pass', S5_ADDED_RTT_MS / 2), () => proxies!.set(0, 'pass'));
+  }
+  bar.stop();
+  report(urls.length, external !== undefined, faulty);
+}
+
+/**
+ * Create every contender on `urls`, warm each up, apply the fault, then run the scenarios' rounds
+ * with the contenders in rotating order; a contender that hung is not run again in that scenario.
+ */
+async function runGroup(
+  scenarios: readonly Scenario[],
+  specs: readonly ContenderSpec[],
+  urls: readonly string[],
+  profile: Profile,
+  applyFault?: () => Promise<void>,
+  clearFault?: () => Promise<void>,
+): Promise<void> {
+  const created = await Promise.all(specs.map((spec) => spec.create(urls, profile)));
+  open.push(...created);
+  for (const [i, contender] of created.entries()) {
+    bar.update({ scenario: 'warm-up', contender: specs[i]!.label });
+    await sequentialSlice({ contender, tally: newTally(), keyPrefix: `bench:warm:${i}`, deadlineMs: DEADLINE_MS }, 200);
+  }
+  await applyFault?.();
+  for (const scenario of scenarios) {
+    const tallies = specs.map(() => newTally());
+    for (let round = 0; round < scenario.rounds; round++) {
+      for (let k = 0; k < specs.length; k++) {
+        const i = (k + round) % specs.length;
+        bar.increment(1, { scenario: scenario.id, contender: specs[i]!.label });
+        if (tallies[i]!.hung > 0) continue;
+        await scenario.run(created[i]!, tallies[i]!, `bench:${scenario.id.replace(/ /g, '-')}:${i}:${round}`, scenario.deadlineMs);
+      }
+    }
+    const scenarioRows = specs.map((spec, i) => rowOf(scenario.id, spec.name, spec.label, tallies[i]!, scenario.hotKey));
+    rows.push(...scenarioRows);
+    tables.push(markdownTable(scenario.title, scenarioRows, scenario.deadlineMs));
+  }
+  await clearFault?.();
+  for (const contender of created) await contender.close();
+  open.splice(0, open.length);
+}
+
+function report(nodeCount: number, external: boolean, faulty: boolean): void {
+  const cpus = os.cpus();
+  const machine = `${cpus[0]?.model.trim() ?? 'cpu'} × ${cpus.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}`;
+  const masterText = external ? `${nodeCount} masters from REDLOCK_NODES` : `${nodeCount} local redis-server masters`;
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const command = `npm run bench${quick ? ' -- --quick' : ''}`;
+  const header = `## Benchmark — \`${command}\`\n\n${new Date().toISOString().slice(0, 10)} · ${machine} · ${masterText} · ttl 10 s · per-call deadline ${DEADLINE_MS} ms (hot key ${HOT_KEY_DEADLINE_MS / 1000} s)\n`;
+  const summary = targets(faulty);
+  const markdown = [header, ...tables, summary].join('\n');
+  console.log(`\n${markdown}`);
+  mkdirSync(resultsDir, { recursive: true });
+  const json = { date: new Date().toISOString(), command, quick, machine, masters: masterText, plan, rows, targets: summary };
+  writeFileSync(`${resultsDir}${stamp}.json`, `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(`${resultsDir}${stamp}.svg`, svgChart(rows, `${command} · ${machine}`));
+  if (!quick) {
+    copyFileSync(`${resultsDir}${stamp}.svg`, `${resultsDir}latest.svg`);
+    writeFileSync(`${resultsDir}latest.md`, `${markdown}\n`);
+  }
+  console.log(`results: bench/results/${stamp}.json, bench/results/${stamp}.svg`);
+}
+
+/** The issue's targets as ratios from this run. */
+function targets(faulty: boolean): string {
+  const find = (scenario: string, label: string): Row | undefined =>
+    rows.find((row) => row.scenario === scenario && row.label === label);
+  const lines: string[] = ['### Targets'];
+  const ours64 = find('S2 64 workers', 'ours');
+  const peer64 = find('S2 64 workers', 'node-redlock');
+  if (ours64 && peer64) {
+    lines.push(`- S2 @ 64 workers: ${(ours64.opsPerSecond / peer64.opsPerSecond).toFixed(2)}× node-redlock's ops/s (target ≥ 5×)`);
+  }
+  const oursS1 = find('S1', 'ours');
+  const oursS1Plain = find('S1', 'ours (no batching)');
+  const floor = find('S1', 'raw floor');
+  if (oursS1 && floor && oursS1Plain) {
+    lines.push(
+      `- S1 p50: ${(oursS1.p50Ms / floor.p50Ms).toFixed(2)}× the raw floor's p50 (batching off: ${(oursS1Plain.p50Ms / floor.p50Ms).toFixed(2)}×; target ≤ 1.10×)`,
+    );
+  }
+  const oursS4 = find('S4 S1', 'ours');
+  if (faulty && oursS4 && oursS1) {
+    lines.push(`- S4 p99: ${(oursS4.p99Ms / oursS1.p99Ms).toFixed(2)}× our healthy S1 p99 (target ≤ 2×)`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+let cleaned = false;
+async function cleanUp(): Promise<void> {
+  if (cleaned) return;
+  cleaned = true;
+  bar.stop();
+  for (const contender of open) await contender.close().catch(() => undefined);
+  await proxies?.stop().catch(() => undefined);
+  for (const master of masters) master.stop();
+}
+
+process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));
+try {
+  await main();
+} catch (error) {
+  process.exitCode = 1;
+  console.error(error);
+} finally {
+  await cleanUp();
+}
+// A hung peer may keep sockets or timers of its own alive; the run is over either way.
+process.exit(process.exitCode ?? 0);
