@@ -2,7 +2,6 @@
  * Redlock: settings, and acquire / extend / release as the algorithm in DESIGN.md describes.
  * Orchestration only: the fan-out is quorum.ts, timing maths validity.ts, I/O node.ts.
  */
-import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import {
   ExecutionError,
@@ -27,6 +26,7 @@ import {
   type EffectiveSettings,
   type Settings,
 } from './settings.js';
+import { newLockValue } from './values.js';
 import { expirationMs, retryDelayMs, systemClock, validityMs, type Clock } from './validity.js';
 
 export interface ReleaseResult {
@@ -87,7 +87,7 @@ export class Redlock extends EventEmitter {
 
     const attempts: AttemptRecord[] = [];
     for (let attempt = 1; ; attempt++) {
-      const value = randomBytes(16).toString('hex');
+      const value = newLockValue();
       const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs };
       const { vote, record } = await this.#vote(acquire, effective, attempt, signal);
       if (vote.reached && record.validityMs > 0) {
