@@ -8,11 +8,14 @@
 import type { Cancellation } from './quorum.js';
 import type { LockOperation, OperationReply } from './scripts/index.js';
 
-/**
- * Sends one batch. Aborting `withdraw` withdraws the call if it is still unsent (the sender may
- * abort it too, e.g. when the connection drops). Rejects for the whole batch (the master failed it).
- */
-export type SendBatch = (operations: LockOperation[], withdraw: AbortController) => Promise<OperationReply[]>;
+/** One batch on its way: its replies (rejected for the whole batch if the master failed it). */
+export interface SentBatch {
+  readonly replies: Promise<OperationReply[]>;
+  /** Withdraw the call if it is still unsent, where the client could otherwise send it late. */
+  readonly withdraw?: () => void;
+}
+
+export type SendBatch = (operations: LockOperation[]) => SentBatch;
 
 interface Waiting {
   readonly operation: LockOperation;
@@ -62,11 +65,12 @@ export class Batcher {
   }
 
   #sendChunk(chunk: Waiting[]): void {
-    const withdraw = new AbortController();
+    this.#outstanding++;
+    const sent = this.send(chunk.map((waiting) => waiting.operation));
     let live = chunk.length;
     for (const waiting of chunk) {
       waiting.cancellation.onCancel(() => {
-        if (--live === 0) withdraw.abort(waiting.cancellation.reason);
+        if (--live === 0) sent.withdraw?.();
       });
     }
     const settle = (each: (waiting: Waiting, index: number) => void): void => {
@@ -76,11 +80,7 @@ export class Batcher {
         each(waiting, index);
       });
     };
-    this.#outstanding++;
-    this.send(
-      chunk.map((waiting) => waiting.operation),
-      withdraw,
-    ).then(
+    sent.replies.then(
       (replies) => settle((waiting, index) => waiting.resolve(replies[index]!)),
       (error: unknown) => settle((waiting) => waiting.reject(error)),
     );

@@ -8,7 +8,7 @@
  */
 import { createClient, type RedisClientOptions } from 'redis';
 import { NodeError, NodeUnavailableError } from './errors.js';
-import { Batcher } from './batch.js';
+import { Batcher, type SentBatch } from './batch.js';
 import type { Cancellation } from './quorum.js';
 import { decodeBatch, encodeBatch, lockScript, type LockOperation, type OperationReply } from './scripts/index.js';
 import { describe } from './settings.js';
@@ -23,13 +23,14 @@ export interface RedisClientLike {
   off(event: string, listener: (...args: unknown[]) => void): unknown;
   close?(): Promise<unknown>;
   destroy?(): unknown;
-  readonly options?: { url?: string; socket?: object } | undefined;
+  readonly options?: { url?: string; socket?: object; disableOfflineQueue?: boolean } | undefined;
 }
 
 /** A master: a client you created (never closed by us), or a URL / client options (we own those). */
 export type NodeInput = RedisClientLike | string | RedisClientOptions;
 
 const CLOSE_GRACE_MS = 1000;
+const NO_QUEUE_TIMEOUT = { timeout: 0 } as const;
 
 /** Reconnect forever with capped exponential backoff and jitter: a master that comes back is used again. */
 export function reconnectDelayMs(retries: number): number {
@@ -47,7 +48,9 @@ export class RedisNode {
   /** Commands sent and not answered: withdrawn when the connection drops (see #handleError). */
   readonly #inFlight = new Set<AbortController>();
   readonly #onError: (error: NodeError) => void;
-  readonly #batcher = new Batcher((operations, withdraw) => this.#send(operations, withdraw));
+  readonly #batcher = new Batcher((operations) => this.#send(operations));
+  /** node-redis would keep this client's unsent commands through a reconnect (see #send). */
+  readonly #offlineQueue: boolean;
 
   constructor(input: unknown, index: number, onError: (error: NodeError) => void) {
     this.#onError = onError;
@@ -69,6 +72,7 @@ export class RedisNode {
       );
     }
     this.label = labelOf(this.client.options, index);
+    this.#offlineQueue = this.client.options?.disableOfflineQueue !== true;
   }
 
   /** Listen to the connection and connect it if nobody has. Called once, after validation. */
@@ -88,15 +92,22 @@ export class RedisNode {
     return this.#awaitFirstConnection(cancellation).then(() => this.#batcher.submit(operation, cancellation, coalesce));
   }
 
-  /** One script call for a batch; `withdraw` is aborted by the batcher or by a dropped connection. */
-  async #send(operations: LockOperation[], withdraw: AbortController): Promise<OperationReply[]> {
-    if (this.#closed || !this.client.isReady) throw new NodeUnavailableError(this.label);
-    const tail = encodeBatch(operations);
-    // node-redis withdraws an aborted command that is still unsent instead of sending it after a
-    // reconnect; a command already written cannot be withdrawn (its answer is then recorded as late).
-    // Its own 5 s queue timeout is off: ours is shorter and per master.
-    const options = { abortSignal: withdraw.signal, timeout: 0 };
-    this.#inFlight.add(withdraw);
+  /** One script call for a batch. */
+  #send(operations: LockOperation[]): SentBatch {
+    if (this.#closed || !this.client.isReady) return { replies: Promise.reject(new NodeUnavailableError(this.label)) };
+    // With node-redis' offline queue on (your clients' default), an unsent command would survive a
+    // dropped connection and be sent after the reconnect. Such calls carry an AbortSignal: aborted
+    // when the connection drops (#handleError) or when nobody waits for them any more, node-redis
+    // withdraws them. Clients we own have no offline queue: node-redis fails their unsent commands.
+    const withdraw = this.#offlineQueue ? new AbortController() : undefined;
+    const replies = this.#call(encodeBatch(operations), operations.length, withdraw);
+    return withdraw ? { replies, withdraw: () => withdraw.abort() } : { replies };
+  }
+
+  async #call(tail: string[], count: number, withdraw: AbortController | undefined): Promise<OperationReply[]> {
+    // node-redis' own 5 s queue timeout is off: ours is per master and shorter.
+    const options = withdraw ? { abortSignal: withdraw.signal, timeout: 0 } : NO_QUEUE_TIMEOUT;
+    if (withdraw) this.#inFlight.add(withdraw);
     try {
       let reply: unknown;
       try {
@@ -106,9 +117,9 @@ export class RedisNode {
         // Flushed or restarted master: EVAL runs it and caches it again.
         reply = await this.client.sendCommand(['EVAL', lockScript.source, ...tail], options);
       }
-      return decodeBatch(reply, operations.length);
+      return decodeBatch(reply, count);
     } finally {
-      this.#inFlight.delete(withdraw);
+      if (withdraw) this.#inFlight.delete(withdraw);
     }
   }
 
