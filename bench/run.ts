@@ -18,9 +18,13 @@ import { markdownTable, rowOf, svgChart, type Row } from './report.js';
 import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, type Tally } from './scenarios.js';
 
 const quick = process.argv.includes('--quick');
+const onlyArg = process.argv.indexOf('--only');
+/** `--only S1,S4`: run just these scenario groups (S2 covers both worker counts, S4 both parts). */
+const only = onlyArg > 0 ? new Set(process.argv[onlyArg + 1]?.split(',')) : undefined;
+const wanted = (group: string): boolean => !only || only.has(group);
 const plan = quick
   ? { s1: [2, 150], s2: [1, 800], s3: [1, 1500], s4s1: [1, 100], s4s2: [1, 800], s5: [1, 25] }
-  : { s1: [5, 1000], s2: [3, 3000], s3: [3, 3000], s4s1: [3, 300], s4s2: [2, 2000], s5: [3, 100] };
+  : { s1: [5, 1000], s2: [3, 3000], s3: [3, 3000], s4s1: [3, 1000], s4s2: [2, 2000], s5: [3, 100] };
 const DEADLINE_MS = 2_000;
 const HOT_KEY_DEADLINE_MS = 60_000;
 const S2_WORKERS = [64, 256];
@@ -65,8 +69,10 @@ async function main(): Promise<void> {
     run: (contender, tally, keyPrefix, deadlineMs) => concurrentSlice({ contender, tally, keyPrefix, deadlineMs }, workers, ms!),
   });
   const healthy: Scenario[] = [
-    sequential('S1', 'S1 — sequential acquire + release, 1 worker', plan.s1),
-    ...S2_WORKERS.map((workers) => concurrent(`S2 ${workers} workers`, `S2 — ${workers} concurrent workers, distinct keys`, workers, plan.s2)),
+    ...(wanted('S1') ? [sequential('S1', 'S1 — sequential acquire + release, 1 worker', plan.s1)] : []),
+    ...(wanted('S2') ? S2_WORKERS : []).map((workers) =>
+      concurrent(`S2 ${workers} workers`, `S2 — ${workers} concurrent workers, distinct keys`, workers, plan.s2),
+    ),
   ];
   const hot: Scenario = {
     id: 'S3', title: `S3 — hot key: ${S3_WORKERS} workers, one resource, ${S3_SECTION_MS} ms critical section`,
@@ -74,29 +80,36 @@ async function main(): Promise<void> {
     run: (contender, tally, keyPrefix, deadlineMs) =>
       hotKeySlice({ contender, tally, keyPrefix, deadlineMs }, S3_WORKERS, plan.s3[1]!, S3_SECTION_MS),
   };
-  const blackholed = [
-    sequential('S4 S1', 'S4 — one master blackholed: S1', plan.s4s1),
-    concurrent('S4 S2 64 workers', 'S4 — one master blackholed: S2, 64 workers', 64, plan.s4s2),
-  ];
-  const slow = [sequential('S5', `S5 — one master +${S5_ADDED_RTT_MS} ms round trip: S1`, plan.s5)];
+  const blackholed = wanted('S4')
+    ? [
+        sequential('S4 S1', 'S4 — one master blackholed: S1', plan.s4s1),
+        concurrent('S4 S2 64 workers', 'S4 — one master blackholed: S2, 64 workers', 64, plan.s4s2),
+      ]
+    : [];
+  const slow = wanted('S5') ? [sequential('S5', `S5 — one master +${S5_ADDED_RTT_MS} ms round trip: S1`, plan.s5)] : [];
+  const hotKeyScenarios = wanted('S3') ? [hot] : [];
   const faulty = loopback;
 
   const hotSpecs = contenders.filter((spec) => spec.hotKey);
   const slices = (list: Scenario[], specs: readonly ContenderSpec[]): number =>
     list.reduce((total, scenario) => total + scenario.rounds * specs.length, 0);
   bar.start(
-    slices(healthy, contenders) + slices([hot], hotSpecs) + (faulty ? slices([...blackholed, ...slow], contenders) : 0),
+    slices(healthy, contenders) + slices(hotKeyScenarios, hotSpecs) + (faulty ? slices([...blackholed, ...slow], contenders) : 0),
     0,
     { scenario: 'starting', contender: '' },
   );
 
-  await runGroup(healthy, contenders, urls, 'distinct');
-  await runGroup([hot], hotSpecs, urls, 'hotKey');
-  if (faulty) {
+  if (healthy.length) await runGroup(healthy, contenders, urls, 'distinct');
+  if (hotKeyScenarios.length) await runGroup(hotKeyScenarios, hotSpecs, urls, 'hotKey');
+  if (faulty && (blackholed.length || slow.length)) {
     proxies = await ProxyProcess.start([firstPort]);
     const viaProxy = [`redis://127.0.0.1:${proxies.ports[0]}`, ...urls.slice(1)];
-    await runGroup(blackholed, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'blackhole'), () => proxies!.set(0, 'pass'));
-    await runGroup(slow, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'pass', S5_ADDED_RTT_MS / 2), () => proxies!.set(0, 'pass'));
+    if (blackholed.length) {
+      await runGroup(blackholed, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'blackhole'), () => proxies!.set(0, 'pass'));
+    }
+    if (slow.length) {
+      await runGroup(slow, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'pass', S5_ADDED_RTT_MS / 2), () => proxies!.set(0, 'pass'));
+    }
   }
   bar.stop();
   report(urls.length, external !== undefined, faulty);
@@ -145,7 +158,7 @@ function report(nodeCount: number, external: boolean, faulty: boolean): void {
   const machine = `${cpus[0]?.model.trim() ?? 'cpu'} × ${cpus.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}`;
   const masterText = external ? `${nodeCount} masters from REDLOCK_NODES` : `${nodeCount} local redis-server masters`;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const command = `npm run bench${quick ? ' -- --quick' : ''}`;
+  const command = `npm run bench${quick || only ? ' --' : ''}${quick ? ' --quick' : ''}${only ? ` --only ${[...only].join(',')}` : ''}`;
   const header = `## Benchmark — \`${command}\`\n\n${new Date().toISOString().slice(0, 10)} · ${machine} · ${masterText} · ttl 10 s · per-call deadline ${DEADLINE_MS} ms (hot key ${HOT_KEY_DEADLINE_MS / 1000} s)\n`;
   const summary = targets(faulty);
   const markdown = [header, ...tables, summary].join('\n');
@@ -154,7 +167,7 @@ function report(nodeCount: number, external: boolean, faulty: boolean): void {
   const json = { date: new Date().toISOString(), command, quick, machine, masters: masterText, plan, rows, targets: summary };
   writeFileSync(`${resultsDir}${stamp}.json`, `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(`${resultsDir}${stamp}.svg`, svgChart(rows, `${command} · ${machine}`));
-  if (!quick) {
+  if (!quick && !only) {
     copyFileSync(`${resultsDir}${stamp}.svg`, `${resultsDir}latest.svg`);
     writeFileSync(`${resultsDir}latest.md`, `${markdown}\n`);
   }

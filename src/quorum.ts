@@ -37,8 +37,6 @@ export interface FanOutResult {
   readonly granted: number;
   /** One per master, in node order; `pending` ones are filled in when their answer arrives. */
   readonly outcomes: NodeOutcome[];
-  /** Resolves once every master has answered or timed out. */
-  readonly settled: Promise<void>;
 }
 
 export interface FanOutOptions {
@@ -93,21 +91,16 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
   const cancellations = labels.map(() => new Cancellation());
   const counted = labels.map(() => false);
   const startMs = now();
-  let markSettled!: () => void;
-  const settled = new Promise<void>((resolve) => (markSettled = resolve));
 
   return new Promise<FanOutResult>((resolve) => {
     let decided = false;
     const decide = (): void => {
-      if (tally.allIn) {
-        clearTimeout(timer);
-        markSettled();
-      }
+      if (tally.allIn) clearTimeout(timer);
       if (decided) return;
       if (tally.allIn || (!options.waitForAll && (tally.reached || tally.impossible))) {
         decided = true;
         options.signal?.removeEventListener('abort', onAbort);
-        resolve({ reached: tally.reached, granted: tally.yes, outcomes, settled });
+        resolve({ reached: tally.reached, granted: tally.yes, outcomes });
       }
     };
     const count = (index: number, yes: boolean): void => {
@@ -132,7 +125,7 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
       if (decided) return;
       decided = true;
       for (const cancellation of cancellations) cancellation.cancel(options.signal?.reason);
-      resolve({ reached: false, granted: tally.yes, outcomes, settled });
+      resolve({ reached: false, granted: tally.yes, outcomes });
     };
 
     labels.forEach((_, index) => {
@@ -143,7 +136,9 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
             outcome.late = answer.status;
             return;
           }
-          Object.assign(outcome, answer, { latencyMs: now() - startMs });
+          outcome.status = answer.status;
+          if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
+          outcome.latencyMs = now() - startMs;
           if (!counted[index]) count(index, answer.status === 'granted');
         },
         (error: unknown) => {
