@@ -29,17 +29,16 @@ export const MAX_BATCH_OPERATIONS = 500;
 
 export class Batcher {
   #queue: Waiting[] = [];
-  #scheduled: NodeJS.Immediate | undefined;
-  /** Script calls sent and not yet answered. */
-  #outstanding = 0;
+  /** Set while a turn is open: its first operation has left, the rest wait for this flush. */
+  #endOfTurn: NodeJS.Immediate | undefined;
 
   constructor(private readonly send: SendBatch) {}
 
   /**
-   * Queue `operation`. With `coalesce`, it leaves at the end of this event-loop turn with every
-   * other operation queued meanwhile — except on an idle master (nothing queued or unanswered),
-   * where it leaves at once. Without, it leaves now. Either way it leaves after anything already
-   * queued, so the order of operations on the master is the order of calls.
+   * Queue `operation`. With `coalesce`, the first operation of an event-loop turn leaves at once
+   * (a lone caller pays no batching delay) and the turn's later ones leave together at its end.
+   * Without, it leaves now. Either way it leaves after anything already queued, so the order of
+   * operations on the master is the order of calls.
    */
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
     if (cancellation.aborted) return Promise.reject(cancellation.reason);
@@ -51,21 +50,25 @@ export class Batcher {
         reject(cancellation.reason);
       });
       this.#queue.push(waiting);
-      if (!coalesce || (this.#outstanding === 0 && this.#queue.length === 1)) this.flush();
-      // setImmediate runs after every I/O callback of this turn: replies that arrived together all
-      // get to queue their next operation first. (node-redis writes on setImmediate too.)
-      else this.#scheduled ??= setImmediate(() => this.flush());
+      if (!coalesce) {
+        this.flush();
+      } else if (this.#endOfTurn === undefined) {
+        this.flush();
+        // setImmediate runs after every I/O callback of this turn: replies that arrived together
+        // all get to queue their next operation first. (node-redis writes on setImmediate too.)
+        this.#endOfTurn = setImmediate(() => this.flush());
+      }
     });
   }
 
+  /** Send everything queued now, and close the turn. */
   flush(): void {
-    if (this.#scheduled) clearImmediate(this.#scheduled);
-    this.#scheduled = undefined;
+    if (this.#endOfTurn) clearImmediate(this.#endOfTurn);
+    this.#endOfTurn = undefined;
     while (this.#queue.length > 0) this.#sendChunk(this.#queue.splice(0, MAX_BATCH_OPERATIONS));
   }
 
   #sendChunk(chunk: Waiting[]): void {
-    this.#outstanding++;
     const sent = this.send(chunk.map((waiting) => waiting.operation));
     let live = chunk.length;
     for (const waiting of chunk) {
@@ -74,7 +77,6 @@ export class Batcher {
       });
     }
     const settle = (each: (waiting: Waiting, index: number) => void): void => {
-      this.#outstanding--;
       chunk.forEach((waiting, index) => {
         waiting.cancellation.onCancel(undefined);
         each(waiting, index);

@@ -53,7 +53,7 @@ const callsFor = (lines: string[], prefix: string): number[] =>
     .map((line) => line.split(`"${prefix}`).length - 1);
 
 describe('batching', () => {
-  it('operations issued in one tick reach each master as one script call (after the first, sent at once)', async () => {
+  it('operations issued in one tick reach each master as one script call (after the first of the turn, sent at once)', async () => {
     const redlock = await warmRedlock();
     const key = uniquePrefix('onecall');
     const taps = await Promise.all(ports.map((port) => monitor(port)));
@@ -61,7 +61,7 @@ describe('batching', () => {
     await eventually(() => taps.every((tap) => callsFor(tap.lines, key('')).reduce((a, b) => a + b, 0) === 20));
     for (const tap of taps) {
       tap.stop();
-      // The master was idle: the first acquire left at once, the other 19 together.
+      // The first acquire of the turn left at once, the other 19 together at its end.
       expect(callsFor(tap.lines, key(''))).toEqual([1, 19]);
     }
     expect(new Set(locks.map((lock) => lock.value)).size).toBe(20);

@@ -22,7 +22,7 @@ const op = (key: string): LockOperation => ({ kind: 'acquire', keys: [key], valu
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('Batcher', () => {
-  it('sends the first operation on an idle master at once and the rest of the turn as one call', async () => {
+  it('sends the first operation of a turn at once and the rest of the turn as one call at its end', async () => {
     const { calls, batcher } = fakeMaster();
     const replies = ['a', 'b', 'c', 'd'].map((key) => batcher.submit(op(key), new Cancellation(), true));
     expect(calls.map((call) => call.operations.map((o) => o.keys[0]))).toEqual([['a']]);
@@ -46,7 +46,7 @@ describe('Batcher', () => {
 
   it('an uncoalesced operation leaves after what is already queued, keeping the order', () => {
     const { calls, batcher } = fakeMaster();
-    void batcher.submit(op('first'), new Cancellation(), true); // idle: sent at once
+    void batcher.submit(op('first'), new Cancellation(), true); // first of the turn: sent at once
     void batcher.submit(op('queued'), new Cancellation(), true);
     void batcher.submit(op('now'), new Cancellation(), false);
     expect(calls.map((call) => call.operations.map((o) => o.keys[0]))).toEqual([['first'], ['queued', 'now']]);
