@@ -67,7 +67,7 @@ export function svgChart(rows: readonly Row[], subtitle: string): string {
   const width = 900;
   const panelHeight = 300;
   const left = 170;
-  const barArea = width - left - 40;
+  const barArea = width - left - 150; // room for the value labels right of the longest bar
   const colors = ['#4c78a8', '#f58518', '#54a24b', '#e45756', '#72b7b2'];
   const parts: string[] = [];
   const text = (x: number, y: number, content: string, extra = ''): void => {
@@ -100,7 +100,7 @@ export function svgChart(rows: readonly Row[], subtitle: string): string {
       text(xOf(value) + 4, y + barHeight - 2, `${name} ${value.toFixed(2)}`, 'font-size="9"');
     });
   });
-  for (const tick of [0.1, 1, 10, 100, 1000, 10000].filter((t) => Math.log10(t) <= logMax)) {
+  for (const tick of [0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000, 10000].filter((t) => Math.log10(t) <= logMax)) {
     parts.push(`<line x1="${xOf(tick)}" x2="${xOf(tick)}" y1="45" y2="${panelHeight - 5}" stroke="#ddd"/>`);
     text(xOf(tick), panelHeight + 8, String(tick), 'text-anchor="middle" font-size="10"');
   }

@@ -80,9 +80,8 @@ export type NodeOperation = (
   cancellation: Cancellation,
 ) => Promise<Omit<NodeOutcome, 'node' | 'latencyMs'>>;
 
-export class TimeoutError extends Error {
-  override name = 'TimeoutError';
-}
+/** The reason a timed-out master's part is cancelled; one instance, as it carries no data. */
+const timeout = Object.freeze(new Error('no answer within the per-master timeout'));
 
 export function fanOut(labels: readonly string[], operation: NodeOperation, options: FanOutOptions): Promise<FanOutResult> {
   const now = options.now ?? (() => performance.now());
@@ -111,7 +110,6 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
     // Every master's timeout starts now and is the same length, so one timer serves them all.
     const timer = setTimeout(() => {
       const latencyMs = now() - startMs;
-      const timeout = new TimeoutError(`no answer within ${options.timeoutMs} ms`);
       outcomes.forEach((outcome, index) => {
         if (counted[index]) return;
         outcome.status = 'timeout';
