@@ -63,6 +63,24 @@ export class LockExpiredError extends Error {
   }
 }
 
+/**
+ * The reason a lock's `signal` aborts: its validity ended, or extending it definitively failed.
+ * Past this point the lock no longer protects anything; stop the critical section.
+ */
+export class LockLostError extends Error {
+  override name = 'LockLostError';
+  constructor(
+    readonly resources: readonly string[],
+    /** Why, in words: "its validity ended before it was extended", or the extend's failure. */
+    readonly why: string,
+    /** The failed extend attempts, with every master's outcome (empty when validity simply ran out). */
+    readonly attempts: readonly AttemptRecord[],
+    cause?: unknown,
+  ) {
+    super(`lock on ${formatResources(resources)} was lost: ${why}`, cause === undefined ? undefined : { cause });
+  }
+}
+
 /** `extend` of a lock that was released. */
 export class LockReleasedError extends Error {
   override name = 'LockReleasedError';

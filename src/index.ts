@@ -1,8 +1,9 @@
-export { Redlock, type ReleaseResult } from './redlock.js';
+export { Redlock, type ReleaseResult, type Routine } from './redlock.js';
 export { Lock } from './lock.js';
 export {
   ExecutionError,
   LockExpiredError,
+  LockLostError,
   LockReleasedError,
   NodeError,
   NodeUnavailableError,

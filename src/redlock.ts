@@ -13,6 +13,7 @@ import {
   type NodeError,
   type NodeOutcome,
 } from './errors.js';
+import { RenewalScheduler } from './lifetime.js';
 import { Lock } from './lock.js';
 import { RedisNode, type NodeInput } from './node.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
@@ -20,6 +21,7 @@ import type { LockOperation, OperationKind, OperationReply } from './scripts/ind
 import {
   normalizeResources,
   resolveSettings,
+  validateAutoExtension,
   validateSettings,
   validateTtl,
   type CallSettings,
@@ -37,6 +39,9 @@ export interface ReleaseResult {
   readonly outcomes: readonly NodeOutcome[];
 }
 
+/** The work done under a lock: `signal` aborts if the lock is lost. */
+export type Routine<T> = (signal: AbortSignal, lock: Lock) => Promise<T> | T;
+
 /** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */
 const MAX_ATTEMPT_RECORDS = 100;
 
@@ -45,6 +50,7 @@ export class Redlock extends EventEmitter {
   readonly #labels: readonly string[];
   readonly #settings: Partial<Settings>;
   readonly #clock: Clock = systemClock;
+  readonly #renewals = new RenewalScheduler();
   #closed = false;
 
   /**
@@ -80,8 +86,9 @@ export class Redlock extends EventEmitter {
   async acquire(resources: string | readonly string[], ttl: number, settings?: CallSettings): Promise<Lock> {
     const keys = normalizeResources(resources);
     const ttlMs = validateTtl(ttl);
-    const { signal, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
+    const { signal, autoExtend, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
     const effective = resolveSettings(this.#settings, callSettings, this.#nodes.length, ttlMs);
+    if (autoExtend) validateAutoExtension(ttlMs, effective.automaticExtensionThresholdMs);
     this.#assertOpen();
     signal?.throwIfAborted();
 
@@ -92,7 +99,16 @@ export class Redlock extends EventEmitter {
       const { vote, record } = await this.#vote(acquire, effective, attempt, signal);
       if (vote.reached && record.validityMs > 0) {
         const expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
-        return new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings);
+        const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings);
+        if (autoExtend) {
+          lock.keepAlive({
+            ttlMs,
+            thresholdMs: effective.automaticExtensionThresholdMs,
+            extend: (held, ttl, onFailedAttempt) => this.#extend(held, ttl, onFailedAttempt),
+            scheduler: this.#renewals,
+          });
+        }
+        return lock;
       }
       remember(attempts, record);
       // Every master, including those that timed out: a delayed SET may still land.
@@ -113,7 +129,12 @@ export class Redlock extends EventEmitter {
    * Extend `lock` to `ttl` ms from now on a quorum of the masters that still hold it. Validity is
    * recomputed from this extend's own start. Retries failed attempts while the lock is valid.
    */
-  async extend(lock: Lock, ttl: number): Promise<Lock> {
+  extend(lock: Lock, ttl: number): Promise<Lock> {
+    return this.#extend(lock, ttl);
+  }
+
+  /** `onFailedAttempt` lets a lock's Lifetime keep the outcomes for its LockLostError. */
+  async #extend(lock: Lock, ttl: number, onFailedAttempt?: (record: AttemptRecord) => void): Promise<Lock> {
     if (!(lock instanceof Lock)) throw new TypeError('extend needs a Lock returned by acquire');
     const ttlMs = validateTtl(ttl);
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, ttlMs);
@@ -133,11 +154,11 @@ export class Redlock extends EventEmitter {
       const extend: LockOperation = { kind: 'extend', keys: lock.resources, value: lock.value, ttlMs };
       const { vote, record } = await this.#vote(extend, effective, attempt);
       if (vote.reached && record.validityMs > 0) {
-        lock.expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
-        lock.ttlMs = ttlMs;
+        lock.extendedTo(expirationMs(this.#clock.epochMs(), record.validityMs), ttlMs);
         return lock;
       }
       remember(attempts, record);
+      onFailedAttempt?.(record);
       const lost = vote.outcomes.filter((outcome) => outcome.status === 'lost').length;
       if (this.#nodes.length - lost < effective.quorum) {
         throw new ExecutionError(
@@ -154,7 +175,9 @@ export class Redlock extends EventEmitter {
           attempts,
         );
       }
-      await sleep(retryDelayMs(effective.retryDelayMs, effective.retryJitterMs, Math.random()));
+      // Never sleep through the last chance: at most half of the validity that is left.
+      const delayMs = retryDelayMs(effective.retryDelayMs, effective.retryJitterMs, Math.random());
+      await sleep(Math.min(delayMs, Math.max(0, (lock.expiration - this.#clock.epochMs()) / 2)));
     }
   }
 
@@ -165,7 +188,7 @@ export class Redlock extends EventEmitter {
   async release(lock: Lock): Promise<ReleaseResult> {
     if (!(lock instanceof Lock)) throw new TypeError('release needs a Lock returned by acquire');
     this.#assertOpen();
-    lock.released = true;
+    lock.markReleased();
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, lock.ttlMs);
     const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ttlMs: lock.ttlMs };
     const vote = await fanOut(this.#labels, this.#operation(release, effective), {
@@ -175,10 +198,42 @@ export class Redlock extends EventEmitter {
     return { released: vote.reached, heldBy: vote.granted, outcomes: vote.outcomes };
   }
 
+  /**
+   * Run `routine(signal, lock)` while holding `resources`, extending the lock automatically before
+   * its validity falls below `automaticExtensionThreshold` (with these settings). `signal` aborts
+   * with a `LockLostError` if the lock is lost. Resolves to the routine's result, or rejects with
+   * its error; the lock is released on every path, and a release problem never hides the routine's
+   * outcome.
+   */
+  using<T>(resources: string | readonly string[], ttl: number, routine: Routine<T>): Promise<T>;
+  using<T>(resources: string | readonly string[], ttl: number, settings: CallSettings, routine: Routine<T>): Promise<T>;
+  async using<T>(
+    resources: string | readonly string[],
+    ttl: number,
+    settingsOrRoutine: CallSettings | Routine<T>,
+    maybeRoutine?: Routine<T>,
+  ): Promise<T> {
+    const [settings, routine] =
+      typeof settingsOrRoutine === 'function' ? [undefined, settingsOrRoutine] : [settingsOrRoutine, maybeRoutine];
+    if (typeof routine !== 'function') {
+      throw new TypeError('using needs a routine: using(resources, ttl, [settings,] (signal, lock) => …)');
+    }
+    const lock = await this.acquire(resources, ttl, { ...settings, autoExtend: true });
+    try {
+      return await routine(lock.signal, lock);
+    } finally {
+      // A lost lock is released in the background: the outcome is known and should not wait.
+      // It rejects only when this Redlock was quit meanwhile; the routine's outcome stands regardless.
+      const release = lock.release().catch(() => undefined);
+      if (!lock.signal.aborted) await release;
+    }
+  }
+
   /** Close the clients we created (yours stay open) and stop listening to yours. */
   async quit(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const lifetime of this.#renewals.scheduled) lifetime.abandon('the Redlock was quit, so it is no longer extended');
     await Promise.all(this.#nodes.map((node) => node.close()));
   }
 

@@ -31,7 +31,27 @@ export interface Settings {
 
 /** Settings for one call: any setting, plus a signal that cancels it. */
 export interface CallSettings extends Partial<Settings> {
+  /** Cancels a pending acquire: it rejects with `signal.reason` and leaves nothing behind. */
   signal?: AbortSignal;
+  /**
+   * The lock extends itself before its validity falls below `automaticExtensionThreshold`, until
+   * released; `lock.signal` aborts if it is lost. Acquire only.
+   */
+  autoExtend?: boolean;
+}
+
+const callOnlyNames = new Set(['signal', 'autoExtend']);
+
+/**
+ * Auto-extension needs room to work: the threshold must stay below ttl − 100 ms, or the lock would
+ * be extending itself all the time.
+ */
+export function validateAutoExtension(ttlMs: number, thresholdMs: number): void {
+  if (thresholdMs >= ttlMs - 100) {
+    throw new RangeError(
+      `automaticExtensionThreshold ${thresholdMs} ms must be below the ttl − 100 ms (${ttlMs - 100} ms) for a lock that extends itself`,
+    );
+  }
 }
 
 export const defaultSettings: Readonly<Settings> = Object.freeze({
@@ -76,7 +96,7 @@ export function validateSettings(
   settings: unknown,
   nodeCount: number,
   allowCallOnly: boolean,
-): Partial<Settings> & { signal?: AbortSignal } {
+): CallSettings {
   if (settings === undefined) return {};
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
     throw new TypeError(`settings must be an object, got ${describe(settings)}`);
@@ -84,7 +104,7 @@ export function validateSettings(
   const record = settings as Record<string, unknown>;
   for (const key of Object.keys(record)) {
     if (settingNames.has(key)) continue;
-    if (allowCallOnly && key === 'signal') continue;
+    if (allowCallOnly && callOnlyNames.has(key)) continue;
     throw new TypeError(`unknown setting '${key}'; known settings: ${[...settingNames].join(', ')}`);
   }
   const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold, batching } =

@@ -1,0 +1,156 @@
+/**
+ * A lock's life after acquire: whatever keeps it alive (renewal) and whatever reports its loss
+ * (the lock-lost AbortSignal) lives here, and is stopped here — one object per lock, as an etcd
+ * Session owns its lease. Renewals are gathered into time slots so the renewals of many locks leave
+ * in the same event-loop turn, and batching turns them into one script call per master.
+ */
+import { ExecutionError, LockExpiredError, LockLostError, type AttemptRecord } from './errors.js';
+import type { Lock } from './lock.js';
+
+/**
+ * How a lifetime renews its lock: Redlock's extend, which retries while the lock is valid and
+ * reports each failed attempt (kept for the LockLostError).
+ */
+export type Extend = (lock: Lock, ttlMs: number, onFailedAttempt: (record: AttemptRecord) => void) => Promise<Lock>;
+
+export interface Renewal {
+  readonly ttlMs: number;
+  /** Renew when validity falls to this, ms. */
+  readonly thresholdMs: number;
+  readonly extend: Extend;
+  readonly scheduler: RenewalScheduler;
+}
+
+export class Lifetime {
+  readonly #controller = new AbortController();
+  #expiryTimer: NodeJS.Timeout | undefined;
+  #slot: number | undefined;
+  #stopped = false;
+  /** Failed attempts of the renewal in progress: the outcomes behind a loss. */
+  #failedAttempts: AttemptRecord[] = [];
+
+  /** `renewal` undefined: the lock is not extended automatically; the signal still reports expiry. */
+  constructor(
+    private readonly lock: Lock,
+    private readonly renewal: Renewal | undefined,
+  ) {
+    this.#armExpiry();
+    this.#scheduleRenewal();
+  }
+
+  /** Aborts, with a LockLostError as its reason, when the lock's validity ends or it is lost. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The lock was extended by hand: its validity moved. */
+  extended(): void {
+    this.#failedAttempts = [];
+    if (this.#stopped) return;
+    this.#armExpiry();
+    this.#scheduleRenewal();
+  }
+
+  /** Released (or never to be renewed again): stop every timer; the signal stays as it is. */
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#expiryTimer);
+    if (this.#slot !== undefined) this.renewal?.scheduler.remove(this, this.#slot);
+    this.#slot = undefined;
+  }
+
+  /** Abort the signal with `error` and stop. */
+  lose(error: LockLostError): void {
+    if (this.#stopped) return;
+    this.stop();
+    this.#controller.abort(error);
+  }
+
+  /** Lost for a reason outside the masters (e.g. the Redlock was quit). */
+  abandon(why: string): void {
+    this.lose(new LockLostError(this.lock.resources, why, []));
+  }
+
+  /** Called by the scheduler when this lock's renewal slot comes. */
+  renew(): void {
+    this.#slot = undefined;
+    const renewal = this.renewal;
+    if (this.#stopped || !renewal) return;
+    // On success Redlock.extend tells this lifetime (extended()), which schedules the next renewal.
+    renewal
+      .extend(this.lock, renewal.ttlMs, (record) => this.#failedAttempts.push(record))
+      .catch((error: unknown) => this.lose(lostBecause(this.lock, error)));
+  }
+
+  #armExpiry(): void {
+    clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = setTimeout(
+      () => this.lose(new LockLostError(this.lock.resources, 'its validity ended before it was extended', this.#failedAttempts)),
+      Math.max(0, this.lock.expiration - Date.now()),
+    );
+    this.#expiryTimer.unref();
+  }
+
+  #scheduleRenewal(): void {
+    const renewal = this.renewal;
+    if (!renewal) return;
+    if (this.#slot !== undefined) renewal.scheduler.remove(this, this.#slot);
+    this.#slot = renewal.scheduler.add(this, this.lock.expiration - renewal.thresholdMs);
+  }
+}
+
+function lostBecause(lock: Lock, error: unknown): LockLostError {
+  if (error instanceof LockLostError) return error;
+  if (error instanceof ExecutionError) return new LockLostError(lock.resources, error.message, error.attempts, error);
+  if (error instanceof LockExpiredError) {
+    return new LockLostError(lock.resources, 'its validity ended before it was extended', [], error);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new LockLostError(lock.resources, `extending it failed: ${message}`, [], error);
+}
+
+/**
+ * Renewals due in the same slot (50 ms) fire from one timer, in one event-loop turn, so batching
+ * sends them to each master as one script call. A slot fires at its start: a renewal is never late,
+ * at most one slot early.
+ */
+export class RenewalScheduler {
+  readonly #slots = new Map<number, { lifetimes: Set<Lifetime>; timer: NodeJS.Timeout }>();
+
+  constructor(readonly slotMs = 50) {}
+
+  /** Schedule `lifetime` to renew at `dueEpochMs` (rounded down to its slot); returns the slot. */
+  add(lifetime: Lifetime, dueEpochMs: number): number {
+    const slot = Math.floor(dueEpochMs / this.slotMs) * this.slotMs;
+    let entry = this.#slots.get(slot);
+    if (!entry) {
+      const timer = setTimeout(() => this.#fire(slot), Math.max(0, slot - Date.now()));
+      timer.unref();
+      entry = { lifetimes: new Set(), timer };
+      this.#slots.set(slot, entry);
+    }
+    entry.lifetimes.add(lifetime);
+    return slot;
+  }
+
+  remove(lifetime: Lifetime, slot: number): void {
+    const entry = this.#slots.get(slot);
+    if (!entry) return;
+    entry.lifetimes.delete(lifetime);
+    if (entry.lifetimes.size === 0) {
+      clearTimeout(entry.timer);
+      this.#slots.delete(slot);
+    }
+  }
+
+  /** Every lifetime still scheduled (for quit). */
+  get scheduled(): Lifetime[] {
+    return [...this.#slots.values()].flatMap((entry) => [...entry.lifetimes]);
+  }
+
+  #fire(slot: number): void {
+    const entry = this.#slots.get(slot);
+    this.#slots.delete(slot);
+    for (const lifetime of entry?.lifetimes ?? []) lifetime.renew();
+  }
+}

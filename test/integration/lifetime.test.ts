@@ -1,0 +1,208 @@
+/**
+ * Lock lifetime: auto-extension, the lock-lost signal, using(), `await using`. Own five masters
+ * (one test kills three of them).
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionError, LockLostError, Redlock } from '../../src/index.js';
+import { lockScript } from '../../src/scripts/index.js';
+import { startMasters, type RedisMaster } from '../harness/redis-server.js';
+import {
+  closeAll,
+  directClients,
+  eventually,
+  monitor,
+  redlockOn,
+  sleep,
+  uniquePrefix,
+  urlOf,
+  valuesOn,
+  type DirectClient,
+} from '../harness/cluster.js';
+
+let masters: RedisMaster[];
+let ports: number[];
+let direct: DirectClient[];
+const opened: Redlock[] = [];
+
+beforeAll(async () => {
+  masters = await startMasters(5);
+  ports = masters.map((master) => master.port);
+  direct = await directClients(ports);
+});
+
+afterEach(async () => {
+  for (const redlock of opened.splice(0)) await redlock.quit();
+  await Promise.all(masters.map((master) => master.heal()));
+  await eventually(() => direct.every((client) => client.isReady));
+});
+
+afterAll(async () => {
+  await closeAll(direct);
+  for (const master of masters) master.stop();
+});
+
+function lockOn(settings: Parameters<typeof redlockOn>[1] = {}): Redlock {
+  const redlock = redlockOn(ports, settings);
+  opened.push(redlock);
+  return redlock;
+}
+
+const heldBy = async (key: string, value: string): Promise<boolean> =>
+  (await valuesOn(direct, key)).filter((v) => v === value).length >= 3;
+
+describe('using()', () => {
+  it('extends the lock over 5× its ttl while another client is refused throughout, then releases', async () => {
+    const redlock = lockOn({ automaticExtensionThreshold: 300 });
+    const other = lockOn({ retryCount: 0 });
+    const key = uniquePrefix('extend5x');
+    let refusals = 0;
+    let value = '';
+    const result = await redlock.using(key('r'), 600, async (signal, lock) => {
+      value = lock.value;
+      const end = Date.now() + 3_200;
+      while (Date.now() < end) {
+        await expect(other.acquire(key('r'), 600)).rejects.toBeInstanceOf(ExecutionError);
+        refusals++;
+        expect(signal.aborted).toBe(false);
+        await sleep(150);
+      }
+      expect(lock.expiration).toBeGreaterThan(Date.now());
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(refusals).toBeGreaterThan(10);
+    await eventually(async () => (await valuesOn(direct, key('r'))).every((v) => v === null));
+    expect(value).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('uses the settings passed to it for its extensions', async () => {
+    const redlock = lockOn();
+    const key = uniquePrefix('settings');
+    // threshold 900 of ttl 1000: extends about every 100 ms (the constructor default, 500, would not).
+    const taps = await Promise.all(ports.map((port) => monitor(port)));
+    await redlock.using(key('r'), 1_000, { automaticExtensionThreshold: 850 }, () => sleep(700));
+    for (const tap of taps) tap.stop();
+    const extends_ = taps[0]!.lines.filter((line) => line.includes(lockScript.sha) && line.includes(`"${key('r')}" "e"`));
+    expect(extends_.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('the signal aborts with a LockLostError within one ttl when 3 of 5 masters are killed mid-routine', async () => {
+    const redlock = lockOn({ automaticExtensionThreshold: 400, retryDelay: 50, retryJitter: 10 });
+    const key = uniquePrefix('killed');
+    const ttl = 1_000;
+    let killedAt = 0;
+    const reason = await redlock.using(key('r'), ttl, async (signal) => {
+      await Promise.all(masters.slice(0, 3).map((master) => master.kill()));
+      killedAt = Date.now();
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      expect(Date.now() - killedAt).toBeLessThan(ttl + 200);
+      return signal.reason as unknown;
+    });
+    expect(reason).toBeInstanceOf(LockLostError);
+    const lost = reason as LockLostError;
+    expect(lost.resources).toEqual([key('r')]);
+    expect(lost.message).toMatch(/was lost/);
+    // The failed extensions' per-master outcomes: the three killed masters errored.
+    const outcomes = lost.attempts.flatMap((attempt) => attempt.outcomes.slice(0, 3));
+    expect(outcomes.length).toBeGreaterThan(0);
+    expect(outcomes.every((outcome) => outcome.status === 'error')).toBe(true);
+  });
+
+  it("the routine's error wins: a release that cannot happen never hides it", async () => {
+    const redlock = lockOn();
+    const key = uniquePrefix('precedence');
+    const failing = redlock.using(key('r'), 2_000, async () => {
+      await redlock.quit(); // release will now reject: the routine's error must still come out
+      throw new Error('routine failed');
+    });
+    await expect(failing).rejects.toThrow('routine failed');
+  });
+
+  it('after a lost lock, the result is not held back by the release', async () => {
+    const redlock = lockOn({ automaticExtensionThreshold: 400, retryDelay: 50, nodeTimeout: 1_000 });
+    const key = uniquePrefix('lostfast');
+    let routineEnd = 0;
+    const result = await redlock.using(key('r'), 1_000, async (signal) => {
+      for (const master of masters.slice(0, 3)) master.pause(); // paused: a release would wait its timeout
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      routineEnd = Date.now();
+      return 42;
+    });
+    expect(result).toBe(42);
+    expect(Date.now() - routineEnd).toBeLessThan(200);
+  });
+
+  it('releases on every exit path, and rejects bad routines and thresholds before any network call', async () => {
+    const redlock = lockOn();
+    const key = uniquePrefix('paths');
+    await expect(redlock.using(key('r'), 1_000, () => Promise.reject(new Error('x')))).rejects.toThrow('x');
+    await eventually(async () => (await valuesOn(direct, key('r'))).every((v) => v === null));
+    await expect(redlock.using(key('r'), 1_000, {} as never)).rejects.toThrow(TypeError);
+    await expect(redlock.using(key('r'), 1_000, { automaticExtensionThreshold: 900 }, () => 1)).rejects.toThrow(
+      /must be below the ttl − 100 ms \(900 ms\)/,
+    );
+  });
+});
+
+describe('autoExtend locks', () => {
+  it('keep themselves alive until released, with lock.signal staying quiet', async () => {
+    const redlock = lockOn({ automaticExtensionThreshold: 300 });
+    const key = uniquePrefix('autoextend');
+    const lock = await redlock.acquire(key('r'), 600, { autoExtend: true });
+    expect(lock.autoExtending).toBe(true);
+    await sleep(2_000);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await heldBy(key('r'), lock.value)).toBe(true);
+    expect(lock.expiration).toBeGreaterThan(Date.now());
+    await lock.release();
+    await eventually(async () => (await valuesOn(direct, key('r'))).every((v) => v === null));
+    // Released: no further extension brings the keys back.
+    await sleep(700);
+    expect(await valuesOn(direct, key('r'))).toEqual(Array(5).fill(null));
+  });
+
+  it("a plain lock's signal aborts when its validity ends", async () => {
+    const redlock = lockOn();
+    const key = uniquePrefix('plainsignal');
+    const lock = await redlock.acquire(key('r'), 300);
+    const start = Date.now();
+    await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
+    expect(Date.now() - start).toBeLessThan(400);
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+  });
+
+  it('renewals of many held locks leave in one script call per master per slot', async () => {
+    const redlock = lockOn({ automaticExtensionThreshold: 500 });
+    const key = uniquePrefix('many');
+    const count = 300;
+    const locks = await Promise.all(Array.from({ length: count }, (_, i) => redlock.acquire(key(`r${i}`), 1_000, { autoExtend: true })));
+    const tap = await monitor(ports[0]!);
+    await sleep(1_200); // at least two renewals each
+    tap.stop();
+    const extendCalls = tap.lines.filter((line) => line.includes(lockScript.sha) && line.includes('"e"'));
+    const extendOps = extendCalls.reduce((total, line) => total + line.split('"e"').length - 1, 0);
+    expect(extendOps).toBeGreaterThanOrEqual(count * 2);
+    // Acquired within a few ms of each other, they share renewal slots: many extends per call, not one.
+    expect(extendOps / extendCalls.length).toBeGreaterThanOrEqual(10);
+    expect(locks.every((lock) => !lock.signal.aborted)).toBe(true);
+    await Promise.all(locks.map((lock) => lock.release()));
+  });
+});
+
+describe('await using', () => {
+  it('real `await using` code compiled by the project TypeScript releases at scope exit', () => {
+    const fixture = fileURLToPath(new URL('../fixtures/await-using.ts', import.meta.url));
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'test/fixtures/tsconfig.json'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.status).toBe(0);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', fixture, ...ports.map(urlOf)], { cwd: root, encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ inside: 5, after: 0 });
+  });
+});
