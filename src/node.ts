@@ -10,7 +10,15 @@ import { createClient, type RedisClientOptions } from 'redis';
 import { NodeError, NodeUnavailableError } from './errors.js';
 import { Batcher, type SentBatch } from './batch.js';
 import type { Cancellation } from './quorum.js';
-import { decodeBatch, encodeBatch, lockScript, type LockOperation, type OperationReply } from './scripts/index.js';
+import {
+  decodeBatch,
+  encodeBatch,
+  lockScript,
+  releasedChannel,
+  type LockOperation,
+  type OperationReply,
+} from './scripts/index.js';
+import type { Subscription } from './waiting.js';
 import { describe } from './settings.js';
 
 /** What we need of a node-redis client; `createClient()`'s result fits. */
@@ -23,7 +31,17 @@ export interface RedisClientLike {
   off(event: string, listener: (...args: unknown[]) => void): unknown;
   close?(): Promise<unknown>;
   destroy?(): unknown;
+  /** A new client with the same options (node-redis); used for the subscriber connection. */
+  duplicate?(): SubscriberClient;
   readonly options?: { url?: string; socket?: object; disableOfflineQueue?: boolean } | undefined;
+}
+
+/** The part of a duplicated node-redis client a release subscription uses. */
+export interface SubscriberClient {
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  destroy(): unknown;
 }
 
 /** A master: a client you created (never closed by us), or a URL / client options (we own those). */
@@ -121,6 +139,28 @@ export class RedisNode {
     } finally {
       if (withdraw) this.#inFlight.delete(withdraw);
     }
+  }
+
+  /**
+   * Subscribe to this master's release announcements on a connection of its own (a duplicate of
+   * the client, which we close). Without `duplicate()` there is no subscription: waiters poll.
+   */
+  subscribeReleases(onMessage: (message: string) => void): Subscription {
+    const subscriber = this.#closed ? undefined : this.client.duplicate?.();
+    if (!subscriber) return { close: () => Promise.resolve() };
+    subscriber.on('error', ignore);
+    let closed = false;
+    subscriber
+      .connect()
+      .then(() => (closed ? undefined : subscriber.subscribe(releasedChannel, onMessage)))
+      .catch(ignore); // a master that is down: waiters still wake on PTTL and retryDelay
+    return {
+      close: () => {
+        closed = true;
+        subscriber.destroy();
+        return Promise.resolve();
+      },
+    };
   }
 
   async close(): Promise<void> {

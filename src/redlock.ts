@@ -15,6 +15,7 @@ import {
 } from './errors.js';
 import { RenewalScheduler } from './lifetime.js';
 import { Lock } from './lock.js';
+import { Notifier, type Waiter } from './waiting.js';
 import { RedisNode, type NodeInput } from './node.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
 import type { LockOperation, OperationKind, OperationReply } from './scripts/index.js';
@@ -51,6 +52,7 @@ export class Redlock extends EventEmitter {
   readonly #settings: Partial<Settings>;
   readonly #clock: Clock = systemClock;
   readonly #renewals = new RenewalScheduler();
+  readonly #notifier: Notifier;
   #closed = false;
 
   /**
@@ -79,6 +81,7 @@ export class Redlock extends EventEmitter {
     });
     this.#nodes = built;
     this.#labels = labels;
+    this.#notifier = new Notifier(built.map((node) => (onMessage) => node.subscribeReleases(onMessage)));
     for (const node of built) node.start();
   }
 
@@ -93,36 +96,63 @@ export class Redlock extends EventEmitter {
     signal?.throwIfAborted();
 
     const attempts: AttemptRecord[] = [];
-    for (let attempt = 1; ; attempt++) {
-      const value = newLockValue();
-      const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs };
-      const { vote, record } = await this.#vote(acquire, effective, attempt, signal);
-      if (vote.reached && record.validityMs > 0) {
-        const expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
-        const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings);
-        if (autoExtend) {
-          lock.keepAlive({
-            ttlMs,
-            thresholdMs: effective.automaticExtensionThresholdMs,
-            extend: (held, ttl, onFailedAttempt) => this.#extend(held, ttl, onFailedAttempt),
-            scheduler: this.#renewals,
-          });
+    let waiter: Waiter | undefined;
+    try {
+      if (this.#notifier.hasWaiters(keys)) {
+        // Others in this process already wait for these keys: queue behind them, don't barge in.
+        waiter = this.#notifier.register(keys);
+        await waiter.sleep(fallbackDelayMs(effective), signal);
+      }
+      for (let attempt = 1; ; attempt++) {
+        const value = newLockValue();
+        const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs };
+        const { vote, record } = await this.#vote(acquire, effective, attempt, signal);
+        if (vote.reached && record.validityMs > 0) {
+          waiter?.leave(true);
+          waiter = undefined;
+          return this.#newLock(keys, value, record, attempt, ttlMs, callSettings, effective, autoExtend);
         }
-        return lock;
+        remember(attempts, record);
+        // Every master, including those that timed out: a delayed SET may still land.
+        const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs }, effective);
+        const exhausted = effective.retryCount !== -1 && attempt > effective.retryCount;
+        try {
+          if (exhausted) throw new ExecutionError(acquireFailure(keys, attempt, effective, record), keys, attempts);
+          waiter ??= this.#notifier.register(keys);
+          waiter.ownValue = value;
+          await waiter.sleep(waitMs(record, effective), signal);
+        } catch (error) {
+          // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land.
+          await rollback;
+          throw error;
+        }
       }
-      remember(attempts, record);
-      // Every master, including those that timed out: a delayed SET may still land.
-      const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs }, effective);
-      const exhausted = effective.retryCount !== -1 && attempt > effective.retryCount;
-      try {
-        if (exhausted) throw new ExecutionError(acquireFailure(keys, attempt, effective, record), keys, attempts);
-        await sleep(retryDelayMs(effective.retryDelayMs, effective.retryJitterMs, Math.random()), signal);
-      } catch (error) {
-        // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land.
-        await rollback;
-        throw error;
-      }
+    } finally {
+      waiter?.leave(false);
     }
+  }
+
+  #newLock(
+    keys: readonly string[],
+    value: string,
+    record: AttemptRecord,
+    attempt: number,
+    ttlMs: number,
+    callSettings: Partial<Settings>,
+    effective: EffectiveSettings,
+    autoExtend: boolean | undefined,
+  ): Lock {
+    const expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
+    const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings);
+    if (autoExtend) {
+      lock.keepAlive({
+        ttlMs,
+        thresholdMs: effective.automaticExtensionThresholdMs,
+        extend: (held, ttl, onFailedAttempt) => this.#extend(held, ttl, onFailedAttempt),
+        scheduler: this.#renewals,
+      });
+    }
+    return lock;
   }
 
   /**
@@ -195,6 +225,8 @@ export class Redlock extends EventEmitter {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
     });
+    // Waiters in this process need not wait for the masters' announcements.
+    if (vote.granted > 0) for (const key of lock.resources) this.#notifier.released(key, lock.value);
     return { released: vote.reached, heldBy: vote.granted, outcomes: vote.outcomes };
   }
 
@@ -234,6 +266,7 @@ export class Redlock extends EventEmitter {
     if (this.#closed) return;
     this.#closed = true;
     for (const lifetime of this.#renewals.scheduled) lifetime.abandon('the Redlock was quit, so it is no longer extended');
+    await this.#notifier.close();
     await Promise.all(this.#nodes.map((node) => node.close()));
   }
 
@@ -294,6 +327,21 @@ export class Redlock extends EventEmitter {
 function outcomeOf(kind: OperationKind, reply: OperationReply): Pick<NodeOutcome, 'status' | 'pttlMs'> {
   if (kind === 'acquire') return reply.status === 1 ? { status: 'granted' } : { status: 'locked', pttlMs: reply.detail };
   return { status: reply.status > 0 ? 'granted' : 'lost' };
+}
+
+function fallbackDelayMs(effective: EffectiveSettings): number {
+  return retryDelayMs(effective.retryDelayMs, effective.retryJitterMs, Math.random());
+}
+
+/**
+ * How long a refused attempt sleeps (a release announcement wakes it sooner): retryDelay ± jitter,
+ * or less when the masters said the blocking keys expire sooner than that.
+ */
+function waitMs(record: AttemptRecord, effective: EffectiveSettings): number {
+  const pttls = record.outcomes.filter((outcome) => outcome.status === 'locked').map((outcome) => outcome.pttlMs ?? -1);
+  const fallback = fallbackDelayMs(effective);
+  if (pttls.length === 0 || pttls.some((pttl) => pttl < 0)) return fallback;
+  return Math.min(fallback, Math.max(...pttls) + 1);
 }
 
 function remember(attempts: AttemptRecord[], record: AttemptRecord): void {

@@ -38,7 +38,9 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *   acquire {1, 0} no key existed, every key is now the value with PX ttl
  *           {0, pttl} a key exists (of any type): nothing written; pttl is its remaining ms (−1 = none)
  *   extend  {1, 0} every key held the value and now expires in ttl ms; {0, 0} one did not, nothing changed
- *   release {n, 0} n keys held the value and were deleted (compare-and-delete, never a blind DEL)
+ *   release {n, 0} n keys held the value and were deleted (compare-and-delete, never a blind DEL);
+ *           each deleted key is announced on the channel redlock-quorum:released as "<value>:<key>",
+ *           so waiters wake at once instead of polling
  * Operations run in order, so a batch behaves exactly like the same calls sent one by one, and one
  * operation's refusal never affects another's. `redis.pcall('GET', …)` treats a key of another type
  * as "not ours" instead of failing the batch.
@@ -72,7 +74,10 @@ for i = 1, #ARGV, 4 do
   else
     status = 0
     for k = first, last do
-      if redis.pcall('GET', KEYS[k]) == value then status = status + redis.call('DEL', KEYS[k]) end
+      if redis.pcall('GET', KEYS[k]) == value then
+        status = status + redis.call('DEL', KEYS[k])
+        redis.call('PUBLISH', 'redlock-quorum:released', value .. ':' .. KEYS[k])
+      end
     end
   end
   reply[#reply + 1] = status
@@ -80,6 +85,15 @@ for i = 1, #ARGV, 4 do
   first = last + 1
 end
 return reply`;
+
+/** Where the script announces released keys; messages are `<value>:<key>`. */
+export const releasedChannel = 'redlock-quorum:released';
+
+/** Split a release announcement into the released lock's value and the key. */
+export function parseReleased(message: string): { value: string; key: string } | undefined {
+  const colon = message.indexOf(':');
+  return colon < 0 ? undefined : { value: message.slice(0, colon), key: message.slice(colon + 1) };
+}
 
 export const lockScript = { source, sha: createHash('sha1').update(source).digest('hex') } as const;
 

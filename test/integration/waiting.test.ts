@@ -1,0 +1,122 @@
+/**
+ * Waiting without polling: a release announcement (PUBLISH from the release script) or the
+ * blocking key's PTTL wakes a waiter, long before its retryDelay. Own three masters, so the
+ * subscriber count on them is this file's alone.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Redlock } from '../../src/index.js';
+import { releasedChannel } from '../../src/scripts/index.js';
+import { startMasters, type RedisMaster } from '../harness/redis-server.js';
+import { closeAll, directClients, eventually, redlockOn, sleep, uniquePrefix, type DirectClient } from '../harness/cluster.js';
+
+let masters: RedisMaster[];
+let ports: number[];
+let direct: DirectClient[];
+const opened: Redlock[] = [];
+
+beforeAll(async () => {
+  masters = await startMasters(3);
+  ports = masters.map((master) => master.port);
+  direct = await directClients(ports);
+});
+
+afterEach(async () => {
+  for (const redlock of opened.splice(0)) await redlock.quit();
+});
+
+afterAll(async () => {
+  await closeAll(direct);
+  for (const master of masters) master.stop();
+});
+
+function lockOn(settings: Parameters<typeof redlockOn>[1] = {}): Redlock {
+  const redlock = redlockOn(ports, settings);
+  opened.push(redlock);
+  return redlock;
+}
+
+/** Subscribers to the release channel on each master. */
+async function subscribers(): Promise<number[]> {
+  return Promise.all(
+    direct.map(async (client) => {
+      const reply = (await client.sendCommand(['PUBSUB', 'NUMSUB', releasedChannel])) as [string, number];
+      return Number(reply[1]);
+    }),
+  );
+}
+
+describe('waiting', () => {
+  it('a waiter in another Redlock (process) wakes on the release announcement, not after retryDelay', async () => {
+    const holder = lockOn();
+    const waiting = lockOn({ retryDelay: 5_000, retryJitter: 0 });
+    const key = uniquePrefix('announce');
+    const held = await holder.acquire(key('r'), 10_000);
+    const pending = waiting.acquire(key('r'), 10_000);
+    await sleep(150); // the waiter tried, was refused, and sleeps (up to 5 s)
+    const releasedAt = performance.now();
+    await held.release();
+    const next = await pending;
+    expect(performance.now() - releasedAt).toBeLessThan(150);
+    expect(next.attempts).toBe(2);
+    await next.release();
+  });
+
+  it('a waiter in the same Redlock wakes as soon as the release is decided', async () => {
+    const redlock = lockOn({ retryDelay: 5_000, retryJitter: 0 });
+    const key = uniquePrefix('local');
+    const held = await redlock.acquire(key('r'), 10_000);
+    const pending = redlock.acquire(key('r'), 10_000);
+    await sleep(100);
+    const releasedAt = performance.now();
+    await held.release();
+    const next = await pending;
+    expect(performance.now() - releasedAt).toBeLessThan(100);
+    await next.release();
+  });
+
+  it("a waiter wakes at the blocking key's PTTL when nobody releases it", async () => {
+    const redlock = lockOn({ retryDelay: 5_000, retryJitter: 0 });
+    const key = uniquePrefix('pttl');
+    await Promise.all(direct.map((client) => client.set(key('r'), 'crashed-holder', { PX: 300 })));
+    const start = performance.now();
+    const lock = await redlock.acquire(key('r'), 10_000);
+    const waited = performance.now() - start;
+    expect(waited).toBeGreaterThanOrEqual(250);
+    expect(waited).toBeLessThan(1_000);
+    await lock.release();
+  });
+
+  it('subscriber connections exist only while someone waits', async () => {
+    const redlock = lockOn({ retryDelay: 5_000, retryJitter: 0 });
+    const key = uniquePrefix('lazy');
+    expect(await subscribers()).toEqual([0, 0, 0]);
+    const held = await redlock.acquire(key('r'), 10_000);
+    expect(await subscribers()).toEqual([0, 0, 0]); // nobody waits yet
+    const pending = redlock.acquire(key('r'), 10_000);
+    await eventually(async () => (await subscribers()).every((count) => count === 1));
+    await held.release();
+    await (await pending).release();
+    await eventually(async () => (await subscribers()).every((count) => count === 0), 3_000);
+  });
+
+  it('waiters in one process are served first come, first served', async () => {
+    const redlock = lockOn({ retryDelay: 2_000, retryJitter: 0 });
+    const key = uniquePrefix('fifo');
+    const order: string[] = [];
+    const held = await redlock.acquire(key('r'), 10_000);
+    const worker = async (name: string): Promise<void> => {
+      const lock = await redlock.acquire(key('r'), 10_000);
+      order.push(name);
+      await sleep(20);
+      await lock.release();
+    };
+    const workers: Array<Promise<void>> = [];
+    for (const name of ['first', 'second', 'third', 'fourth']) {
+      workers.push(worker(name));
+      await sleep(30); // each is refused and queued before the next arrives
+    }
+    await held.release();
+    await Promise.all(workers);
+    expect(order).toEqual(['first', 'second', 'third', 'fourth']);
+  });
+});
