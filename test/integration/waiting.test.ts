@@ -39,7 +39,7 @@ function lockOn(settings: Parameters<typeof redlockOn>[1] = {}): Redlock {
 async function subscribers(): Promise<number[]> {
   return Promise.all(
     direct.map(async (client) => {
-      const reply = (await client.sendCommand(['PUBSUB', 'NUMSUB', releasedChannel])) as [string, number];
+      const reply = await client.sendCommand<[string, number]>(['PUBSUB', 'NUMSUB', releasedChannel]);
       return Number(reply[1]);
     }),
   );
