@@ -17,6 +17,7 @@ export interface Row {
   readonly p999Ms: number;
   readonly jain?: number;
   readonly maxWaitMs?: number;
+  readonly handoffP50Ms?: number;
 }
 
 export function rowOf(scenario: string, contender: string, label: string, tally: Tally, hotKey: boolean): Row {
@@ -33,7 +34,13 @@ export function rowOf(scenario: string, contender: string, label: string, tally:
     p90Ms: ms(90),
     p99Ms: ms(99),
     p999Ms: ms(99.9),
-    ...(hotKey ? { jain: jainIndex(tally.perWorker), maxWaitMs: tally.maxWaitMs } : {}),
+    ...(hotKey
+      ? {
+          jain: jainIndex(tally.perWorker),
+          maxWaitMs: tally.maxWaitMs,
+          handoffP50Ms: tally.handoffUs.totalCount ? tally.handoffUs.getValueAtPercentile(50) / 1000 : Number.NaN,
+        }
+      : {}),
   };
 }
 
@@ -44,14 +51,14 @@ function note(row: Row, deadlineMs: number): string {
   return row.failures > 0 ? `${row.failures} failed` : '';
 }
 
-export function markdownTable(title: string, rows: readonly Row[], deadlineMs: number): string {
+export function markdownTable(title: string, rows: readonly Row[], deadlineMs: number, rttMs: number): string {
   const hotKey = rows.some((row) => row.jain !== undefined);
   const header = hotKey
-    ? '| library | ops/s | Jain | max wait ms | p50 ms | p99 ms | notes |\n|---|---:|---:|---:|---:|---:|---|'
+    ? '| library | ops/s | Jain | hand-off p50 ms (round trips) | max wait ms | cycle p50 ms | cycle p99 ms | notes |\n|---|---:|---:|---:|---:|---:|---:|---|'
     : '| library | ops/s | p50 ms | p90 ms | p99 ms | p99.9 ms | notes |\n|---|---:|---:|---:|---:|---:|---|';
   const lines = rows.map((row) =>
     hotKey
-      ? `| ${row.contender} | ${fixed(row.opsPerSecond, 0)} | ${fixed(row.jain ?? Number.NaN, 3)} | ${fixed(row.maxWaitMs ?? Number.NaN, 0)} | ${fixed(row.p50Ms)} | ${fixed(row.p99Ms)} | ${note(row, deadlineMs)} |`
+      ? `| ${row.contender} | ${fixed(row.opsPerSecond, 0)} | ${fixed(row.jain ?? Number.NaN, 3)} | ${fixed(row.handoffP50Ms ?? Number.NaN)} (${fixed((row.handoffP50Ms ?? Number.NaN) / rttMs, 1)}) | ${fixed(row.maxWaitMs ?? Number.NaN, 0)} | ${fixed(row.p50Ms)} | ${fixed(row.p99Ms)} | ${note(row, deadlineMs)} |`
       : `| ${row.contender} | ${fixed(row.opsPerSecond, 0)} | ${fixed(row.p50Ms, 3)} | ${fixed(row.p90Ms, 3)} | ${fixed(row.p99Ms, 3)} | ${fixed(row.p999Ms, 3)} | ${note(row, deadlineMs)} |`,
   );
   return `### ${title}\n\n${header}\n${lines.join('\n')}\n`;

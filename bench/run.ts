@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { SingleBar, Presets } from 'cli-progress';
+import { createClient } from 'redis';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
 import { ProxyProcess } from './faults.js';
 import { contenders, type Contender, type ContenderSpec, type Profile } from './libraries.js';
@@ -44,6 +45,8 @@ interface Scenario {
 }
 
 const rows: Row[] = [];
+/** One round trip to a master (median PING), the unit for hand-off latency. */
+let rttMs = Number.NaN;
 const tables: string[] = [];
 let masters: RedisMaster[] = [];
 let proxies: ProxyProcess | undefined;
@@ -58,6 +61,7 @@ async function main(): Promise<void> {
   if (!external) masters = await startMasters(5);
   const urls = external ?? masters.map((master) => master.url);
   const firstPort = Number(new URL(urls[0]!).port || 6379);
+  rttMs = await measureRtt(urls[0]!);
   const loopback = ['127.0.0.1', 'localhost'].includes(new URL(urls[0]!).hostname);
 
   const sequential = (id: string, title: string, [rounds, cycles]: number[]): Scenario => ({
@@ -146,7 +150,7 @@ async function runGroup(
     }
     const scenarioRows = specs.map((spec, i) => rowOf(scenario.id, spec.name, spec.label, tallies[i]!, scenario.hotKey));
     rows.push(...scenarioRows);
-    tables.push(markdownTable(scenario.title, scenarioRows, scenario.deadlineMs));
+    tables.push(markdownTable(scenario.title, scenarioRows, scenario.deadlineMs, rttMs));
   }
   await clearFault?.();
   for (const contender of created) await contender.close();
@@ -159,7 +163,7 @@ function report(nodeCount: number, external: boolean, faulty: boolean): void {
   const masterText = external ? `${nodeCount} masters from REDLOCK_NODES` : `${nodeCount} local redis-server masters`;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const command = `npm run bench${quick || only ? ' --' : ''}${quick ? ' --quick' : ''}${only ? ` --only ${[...only].join(',')}` : ''}`;
-  const header = `## Benchmark — \`${command}\`\n\n${new Date().toISOString().slice(0, 10)} · ${machine} · ${masterText} · ttl 10 s · per-call deadline ${DEADLINE_MS} ms (hot key ${HOT_KEY_DEADLINE_MS / 1000} s)\n`;
+  const header = `## Benchmark — \`${command}\`\n\n${new Date().toISOString().slice(0, 10)} · ${machine} · ${masterText} · ttl 10 s · per-call deadline ${DEADLINE_MS} ms (hot key ${HOT_KEY_DEADLINE_MS / 1000} s) · one round trip (PING p50) ${rttMs.toFixed(3)} ms\n`;
   const summary = targets(faulty);
   const markdown = [header, ...tables, summary].join('\n');
   console.log(`\n${markdown}`);
@@ -172,6 +176,18 @@ function report(nodeCount: number, external: boolean, faulty: boolean): void {
     writeFileSync(`${resultsDir}latest.md`, `${markdown}\n`);
   }
   console.log(`results: bench/results/${stamp}.json, bench/results/${stamp}.svg`);
+}
+
+async function measureRtt(url: string): Promise<number> {
+  const client = await createClient({ url }).connect();
+  const samples: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const start = performance.now();
+    await client.ping();
+    samples.push(performance.now() - start);
+  }
+  await client.close();
+  return samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
 }
 
 /** The issue's targets as ratios from this run. */
@@ -190,6 +206,12 @@ function targets(faulty: boolean): string {
   if (oursS1 && floor && oursS1Plain) {
     lines.push(
       `- S1 p50: ${(oursS1.p50Ms / floor.p50Ms).toFixed(2)}× the raw floor's p50 (batching off: ${(oursS1Plain.p50Ms / floor.p50Ms).toFixed(2)}×; target ≤ 1.10×)`,
+    );
+  }
+  const oursS3 = find('S3', 'ours');
+  if (oursS3?.jain !== undefined) {
+    lines.push(
+      `- S3: Jain ${oursS3.jain.toFixed(3)} (target ≥ 0.9), hand-off p50 ${((oursS3.handoffP50Ms ?? Number.NaN) / rttMs).toFixed(1)} round trips (target ≤ 3)`,
     );
   }
   const oursS4 = find('S4 S1', 'ours');

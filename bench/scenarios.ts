@@ -17,6 +17,8 @@ export interface Tally {
   /** Hot key only: cycles per worker, and the longest single wait for the lock. */
   perWorker: number[];
   maxWaitMs: number;
+  /** Hot key only: from one holder's release resolving to the next holder's acquire resolving. */
+  readonly handoffUs: hdr.Histogram;
 }
 
 export function newTally(): Tally {
@@ -28,6 +30,7 @@ export function newTally(): Tally {
     measuredMs: 0,
     perWorker: [],
     maxWaitMs: 0,
+    handoffUs: hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 }),
   };
 }
 
@@ -51,23 +54,32 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /** One cycle, timed; `sectionMs` of work while holding the lock. */
-async function cycle(options: SliceOptions, key: string, sectionMs: number): Promise<{ waitMs: number; ok: boolean }> {
+interface CycleResult {
+  readonly ok: boolean;
+  readonly waitMs: number;
+  readonly acquiredAt: number;
+  readonly releasedAt: number;
+}
+
+async function cycle(options: SliceOptions, key: string, sectionMs: number): Promise<CycleResult> {
   const start = performance.now();
   try {
     const held = await withDeadline(options.contender.acquire(key, TTL_MS), options.deadlineMs);
-    const waitMs = performance.now() - start;
+    const acquiredAt = performance.now();
     if (sectionMs > 0) await new Promise((resolve) => setTimeout(resolve, sectionMs));
     await withDeadline(held.release(), options.deadlineMs);
-    options.tally.latencyUs.recordValue(Math.max(1, Math.round((performance.now() - start) * 1000)));
+    const releasedAt = performance.now();
+    options.tally.latencyUs.recordValue(Math.max(1, Math.round((releasedAt - start) * 1000)));
     options.tally.cycles++;
-    return { waitMs, ok: true };
+    return { ok: true, waitMs: acquiredAt - start, acquiredAt, releasedAt };
   } catch (error) {
     if (error instanceof Hung) {
       options.tally.hung++;
       throw error;
     }
     options.tally.failures++;
-    return { waitMs: performance.now() - start, ok: false };
+    const now = performance.now();
+    return { ok: false, waitMs: now - start, acquiredAt: now, releasedAt: now };
   }
 }
 
@@ -107,13 +119,20 @@ export async function hotKeySlice(options: SliceOptions, workers: number, durati
   const end = start + durationMs;
   const perWorker = Array.from({ length: workers }, () => 0);
   let stop = false;
+  let lastReleasedAt = 0;
   await Promise.all(
     perWorker.map(async (_, worker) => {
       try {
         while (!stop && performance.now() < end) {
-          const { waitMs, ok } = await cycle(options, options.keyPrefix, sectionMs);
-          if (ok) perWorker[worker]!++;
+          const { waitMs, ok, acquiredAt, releasedAt } = await cycle(options, options.keyPrefix, sectionMs);
+          if (!ok) continue;
+          perWorker[worker]!++;
           options.tally.maxWaitMs = Math.max(options.tally.maxWaitMs, waitMs);
+          // A hand-off: this worker waited, and got the lock after the previous holder let go.
+          if (lastReleasedAt > 0 && acquiredAt > lastReleasedAt && waitMs > acquiredAt - lastReleasedAt) {
+            options.tally.handoffUs.recordValue(Math.max(1, Math.round((acquiredAt - lastReleasedAt) * 1000)));
+          }
+          lastReleasedAt = releasedAt;
         }
       } catch {
         stop = true;
