@@ -81,6 +81,24 @@ export class LockLostError extends Error {
   }
 }
 
+/**
+ * A nested acquire inside a `using()` routine asked for some resources the routine holds and some
+ * it does not (or ones held by different locks): re-entering is impossible and going to the
+ * masters would wait for this very routine. Acquire disjoint resources, or all in the outer call.
+ */
+export class ReentrancyError extends Error {
+  override name = 'ReentrancyError';
+  constructor(
+    readonly resources: readonly string[],
+    readonly held: readonly string[],
+  ) {
+    super(
+      `cannot acquire ${formatResources(resources)} inside a routine that holds ${formatResources(held)} of them ` +
+        'under other or partial locks: that would wait for itself; acquire disjoint resources, or all of them in the outer call',
+    );
+  }
+}
+
 /** `extend` of a lock that was released. */
 export class LockReleasedError extends Error {
   override name = 'LockReleasedError';

@@ -7,6 +7,7 @@ export {
   LockReleasedError,
   NodeError,
   NodeUnavailableError,
+  ReentrancyError,
   RedlockClosedError,
   type AttemptRecord,
   type NodeOutcome,

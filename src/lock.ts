@@ -1,6 +1,8 @@
 /**
  * A held lock. Its methods delegate to the Redlock that made it; its timers (renewal, the
- * lock-lost signal) belong to its Lifetime.
+ * lock-lost signal) belong to its Lifetime. A lock re-entered inside a `using()` routine that
+ * already holds its resources is a view of the outer lock: same value, expiration and signal, and
+ * its release frees nothing.
  */
 import { Lifetime, type Renewal } from './lifetime.js';
 import type { Settings } from './settings.js';
@@ -13,8 +15,12 @@ export interface LockOwner {
 }
 
 export class Lock {
+  #expiration: number;
   #released = false;
   #lifetime: Lifetime | undefined;
+  #autoExtending = false;
+  /** For a re-entered lock: the lock that really holds the resources. */
+  readonly #outer: Lock | undefined;
 
   constructor(
     private readonly owner: LockOwner,
@@ -22,19 +28,42 @@ export class Lock {
     readonly resources: readonly string[],
     /** The random value (128 bits, hex) set on every key; unique to this attempt. */
     readonly value: string,
-    /** Epoch ms (`Date.now()` basis) at which this lock's validity ends. */
-    public expiration: number,
-    /** Attempts used to acquire it (1 = first try). */
+    expiration: number,
+    /** Attempts used to acquire it (1 = first try; 0 = re-entered, no network call). */
     readonly attempts: number,
     /** @internal the ttl of the last acquire or extend. */
     public ttlMs: number,
     /** @internal the per-call settings this lock was acquired with; extend and release use them too. */
     readonly callSettings: Partial<Settings>,
-  ) {}
+    outer?: Lock,
+  ) {
+    this.#expiration = expiration;
+    this.#outer = outer;
+  }
+
+  /** @internal a view of `outer` for a nested acquire of resources it holds. */
+  static reentered(owner: LockOwner, outer: Lock, resources: readonly string[]): Lock {
+    return new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer);
+  }
+
+  /** Epoch ms (`Date.now()` basis) at which this lock's validity ends. */
+  get expiration(): number {
+    return this.#outer ? this.#outer.expiration : this.#expiration;
+  }
 
   /** True once `release()` was called: a released lock cannot be extended. */
   get released(): boolean {
     return this.#released;
+  }
+
+  /** True for a lock re-entered inside a routine that already held its resources. */
+  get reentered(): boolean {
+    return this.#outer !== undefined;
+  }
+
+  /** @internal the lock that really holds the resources (itself, unless re-entered). */
+  get holder(): Lock {
+    return this.#outer ?? this;
   }
 
   /**
@@ -42,15 +71,15 @@ export class Lock {
    * definitively failed — with a `LockLostError` as `signal.reason`. Not aborted by release.
    */
   get signal(): AbortSignal {
+    if (this.#outer) return this.#outer.signal;
     this.#lifetime ??= new Lifetime(this, undefined);
     return this.#lifetime.signal;
   }
 
   /** True for a lock acquired with `autoExtend` (or by `using`), which extends itself until released. */
   get autoExtending(): boolean {
-    return this.#autoExtending;
+    return this.#outer ? this.#outer.autoExtending : this.#autoExtending;
   }
-  #autoExtending = false;
 
   /** @internal keep this lock alive until released. */
   keepAlive(renewal: Renewal): void {
@@ -59,14 +88,9 @@ export class Lock {
     this.#lifetime = new Lifetime(this, renewal);
   }
 
-  /** @internal the lifetime, if any (Redlock stops them all on quit). */
-  get lifetime(): Lifetime | undefined {
-    return this.#lifetime;
-  }
-
   /** @internal an extend succeeded. */
   extendedTo(expiration: number, ttlMs: number): void {
-    this.expiration = expiration;
+    this.#expiration = expiration;
     this.ttlMs = ttlMs;
     this.#lifetime?.extended();
   }
@@ -78,17 +102,28 @@ export class Lock {
   }
 
   /** Extend to `ttl` ms from now on a quorum; resolves to this lock with `expiration` moved. */
-  extend(ttl: number): Promise<Lock> {
+  async extend(ttl: number): Promise<Lock> {
+    if (this.#outer) {
+      await this.owner.extend(this.#outer, ttl);
+      return this;
+    }
     return this.owner.extend(this, ttl);
   }
 
-  /** Compare-and-delete on every master; resolves once a quorum answered. */
+  /**
+   * Compare-and-delete on every master; resolves once a quorum answered. A re-entered lock's
+   * release frees nothing (the outer holder keeps the resources) and makes no network call.
+   */
   release(): Promise<ReleaseResult> {
+    if (this.#outer) {
+      this.#released = true;
+      return Promise.resolve({ released: false, heldBy: 0, outcomes: [] });
+    }
     return this.owner.release(this);
   }
 
   /** `await using lock = await redlock.acquire(…)` releases on scope exit. */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (!this.released) await this.release();
+    if (!this.#released) await this.release();
   }
 }

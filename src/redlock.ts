@@ -2,11 +2,13 @@
  * Redlock: settings, and acquire / extend / release as the algorithm in DESIGN.md describes.
  * Orchestration only: the fan-out is quorum.ts, timing maths validity.ts, I/O node.ts.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import {
   ExecutionError,
   LockExpiredError,
   LockReleasedError,
+  ReentrancyError,
   RedlockClosedError,
   formatResources,
   type AttemptRecord,
@@ -53,6 +55,8 @@ export class Redlock extends EventEmitter {
   readonly #clock: Clock = systemClock;
   readonly #renewals = new RenewalScheduler();
   readonly #notifier: Notifier;
+  /** Per async chain: the resources held by enclosing `using()` routines, and by which lock. */
+  readonly #scope = new AsyncLocalStorage<ReadonlyMap<string, Lock>>();
   #closed = false;
 
   /**
@@ -94,6 +98,8 @@ export class Redlock extends EventEmitter {
     if (autoExtend) validateAutoExtension(ttlMs, effective.automaticExtensionThresholdMs);
     this.#assertOpen();
     signal?.throwIfAborted();
+    const outer = effective.reentrant ? this.#heldInScope(keys) : undefined;
+    if (outer) return Lock.reentered(this, outer, keys);
 
     const attempts: AttemptRecord[] = [];
     let waiter: Waiter | undefined;
@@ -132,6 +138,22 @@ export class Redlock extends EventEmitter {
     }
   }
 
+  /**
+   * The lock an enclosing `using()` routine holds all of `keys` with, if any (and still valid).
+   * Throws ReentrancyError for a partial overlap, which would otherwise wait for itself.
+   */
+  #heldInScope(keys: readonly string[]): Lock | undefined {
+    const scope = this.#scope.getStore();
+    if (!scope) return undefined;
+    const holders = keys.map((key) => scope.get(key));
+    const live = (lock: Lock | undefined): lock is Lock =>
+      lock !== undefined && !lock.released && this.#clock.epochMs() < lock.expiration;
+    if (!holders.some(live)) return undefined;
+    const first = holders[0];
+    if (live(first) && holders.every((lock) => lock === first)) return first;
+    throw new ReentrancyError(keys, keys.filter((_, i) => live(holders[i])));
+  }
+
   #newLock(
     keys: readonly string[],
     value: string,
@@ -160,6 +182,7 @@ export class Redlock extends EventEmitter {
    * recomputed from this extend's own start. Retries failed attempts while the lock is valid.
    */
   extend(lock: Lock, ttl: number): Promise<Lock> {
+    if (lock instanceof Lock && lock.reentered) return lock.extend(ttl);
     return this.#extend(lock, ttl);
   }
 
@@ -217,6 +240,7 @@ export class Redlock extends EventEmitter {
    */
   async release(lock: Lock): Promise<ReleaseResult> {
     if (!(lock instanceof Lock)) throw new TypeError('release needs a Lock returned by acquire');
+    if (lock.reentered) return lock.release();
     this.#assertOpen();
     lock.markReleased();
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, lock.ttlMs);
@@ -252,7 +276,10 @@ export class Redlock extends EventEmitter {
     }
     const lock = await this.acquire(resources, ttl, { ...settings, autoExtend: true });
     try {
-      return await routine(lock.signal, lock);
+      // The routine's async chain is a reentrancy scope: nested calls see what it holds.
+      const scope = new Map(this.#scope.getStore());
+      for (const key of lock.resources) scope.set(key, lock.holder);
+      return await this.#scope.run(scope, () => routine(lock.signal, lock));
     } finally {
       // A lost lock is released in the background: the outcome is known and should not wait.
       // It rejects only when this Redlock was quit meanwhile; the routine's outcome stands regardless.

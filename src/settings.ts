@@ -27,6 +27,11 @@ export interface Settings {
    * semantics either way; off sends every operation as its own call. Default true.
    */
   batching: boolean;
+  /**
+   * Inside a `using()` routine, a nested `using()` / `acquire()` of resources the routine holds
+   * re-enters: no network call, and its release frees nothing. Default true.
+   */
+  reentrant: boolean;
 }
 
 /** Settings for one call: any setting, plus a signal that cancels it. */
@@ -63,6 +68,7 @@ export const defaultSettings: Readonly<Settings> = Object.freeze({
   quorum: undefined,
   automaticExtensionThreshold: 500,
   batching: true,
+  reentrant: true,
 });
 
 const settingNames = new Set<string>(Object.keys(defaultSettings));
@@ -77,6 +83,7 @@ export interface EffectiveSettings {
   readonly quorum: number;
   readonly automaticExtensionThresholdMs: number;
   readonly batching: boolean;
+  readonly reentrant: boolean;
 }
 
 /** The default per-master timeout for a ttl; see `Settings.nodeTimeout` and the README for why. */
@@ -107,10 +114,10 @@ export function validateSettings(
     if (allowCallOnly && callOnlyNames.has(key)) continue;
     throw new TypeError(`unknown setting '${key}'; known settings: ${[...settingNames].join(', ')}`);
   }
-  const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold, batching } =
-    record;
-  if (batching !== undefined && typeof batching !== 'boolean') {
-    throw new TypeError(`batching must be a boolean, got ${describe(batching)}`);
+  const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold } = record;
+  for (const name of ['batching', 'reentrant'] as const) {
+    const value = record[name];
+    if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);
   }
   if (driftFactor !== undefined) {
     requireNumber('driftFactor', driftFactor);
@@ -171,6 +178,7 @@ export function resolveSettings(
     quorum: pick('quorum') ?? defaultQuorum(nodeCount),
     automaticExtensionThresholdMs: pick('automaticExtensionThreshold'),
     batching: pick('batching'),
+    reentrant: pick('reentrant'),
   };
   if (ttlMs <= driftMs(ttlMs, effective.driftFactor)) {
     throw new RangeError(
