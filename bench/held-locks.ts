@@ -1,0 +1,64 @@
+/**
+ * `npm run bench:held [-- --locks 10000 --seconds 60 --ttl 10000]`: many concurrently held
+ * auto-extending locks in one process. Reports the process' CPU use, script calls per second per
+ * master (renewals of locks on the same master coalesce), and client memory per held lock.
+ */
+import os from 'node:os';
+import { createClient } from 'redis';
+import { Redlock, type Lock } from '../src/index.js';
+import { startMasters } from '../test/harness/redis-server.js';
+
+const arg = (name: string, fallback: number): number => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index > 0 ? Number(process.argv[index + 1]) : fallback;
+};
+const LOCKS = arg('locks', 10_000);
+const SECONDS = arg('seconds', 60);
+const TTL_MS = arg('ttl', 10_000);
+const gc = (globalThis as { gc?: () => void }).gc;
+
+const masters = await startMasters(5);
+const redlock = new Redlock(masters.map((m) => m.url));
+const inspectors = await Promise.all(masters.map((m) => createClient({ url: m.url }).connect()));
+const scriptCalls = async (): Promise<number[]> =>
+  Promise.all(
+    inspectors.map(async (client) => {
+      const line = (await client.info('commandstats')).split('\n').find((l) => l.startsWith('cmdstat_evalsha:'));
+      return Number(/calls=(\d+)/.exec(line ?? '')?.[1] ?? 0);
+    }),
+  );
+try {
+  await (await redlock.acquire('warm', 1_000)).release();
+  gc?.();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const locks: Lock[] = [];
+  for (let i = 0; i < LOCKS; i += 1_000) {
+    const batch = Array.from({ length: Math.min(1_000, LOCKS - i) }, (_, j) => redlock.acquire(`held:${i + j}`, TTL_MS, { autoExtend: true }));
+    locks.push(...(await Promise.all(batch)));
+  }
+  gc?.();
+  const heapHeld = process.memoryUsage().heapUsed;
+  const callsBefore = await scriptCalls();
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  let lost = 0;
+  for (const lock of locks) lock.signal.addEventListener('abort', () => lost++, { once: true });
+  await new Promise((resolve) => setTimeout(resolve, SECONDS * 1_000));
+  const wallMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpuBefore);
+  const callsAfter = await scriptCalls();
+  const perMaster = callsAfter.map((after, i) => (after - callsBefore[i]!) / (wallMs / 1000));
+  const renewalsPerSecond = (LOCKS / ((TTL_MS - 500) / 1000)).toFixed(0);
+  console.log(`\n${LOCKS} auto-extending locks held for ${SECONDS} s (ttl ${TTL_MS} ms, renewal at 500 ms left ≈ ${renewalsPerSecond} renewals/s)`);
+  console.log(`${os.cpus()[0]?.model.trim()} × ${os.cpus().length}, Node ${process.version}${gc ? '' : ' (run with --expose-gc for exact memory)'}\n`);
+  console.log('| measure | value |\n|---|---|');
+  console.log(`| CPU of this process | ${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(1)} % of one core |`);
+  console.log(`| script calls per second per master | ${perMaster.map((c) => c.toFixed(1)).join(', ')} |`);
+  console.log(`| client heap per held lock | ${((heapHeld - heapBefore) / LOCKS).toFixed(0)} bytes |`);
+  console.log(`| locks lost | ${lost} |`);
+  await Promise.all(locks.map((lock) => lock.release()));
+} finally {
+  await redlock.quit();
+  await Promise.all(inspectors.map((client) => client.close()));
+  for (const master of masters) master.stop();
+}
