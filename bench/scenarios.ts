@@ -120,6 +120,7 @@ export async function hotKeySlice(options: SliceOptions, workers: number, durati
   const perWorker = Array.from({ length: workers }, () => 0);
   let stop = false;
   let lastReleasedAt = 0;
+  let lastHolder = -1;
   await Promise.all(
     perWorker.map(async (_, worker) => {
       try {
@@ -128,11 +129,13 @@ export async function hotKeySlice(options: SliceOptions, workers: number, durati
           if (!ok) continue;
           perWorker[worker]!++;
           options.tally.maxWaitMs = Math.max(options.tally.maxWaitMs, waitMs);
-          // A hand-off: this worker waited, and got the lock after the previous holder let go.
-          if (lastReleasedAt > 0 && acquiredAt > lastReleasedAt && waitMs > acquiredAt - lastReleasedAt) {
-            options.tally.handoffUs.recordValue(Math.max(1, Math.round((acquiredAt - lastReleasedAt) * 1000)));
+          // A hand-off: the lock passed from another worker to this one; from its release resolving
+          // to this acquire resolving (a worker re-taking its own lock is not a hand-off).
+          if (lastHolder !== worker && lastReleasedAt > 0) {
+            options.tally.handoffUs.recordValue(Math.max(1, Math.round(Math.max(0, acquiredAt - lastReleasedAt) * 1000)));
           }
           lastReleasedAt = releasedAt;
+          lastHolder = worker;
         }
       } catch {
         stop = true;
