@@ -42,7 +42,7 @@ export class Lock {
   }
 
   /** @internal a view of `outer` for a nested acquire of resources it holds. */
-  static reentered(owner: LockOwner, outer: Lock, resources: readonly string[]): Lock {
+  static viewOf(owner: LockOwner, outer: Lock, resources: readonly string[]): Lock {
     return new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer);
   }
 

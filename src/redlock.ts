@@ -99,7 +99,7 @@ export class Redlock extends EventEmitter {
     this.#assertOpen();
     signal?.throwIfAborted();
     const outer = effective.reentrant ? this.#heldInScope(keys) : undefined;
-    if (outer) return Lock.reentered(this, outer, keys);
+    if (outer) return Lock.viewOf(this, outer, keys);
 
     const attempts: AttemptRecord[] = [];
     let waiter: Waiter | undefined;
@@ -110,6 +110,7 @@ export class Redlock extends EventEmitter {
         await waiter.sleep(fallbackDelayMs(effective), signal);
       }
       for (let attempt = 1; ; attempt++) {
+        this.#assertOpen(); // quit() while waiting ends the wait
         const value = newLockValue();
         const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs };
         const { vote, record } = await this.#vote(acquire, effective, attempt, signal);
@@ -196,6 +197,7 @@ export class Redlock extends EventEmitter {
 
     const attempts: AttemptRecord[] = [];
     for (let attempt = 1; ; attempt++) {
+      this.#assertOpen();
       if (this.#clock.epochMs() >= lock.expiration) {
         if (attempt === 1) throw new LockExpiredError(lock.resources, lock.expiration);
         throw new ExecutionError(
