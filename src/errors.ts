@@ -126,6 +126,20 @@ export class NodeUnavailableError extends Error {
   }
 }
 
+/** (In outcomes) the restart guard withheld this master's vote: it (re)started too recently. */
+export class MasterRestartedError extends Error {
+  override name = 'MasterRestartedError';
+  constructor(
+    readonly node: string,
+    /** Ms until it may vote again (Infinity: its INFO has not been read since it reconnected). */
+    readonly waitMs: number,
+  ) {
+    super(
+      `redis master ${node} ${Number.isFinite(waitMs) ? `restarted recently: no vote for another ${Math.ceil(waitMs)} ms` : 'reconnected and has not yet said whether it restarted: no vote'} (restartGuard)`,
+    );
+  }
+}
+
 /** A call on a Redlock after `quit()`. */
 export class RedlockClosedError extends Error {
   override name = 'RedlockClosedError';

@@ -5,6 +5,7 @@ export {
   LockExpiredError,
   LockLostError,
   LockReleasedError,
+  MasterRestartedError,
   NodeError,
   NodeUnavailableError,
   ReentrancyError,

@@ -7,7 +7,8 @@
  * being made for the first time, bounded by the caller's per-master timeout.
  */
 import { createClient, type RedisClientOptions } from 'redis';
-import { NodeError, NodeUnavailableError } from './errors.js';
+import { MasterRestartedError, NodeError, NodeUnavailableError } from './errors.js';
+import { RestartGuard, parseServerInfo } from './restart-guard.js';
 import { Batcher, type SentBatch } from './batch.js';
 import type { Cancellation } from './quorum.js';
 import {
@@ -66,12 +67,16 @@ export class RedisNode {
   /** Commands sent and not answered: withdrawn when the connection drops (see #handleError). */
   readonly #inFlight = new Set<AbortController>();
   readonly #onError: (error: NodeError) => void;
+  readonly #guard: RestartGuard | undefined;
+  /** The INFO read on the latest connection, while it is in flight. */
+  #guardCheck: Promise<void> | undefined;
   readonly #batcher = new Batcher((operations) => this.#send(operations));
   /** node-redis would keep this client's unsent commands through a reconnect (see #send). */
   readonly #offlineQueue: boolean;
 
-  constructor(input: unknown, index: number, onError: (error: NodeError) => void) {
+  constructor(input: unknown, index: number, onError: (error: NodeError) => void, restartGraceMs?: number) {
     this.#onError = onError;
+    this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
     if (isClient(input)) {
       this.client = input;
       this.owned = false;
@@ -106,8 +111,24 @@ export class RedisNode {
    * false. Rejects with NodeUnavailableError at once if the master cannot take it now.
    */
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
-    if (this.client.isReady) return this.#batcher.submit(operation, cancellation, coalesce);
-    return this.#awaitFirstConnection(cancellation).then(() => this.#batcher.submit(operation, cancellation, coalesce));
+    const send = (): Promise<OperationReply> =>
+      this.#guard && operation.kind !== 'release'
+        ? this.#guarded(() => this.#batcher.submit(operation, cancellation, coalesce))
+        : this.#batcher.submit(operation, cancellation, coalesce);
+    if (this.client.isReady) return send();
+    return this.#awaitFirstConnection(cancellation).then(send);
+  }
+
+  /**
+   * Restart guard: a master that (re)started within the grace gets no acquire or extend (a
+   * release may still clean up). Its INFO is the first command on each connection, so waiting for
+   * it costs nothing extra.
+   */
+  async #guarded(send: () => Promise<OperationReply>): Promise<OperationReply> {
+    if (this.#guardCheck) await this.#guardCheck;
+    const waitMs = this.#guard!.waitMs(Date.now());
+    if (waitMs > 0) throw new MasterRestartedError(this.label, waitMs);
+    return send();
   }
 
   /** One script call for a batch. */
@@ -205,6 +226,20 @@ export class RedisNode {
 
   readonly #handleReady = (): void => {
     this.#everReady = true;
+    const guard = this.#guard;
+    if (guard) {
+      const check = this.client
+        .sendCommand(['INFO', 'server'])
+        .then((info) => {
+          const parsed = parseServerInfo(String(info));
+          if (parsed) guard.observe(parsed, Date.now());
+        })
+        .catch(this.#handleError)
+        .finally(() => {
+          if (this.#guardCheck === check) this.#guardCheck = undefined;
+        });
+      this.#guardCheck = check;
+    }
     // Load ahead of the first EVALSHA on this connection; EVALSHA falls back to EVAL anyway.
     this.client.sendCommand(['SCRIPT', 'LOAD', lockScript.source]).catch(this.#handleError);
     this.#wakeWaiters();
@@ -213,6 +248,7 @@ export class RedisNode {
   readonly #handleError = (error: unknown): void => {
     if (!this.#everReady) this.#failedBeforeReady = true;
     if (!this.client.isReady) {
+      this.#guard?.forget();
       // The connection dropped: nothing queued for it may run later, after a reconnect.
       for (const command of this.#inFlight) command.abort(new NodeUnavailableError(this.label));
     }

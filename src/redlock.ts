@@ -75,7 +75,8 @@ export class Redlock extends EventEmitter {
       if (twin !== undefined) throw new TypeError(`nodes[${index}] is the same client as nodes[${twin}]`);
       seen.set(node, index);
     });
-    const built = nodes.map((input, index) => new RedisNode(input, index, this.#reportError));
+    const graceMs = this.#settings.restartGuard?.graceMs;
+    const built = nodes.map((input, index) => new RedisNode(input, index, this.#reportError, graceMs));
     const labels = built.map((node) => node.label);
     labels.forEach((label, index) => {
       const twin = labels.indexOf(label);

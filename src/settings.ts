@@ -32,6 +32,12 @@ export interface Settings {
    * re-enters: no network call, and its release frees nothing. Default true.
    */
   reentrant: boolean;
+  /**
+   * Opt-in, constructor only: a master whose uptime (INFO server) is below `graceMs`, or whose run
+   * id changed since we last saw it, gets no vote until the grace has passed. Use ≥ your largest
+   * ttl. Default off.
+   */
+  restartGuard: { graceMs: number } | undefined;
 }
 
 /** Settings for one call: any setting, plus a signal that cancels it. */
@@ -69,6 +75,7 @@ export const defaultSettings: Readonly<Settings> = Object.freeze({
   automaticExtensionThreshold: 500,
   batching: true,
   reentrant: true,
+  restartGuard: undefined,
 });
 
 const settingNames = new Set<string>(Object.keys(defaultSettings));
@@ -115,6 +122,16 @@ export function validateSettings(
     throw new TypeError(`unknown setting '${key}'; known settings: ${[...settingNames].join(', ')}`);
   }
   const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold } = record;
+  const restartGuard = record['restartGuard'];
+  if (restartGuard !== undefined) {
+    if (allowCallOnly) throw new TypeError('restartGuard is a constructor setting: it watches the masters, not one call');
+    const graceMs: unknown =
+      typeof restartGuard === 'object' && restartGuard !== null ? (restartGuard as Record<string, unknown>)['graceMs'] : undefined;
+    if (typeof graceMs !== 'number') {
+      throw new TypeError(`restartGuard must be { graceMs: number }, got ${describe(restartGuard)}`);
+    }
+    if (!Number.isFinite(graceMs) || graceMs <= 0) throw new RangeError(`restartGuard.graceMs must be > 0 ms, got ${graceMs}`);
+  }
   for (const name of ['batching', 'reentrant'] as const) {
     const value = record[name];
     if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);

@@ -1,0 +1,50 @@
+/**
+ * The restart guard (opt-in): a master that restarted — empty, unless it persists every write —
+ * has forgotten the locks it granted. Until `graceMs` (≥ the largest ttl in use) has passed since
+ * its start, it gets no vote, so no lock can be granted by young masters while an older holder's
+ * keys still live on the others: the Redlock spec's "delayed restart", enforced by the client.
+ *
+ * Pure logic over what `INFO server` says; node.ts asks it on every (re)connection.
+ */
+export interface ServerInfo {
+  readonly runId: string;
+  /** Whole seconds, as INFO reports them: the real uptime is at least this. */
+  readonly uptimeSeconds: number;
+}
+
+export function parseServerInfo(info: string): ServerInfo | undefined {
+  const runId = /^run_id:([0-9a-f]+)\r?$/m.exec(info)?.[1];
+  const uptime = /^uptime_in_seconds:(\d+)\r?$/m.exec(info)?.[1];
+  return runId && uptime ? { runId, uptimeSeconds: Number(uptime) } : undefined;
+}
+
+export class RestartGuard {
+  #runId: string | undefined;
+  /** Epoch ms from which the current run of the master may vote. */
+  #eligibleAtMs = Number.POSITIVE_INFINITY;
+  /** False from a dropped connection until INFO was read again: it may have restarted meanwhile. */
+  #confirmed = false;
+
+  constructor(readonly graceMs: number) {}
+
+  /**
+   * What INFO said at `nowMs`, on a new connection. A new run id (or the first sight of this
+   * master) starts the grace from the master's start; the same run id keeps the earlier verdict.
+   */
+  observe(info: ServerInfo, nowMs: number): void {
+    this.#confirmed = true;
+    if (info.runId === this.#runId) return;
+    this.#runId = info.runId;
+    this.#eligibleAtMs = nowMs + Math.max(0, this.graceMs - info.uptimeSeconds * 1000);
+  }
+
+  /** The connection dropped: no vote until INFO is read again. */
+  forget(): void {
+    this.#confirmed = false;
+  }
+
+  /** Ms until the master may vote (0 = it may; Infinity = unknown). */
+  waitMs(nowMs: number): number {
+    return this.#confirmed ? Math.max(0, this.#eligibleAtMs - nowMs) : Number.POSITIVE_INFINITY;
+  }
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { RestartGuard, parseServerInfo } from '../../src/restart-guard.js';
+
+const info = (runId: string, uptime: number): string =>
+  `# Server\r\nredis_version:7.0.15\r\nrun_id:${runId}\r\ntcp_port:6379\r\nuptime_in_seconds:${uptime}\r\n`;
+
+describe('restart guard', () => {
+  it('reads run id and uptime from INFO server', () => {
+    expect(parseServerInfo(info('ab12', 42))).toEqual({ runId: 'ab12', uptimeSeconds: 42 });
+    expect(parseServerInfo('# Server\r\n')).toBeUndefined();
+  });
+
+  it('a master younger than the grace gets no vote until the grace since its start has passed', () => {
+    const guard = new RestartGuard(10_000);
+    expect(guard.waitMs(0)).toBe(Number.POSITIVE_INFINITY); // unknown until INFO was read
+    guard.observe(parseServerInfo(info('aaaa', 3))!, 1_000_000);
+    expect(guard.waitMs(1_000_000)).toBe(7_000);
+    expect(guard.waitMs(1_007_000)).toBe(0);
+  });
+
+  it('an old master votes at once; a new run id after a reconnect starts the grace again', () => {
+    const guard = new RestartGuard(10_000);
+    guard.observe(parseServerInfo(info('aaaa', 3600))!, 0);
+    expect(guard.waitMs(0)).toBe(0);
+    guard.forget();
+    expect(guard.waitMs(1)).toBe(Number.POSITIVE_INFINITY);
+    guard.observe(parseServerInfo(info('aaaa', 3700))!, 100_000); // same run: just a reconnect
+    expect(guard.waitMs(100_000)).toBe(0);
+    guard.forget();
+    guard.observe(parseServerInfo(info('bbbb', 1))!, 200_000); // restarted
+    expect(guard.waitMs(200_000)).toBe(9_000);
+  });
+});
