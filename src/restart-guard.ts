@@ -8,7 +8,10 @@
  */
 export interface ServerInfo {
   readonly runId: string;
-  /** Whole seconds, as INFO reports them: the real uptime is at least this. */
+  /**
+   * Whole seconds, as INFO reports them: the difference of two whole-second clock readings, so
+   * the real uptime may be up to a second less (a test caught a master reporting 1 after 10 ms).
+   */
   readonly uptimeSeconds: number;
 }
 
@@ -35,7 +38,8 @@ export class RestartGuard {
     this.#confirmed = true;
     if (info.runId === this.#runId) return;
     this.#runId = info.runId;
-    this.#eligibleAtMs = nowMs + Math.max(0, this.graceMs - info.uptimeSeconds * 1000);
+    const surelyUpMs = Math.max(0, info.uptimeSeconds - 1) * 1000;
+    this.#eligibleAtMs = nowMs + Math.max(0, this.graceMs - surelyUpMs);
   }
 
   /** The connection dropped: no vote until INFO is read again. */
