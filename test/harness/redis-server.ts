@@ -6,12 +6,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface MasterOptions {
   /** Extra redis-server arguments, e.g. ['--appendonly', 'yes']. */
   readonly args?: readonly string[];
+  /** TLS only (no plain port): certificate and key files, PEM. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
 }
 
 /** Ask the kernel for a free loopback port (listen on 0, read it, close). */
@@ -28,18 +31,20 @@ export function freePort(): Promise<number> {
 }
 
 /** Resolves when `PING` on host:port answers `+PONG`, rejects after `timeoutMs`. */
-export async function waitForPing(port: number, timeoutMs = 5000): Promise<void> {
+export async function waitForPing(port: number, timeoutMs = 5000, tls = false): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await pingOnce(port)) return;
+    if (await pingOnce(port, tls)) return;
     if (Date.now() > deadline) throw new Error(`redis-server on 127.0.0.1:${port} did not answer PING within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
-function pingOnce(port: number): Promise<boolean> {
+function pingOnce(port: number, tls: boolean): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
+    const socket = tls
+      ? tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false })
+      : createConnection({ host: '127.0.0.1', port });
     let reply = '';
     const done = (ok: boolean): void => {
       socket.destroy();
@@ -47,8 +52,8 @@ function pingOnce(port: number): Promise<boolean> {
     };
     socket.setTimeout(500, () => done(false));
     socket.on('error', () => done(false));
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (chunk) => {
+    socket.on(tls ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk: Buffer) => {
       reply += chunk.toString();
       if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
     });
@@ -81,7 +86,7 @@ export class RedisMaster {
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `${this.options.tls ? 'rediss' : 'redis'}://127.0.0.1:${this.port}`;
   }
 
   get pid(): number | undefined {
@@ -103,10 +108,15 @@ export class RedisMaster {
   }
 
   async #spawn(): Promise<void> {
+    const tls = this.options.tls;
+    const listen = tls
+      ? ['--port', '0', '--tls-port', String(this.port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile,
+          '--tls-ca-cert-file', tls.certFile, '--tls-auth-clients', 'no']
+      : ['--port', String(this.port)];
     const child = spawn(
       'redis-server',
       [
-        '--port', String(this.port),
+        ...listen,
         '--bind', '127.0.0.1',
         '--dir', this.dir,
         '--save', '',
@@ -128,7 +138,7 @@ export class RedisMaster {
     child.once('exit', () => {
       if (this.#process === child) this.#process = undefined;
     });
-    await Promise.race([waitForPing(this.port), exited]);
+    await Promise.race([waitForPing(this.port, 5000, tls !== undefined), exited]);
   }
 
   /** kill -9: the master is gone, its data with it (no persistence unless asked). */

@@ -1,0 +1,133 @@
+/**
+ * Security: an ACL user with only the commands the library needs, passwords that never surface in
+ * errors or events, and rediss:// (TLS) against a redis-server with a self-signed certificate.
+ * Own masters: ACL users are per server.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionError, NodeError, Redlock } from '../../src/index.js';
+import { startMasters, type RedisMaster } from '../harness/redis-server.js';
+import { closeAll, directClients, eventually, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
+
+/** The ACL rules documented in the README for a lock-only user. */
+const LOCKER_RULES = [
+  '~*', '&redlock-quorum:released', '-@all',
+  '+evalsha', '+eval', '+script|load', '+exists', '+pttl', '+set', '+get', '+pexpire', '+del', '+publish', '+subscribe',
+  '+info', // only for restartGuard
+];
+const PASSWORD = 'correct-horse-battery-staple';
+const WRONG = 'not-the-password-42';
+
+let masters: RedisMaster[];
+let direct: DirectClient[];
+const userUrl = (master: RedisMaster, user: string, password: string): string =>
+  `redis://${user}:${password}@127.0.0.1:${master.port}`;
+
+beforeAll(async () => {
+  masters = await startMasters(3);
+  direct = await directClients(masters.map((master) => master.port));
+  for (const client of direct) {
+    await client.sendCommand(['ACL', 'SETUSER', 'locker', 'on', `>${PASSWORD}`, ...LOCKER_RULES]);
+    await client.sendCommand(['ACL', 'SETUSER', 'noset', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-set']);
+  }
+});
+
+afterAll(async () => {
+  await closeAll(direct);
+  for (const master of masters) master.stop();
+});
+
+describe('ACL and passwords', () => {
+  it('a user with only the documented commands can acquire, extend, wait, release, with the restart guard on', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'locker', PASSWORD)), { restartGuard: { graceMs: 1 } });
+    const errors: NodeError[] = [];
+    redlock.on('error', (error: NodeError) => errors.push(error));
+    const key = uniquePrefix('acl');
+    const lock = await redlock.acquire(key('r'), 2_000);
+    await lock.extend(2_000);
+    const waiter = redlock.acquire(key('r'), 2_000, { retryDelay: 3_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await lock.release();
+    await (await waiter).release();
+    await redlock.quit();
+    expect(errors).toEqual([]);
+    for (const client of direct) expect(await client.sendCommand(['ACL', 'LOG'])).toEqual([]);
+  });
+
+  it('a user without one needed command gets NOPERM in the outcomes, and nothing is left', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'noset', PASSWORD)), { retryCount: 0 });
+    redlock.on('error', () => undefined);
+    const key = uniquePrefix('noperm');
+    const error = await redlock.acquire(key('r'), 2_000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionError);
+    const outcome = (error as ExecutionError).attempts[0]!.outcomes.find((o) => o.status === 'error');
+    expect(outcome?.error?.message).toMatch(/user executing the script can't run this command|NOPERM/);
+    expect(JSON.stringify((error as ExecutionError).attempts) + (error as Error).message).not.toContain(PASSWORD);
+    expect(await valuesOn(direct, key('r'))).toEqual([null, null, null]);
+    await redlock.quit();
+  });
+
+  it('a wrong password never appears in errors, events or outcomes', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'locker', WRONG)), { retryCount: 1, retryDelay: 50 });
+    const events: NodeError[] = [];
+    redlock.on('error', (error: NodeError) => events.push(error));
+    const error = await redlock.acquire(uniquePrefix('wrongpass')('r'), 2_000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionError);
+    await eventually(() => events.length > 0);
+    const text = [
+      (error as Error).message,
+      (error as Error).stack,
+      JSON.stringify((error as ExecutionError).attempts, (_, value: unknown) =>
+        value instanceof Error ? { message: value.message, stack: value.stack, cause: String(value.cause) } : value,
+      ),
+      ...events.flatMap((event) => [event.message, event.stack, event.node, String(event.cause)]),
+    ].join('\n');
+    expect(text).toMatch(/WRONGPASS|NOAUTH|not connected/);
+    expect(text).not.toContain(WRONG);
+    for (const event of events) expect(event.node).toMatch(/^127\.0\.0\.1:\d+$/);
+    await redlock.quit();
+  });
+});
+
+describe('TLS', () => {
+  let dir: string;
+  let tlsMasters: RedisMaster[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'redlock-tls-'));
+    execFileSync('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+    ], { stdio: 'ignore' });
+    tlsMasters = await startMasters(3, { tls: { certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') } });
+  });
+
+  afterAll(() => {
+    for (const master of tlsMasters) master.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('rediss:// masters with a self-signed certificate lock, extend and release', async () => {
+    const ca = readFileSync(join(dir, 'cert.pem'));
+    const redlock = new Redlock(tlsMasters.map((master) => ({ url: master.url, socket: { tls: true as const, ca } })));
+    redlock.on('error', () => undefined);
+    expect(tlsMasters[0]!.url).toMatch(/^rediss:\/\//);
+    const lock = await redlock.acquire(uniquePrefix('tls')('r'), 2_000);
+    await lock.extend(2_000);
+    expect((await lock.release()).released).toBe(true);
+    await redlock.quit();
+  });
+
+  it('a certificate that is not trusted fails the masters, never silently', async () => {
+    const redlock = new Redlock(tlsMasters.map((master) => master.url), { retryCount: 0 });
+    const events: NodeError[] = [];
+    redlock.on('error', (error: NodeError) => events.push(error));
+    await expect(redlock.acquire(uniquePrefix('untrusted')('r'), 2_000)).rejects.toBeInstanceOf(ExecutionError);
+    await eventually(() => events.some((event) => /certificate/i.test(event.message)));
+    await redlock.quit();
+  });
+});
