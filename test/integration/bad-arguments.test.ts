@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
-import { Redlock, type Lock } from '../../src/index.js';
+import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
-import { closeAll, directClients, monitor, sleep, urlOf, type DirectClient } from '../harness/cluster.js';
+import { closeAll, directClients, eventually, monitor, sleep, urlOf, type DirectClient } from '../harness/cluster.js';
 
 let masters: RedisMaster[];
 let urls: string[];
@@ -108,5 +108,32 @@ describe('bad arguments to new Redlock', () => {
   it('the same client object twice is refused', () => {
     const client = createClient({ url: urls[0] });
     expect(() => new Redlock([client, client, urls[1]!])).toThrow(/same client as nodes\[0\]/);
+  });
+});
+
+describe('masters that cannot take a lock', () => {
+  it('a read-only replica and a master out of memory refuse with typed outcomes, and nothing is left', async () => {
+    const extra = await startMasters(2);
+    const [replica, full] = extra;
+    const clients = await directClients(extra.map((master) => master.port));
+    try {
+      await clients[0]!.sendCommand(['REPLICAOF', '127.0.0.1', String(masters[0]!.port)]);
+      await clients[1]!.sendCommand(['CONFIG', 'SET', 'maxmemory', '1']);
+      const redlock = new Redlock([replica!.url, full!.url, urls[1]!], { retryCount: 0 });
+      redlock.on('error', () => undefined);
+      const error = await redlock.acquire('bad-masters:r', 1_000).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ExecutionError);
+      const [onReplica, onFull] = (error as ExecutionError).attempts[0]!.outcomes;
+      await eventually(() => onReplica!.status !== 'pending' && onFull!.status !== 'pending');
+      expect(onReplica).toMatchObject({ status: 'error' });
+      expect(onReplica!.error!.message).toMatch(/READONLY/);
+      expect(onFull).toMatchObject({ status: 'error' });
+      expect(onFull!.error!.message).toMatch(/OOM/);
+      expect(await Promise.all([...clients, direct[1]!].map((client) => client.exists('bad-masters:r')))).toEqual([0, 0, 0]);
+      await redlock.quit();
+    } finally {
+      await closeAll(clients);
+      for (const master of extra) master.stop();
+    }
   });
 });
