@@ -24,6 +24,11 @@ export class ProxyProcess {
     await request(this.child, { type: 'set', index, mode, latencyMs });
   }
 
+  /** Reset every open connection through proxy `index` (RST). */
+  async reset(index: number): Promise<void> {
+    await request(this.child, { type: 'reset', index });
+  }
+
   async stop(): Promise<void> {
     if (this.child.exitCode === null && this.child.connected) await request(this.child, { type: 'stop' });
     if (this.child.exitCode === null) this.child.kill('SIGKILL');
@@ -32,8 +37,12 @@ export class ProxyProcess {
 
 function request<T>(child: ChildProcess, message: ProxyRequest): Promise<T> {
   return new Promise((resolve, reject) => {
-    child.once('message', (reply) => resolve(reply as T));
-    child.once('exit', (code) => reject(new Error(`proxy process exited (${code})`)));
+    const onExit = (code: number | null): void => reject(new Error(`proxy process exited (${code})`));
+    child.once('message', (reply) => {
+      child.off('exit', onExit);
+      resolve(reply as T);
+    });
+    child.once('exit', onExit);
     child.send(message);
   });
 }

@@ -7,6 +7,7 @@ import { FaultProxy, type ProxyMode } from '../test/harness/proxy.js';
 export type ProxyRequest =
   | { type: 'start'; targetPorts: number[] }
   | { type: 'set'; index: number; mode: ProxyMode; latencyMs: number }
+  | { type: 'reset'; index: number }
   | { type: 'stop' };
 
 const proxies: FaultProxy[] = [];
@@ -16,6 +17,9 @@ process.on('message', (message: ProxyRequest) => {
     if (message.type === 'start') {
       for (const port of message.targetPorts) proxies.push(await FaultProxy.start(port));
       process.send?.({ type: 'started', ports: proxies.map((proxy) => proxy.port) });
+    } else if (message.type === 'reset') {
+      proxies[message.index]!.resetAll();
+      process.send?.({ type: 'done' });
     } else if (message.type === 'set') {
       const proxy = proxies[message.index]!;
       proxy.mode = message.mode;

@@ -1,0 +1,216 @@
+/**
+ * `npm run chaos -- --duration 60 [--seed N] [--workers 4] [--resources 3]`
+ *
+ * Five masters, each behind a fault proxy, and worker processes contending on a few resources
+ * (chaos/worker.ts). A seeded fault schedule (printed, so a run can be replayed) applies one or
+ * two faults at a time, each for 0.5–2 s: kill -9 a master and start it again empty, SIGSTOP/SIGCONT a master,
+ * latency, blackhole and connection resets through its proxy, and SIGSTOP a worker past its ttl.
+ * Then the checker: no two holders of a resource with overlapping sections, counters equal to
+ * completed sections (no lost update), no lock key left on a master after the run + ttl, no crash
+ * or unhandled rejection in a worker. Exits non-zero on any violation.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as hdr from 'hdr-histogram-js';
+import { createClient } from 'redis';
+import { ProxyProcess } from '../bench/faults.js';
+import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
+
+const arg = (name: string, fallback: number): number => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index > 0 ? Number(process.argv[index + 1]) : fallback;
+};
+const DURATION_S = arg('duration', 60);
+const SEED = arg('seed', Math.floor(Math.random() * 2 ** 31));
+const WORKERS = arg('workers', 4);
+const RESOURCES = arg('resources', 3);
+const TTL_MS = 1_000;
+
+/** mulberry32: a small seeded PRNG, so a fault schedule replays exactly from its seed. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Section {
+  worker: number;
+  resource: string;
+  value: string;
+  start: number;
+  end: number;
+  expiration: number;
+}
+interface WorkerStats {
+  worker: number;
+  attempts: number;
+  acquired: number;
+  failed: number;
+  abandoned: number;
+  acquireMs: number[];
+}
+
+type Fault = 'kill-restart' | 'pause-master' | 'latency' | 'blackhole' | 'reset' | 'pause-worker';
+const FAULTS: readonly Fault[] = ['kill-restart', 'pause-master', 'latency', 'blackhole', 'reset', 'pause-worker'];
+
+const masters: RedisMaster[] = await startMasters(5);
+const proxies = await ProxyProcess.start(masters.map((master) => master.port));
+const dir = mkdtempSync(join(tmpdir(), 'redlock-chaos-'));
+const workers: ChildProcess[] = [];
+const sections: Section[] = [];
+const stats: WorkerStats[] = [];
+const crashes: string[] = [];
+const applied = new Map<Fault, number>();
+let failed = false;
+
+try {
+  console.log(`chaos: ${DURATION_S} s, seed ${SEED} (replay: npm run chaos -- --duration ${DURATION_S} --seed ${SEED}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms`);
+  for (let r = 0; r < RESOURCES; r++) writeFileSync(join(dir, `chaos-r${r}`), '0');
+  const done = Array.from({ length: WORKERS }, (_, worker) => {
+    const child = fork(fileURLToPath(new URL('./worker.ts', import.meta.url)), {
+      execArgv: ['--import', 'tsx'],
+      env: {
+        ...process.env,
+        CHAOS_NODES: proxies.ports.map((port) => `redis://127.0.0.1:${port}`).join(','),
+        CHAOS_DIR: dir,
+        CHAOS_RESOURCES: String(RESOURCES),
+        CHAOS_TTL_MS: String(TTL_MS),
+        CHAOS_WORKER: String(worker),
+      },
+    });
+    workers.push(child);
+    child.on('message', (message: { type: string } & Record<string, unknown>) => {
+      if (message.type === 'section') sections.push(message as unknown as Section);
+      else if (message.type === 'stats') stats.push(message as unknown as WorkerStats);
+      else if (message.type === 'crash') crashes.push(`worker ${worker}: ${String(message['message'])}`);
+    });
+    return new Promise<void>((resolve) =>
+      child.once('exit', (code, signal) => {
+        if (code !== 0) crashes.push(`worker ${worker} exited with ${code ?? signal}`);
+        resolve();
+      }),
+    );
+  });
+
+  // The fault schedule: every 1.5–3 s one or two faults on distinct targets.
+  const random = prng(SEED);
+  const end = Date.now() + DURATION_S * 1000;
+  const log: string[] = [];
+  while (Date.now() < end - 2_000) {
+    await sleep(1_500 + random() * 1_500);
+    const count = random() < 0.3 ? 2 : 1;
+    const targets = new Set<number>();
+    const undo: Array<() => Promise<void>> = [];
+    for (let i = 0; i < count; i++) {
+      const fault = FAULTS[Math.floor(random() * FAULTS.length)]!;
+      let target = Math.floor(random() * 5);
+      while (targets.has(target)) target = (target + 1) % 5;
+      targets.add(target);
+      applied.set(fault, (applied.get(fault) ?? 0) + 1);
+      log.push(`${((DURATION_S * 1000 - (end - Date.now())) / 1000).toFixed(1)} s ${fault} ${fault === 'pause-worker' ? `worker ${target % WORKERS}` : `master ${target}`}`);
+      undo.push(await applyFault(fault, target));
+    }
+    await sleep(500 + random() * 1_500); // how long the faults last
+    for (const heal of undo) await heal();
+  }
+  for (const child of workers) if (child.connected) child.send({ type: 'stop' });
+  await Promise.race([Promise.all(done), sleep(15_000)]);
+  for (const child of workers) if (child.exitCode === null) child.kill('SIGKILL');
+
+  // Checks.
+  const violations: string[] = [];
+  const pausedPastValidity = sections.filter((s) => s.end >= s.expiration);
+  const valid = sections.filter((s) => s.end < s.expiration);
+  for (let r = 0; r < RESOURCES; r++) {
+    const resource = `chaos:r${r}`;
+    const ordered = valid.filter((s) => s.resource === resource).sort((a, b) => a.start - b.start);
+    for (let i = 1; i < ordered.length; i++) {
+      const [previous, next] = [ordered[i - 1]!, ordered[i]!];
+      if (next.start < previous.end && next.value !== previous.value) {
+        violations.push(`overlap on ${resource}: worker ${previous.worker} [${previous.start}, ${previous.end}] and worker ${next.worker} [${next.start}, ${next.end}]`);
+      }
+    }
+    const counter = Number(readFileSync(join(dir, `chaos-r${r}`), 'utf8'));
+    const written = sections.filter((s) => s.resource === resource).length;
+    if (counter !== written) violations.push(`lost update on ${resource}: counter ${counter}, sections written ${written}`);
+  }
+  await sleep(TTL_MS + 200);
+  const inspectors = await Promise.all(masters.map((master) => createClient({ url: master.url }).connect()));
+  const leftover = (await Promise.all(inspectors.map((client) => client.keys('chaos:*')))).flat();
+  await Promise.all(inspectors.map((client) => client.close()));
+  if (leftover.length > 0) violations.push(`lock keys left after the run + ttl: ${leftover.join(', ')}`);
+  violations.push(...crashes);
+
+  // Summary.
+  const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
+  for (const ms of stats.flatMap((s) => s.acquireMs)) histogram.recordValue(Math.max(1, Math.round(ms * 1000)));
+  const total = (pick: (s: WorkerStats) => number): number => stats.reduce((sum, s) => sum + pick(s), 0);
+  const attempts = total((s) => s.attempts);
+  console.log(`\nfault schedule (seed ${SEED}):\n  ${log.join('\n  ')}`);
+  console.log('\n| measure | value |\n|---|---|');
+  console.log(`| duration, workers, resources | ${DURATION_S} s, ${WORKERS} processes, ${RESOURCES} |`);
+  console.log(`| faults applied | ${[...applied].map(([fault, n]) => `${fault} ${n}`).join(', ')} |`);
+  console.log(`| critical sections completed | ${sections.length} |`);
+  console.log(`| … of them written after their lock's validity (worker paused past its ttl) | ${pausedPastValidity.length} |`);
+  console.log(`| sections abandoned because the lock was lost before the write | ${total((s) => s.abandoned)} |`);
+  console.log(`| acquire success rate | ${attempts ? ((total((s) => s.acquired) / attempts) * 100).toFixed(1) : '—'} % (${total((s) => s.acquired)} of ${attempts}) |`);
+  console.log(`| acquire latency p50 / p99 / max | ${[50, 99, 100].map((p) => (histogram.getValueAtPercentile(p) / 1000).toFixed(1)).join(' / ')} ms |`);
+  console.log(`| violations | ${violations.length} |`);
+  for (const violation of violations) console.log(`VIOLATION: ${violation}`);
+  failed = violations.length > 0 || stats.length !== WORKERS;
+  if (stats.length !== WORKERS) console.log(`VIOLATION: only ${stats.length} of ${WORKERS} workers reported`);
+} finally {
+  for (const child of workers) if (child.exitCode === null) child.kill('SIGKILL');
+  await proxies.stop().catch(() => undefined);
+  for (const master of masters) master.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
+
+/** Apply a fault; resolves to the function that undoes it. */
+async function applyFault(fault: Fault, target: number): Promise<() => Promise<void>> {
+  const master = masters[target]!;
+  switch (fault) {
+    case 'kill-restart':
+      await master.kill();
+      return async () => {
+        await master.heal(); // back, empty
+      };
+    case 'pause-master':
+      master.pause();
+      return async () => master.resume();
+    case 'latency':
+      await proxies.set(target, 'pass', 25);
+      return () => proxies.set(target, 'pass', 0);
+    case 'blackhole':
+      await proxies.set(target, 'blackhole');
+      return async () => {
+        await proxies.set(target, 'pass');
+        await proxies.reset(target); // a blackholed connection is dead: let the clients reconnect
+      };
+    case 'reset':
+      await proxies.reset(target);
+      return () => Promise.resolve();
+    case 'pause-worker': {
+      const worker = workers[target % WORKERS]!;
+      worker.kill('SIGSTOP');
+      // Past its ttl (and then some, by the schedule's hold): whatever it held is gone on resume.
+      await sleep(TTL_MS + 300);
+      return async () => {
+        worker.kill('SIGCONT');
+      };
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
