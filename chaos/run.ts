@@ -186,7 +186,7 @@ async function applyFault(fault: Fault, target: number): Promise<() => Promise<v
       };
     case 'pause-master':
       master.pause();
-      return async () => master.resume();
+      return () => Promise.resolve(master.resume());
     case 'latency':
       await proxies.set(target, 'pass', 25);
       return () => proxies.set(target, 'pass', 0);
@@ -204,9 +204,7 @@ async function applyFault(fault: Fault, target: number): Promise<() => Promise<v
       worker.kill('SIGSTOP');
       // Past its ttl (and then some, by the schedule's hold): whatever it held is gone on resume.
       await sleep(TTL_MS + 300);
-      return async () => {
-        worker.kill('SIGCONT');
-      };
+      return () => Promise.resolve(void worker.kill('SIGCONT'));
     }
   }
 }
