@@ -49,6 +49,13 @@ export interface SubscriberClient {
 export type NodeInput = RedisClientLike | string | RedisClientOptions;
 
 const CLOSE_GRACE_MS = 1000;
+/**
+ * Health check: a master that answers nothing for this long while commands wait is taken for
+ * blackholed. A connection we own is then reset (its waiting commands fail, and a new connection is
+ * made); on one of yours an `error` event says so. Far above any healthy answer, far below TCP's
+ * own minutes-long detection.
+ */
+export const STALL_MS = 2_000;
 const NO_QUEUE_TIMEOUT = { timeout: 0 } as const;
 
 /** Reconnect forever with capped exponential backoff and jitter: a master that comes back is used again. */
@@ -71,6 +78,11 @@ export class RedisNode {
   /** The INFO read on the latest connection, while it is in flight. */
   #guardCheck: Promise<void> | undefined;
   readonly #batcher = new Batcher((operations) => this.#send(operations));
+  /** Script calls sent and unanswered, and when the last answer came (see STALL_MS). */
+  #outstanding = 0;
+  #lastProgressAt = 0;
+  #stallTimer: NodeJS.Timeout | undefined;
+  #readinessTimer: NodeJS.Timeout | undefined;
   /** node-redis would keep this client's unsent commands through a reconnect (see #send). */
   readonly #offlineQueue: boolean;
 
@@ -104,6 +116,7 @@ export class RedisNode {
     this.client.on('error', this.#handleError);
     if (this.client.isReady) this.#handleReady();
     else if (!this.client.isOpen) this.client.connect().catch(this.#handleError);
+    if (this.owned && !this.client.isReady) this.#watchReadiness();
   }
 
   /**
@@ -147,6 +160,8 @@ export class RedisNode {
     // node-redis' own 5 s queue timeout is off: ours is per master and shorter.
     const options = withdraw ? { abortSignal: withdraw.signal, timeout: 0 } : NO_QUEUE_TIMEOUT;
     if (withdraw) this.#inFlight.add(withdraw);
+    if (this.#outstanding++ === 0) this.#lastProgressAt = Date.now();
+    this.#stallTimer ??= setTimeout(() => this.#checkStall(), STALL_MS).unref();
     try {
       let reply: unknown;
       try {
@@ -159,7 +174,44 @@ export class RedisNode {
       return decodeBatch(reply, count);
     } finally {
       if (withdraw) this.#inFlight.delete(withdraw);
+      this.#outstanding--;
+      this.#lastProgressAt = Date.now();
     }
+  }
+
+  #checkStall(): void {
+    this.#stallTimer = undefined;
+    if (this.#outstanding === 0 || this.#closed) return;
+    const quietMs = Date.now() - this.#lastProgressAt;
+    if (quietMs < STALL_MS) {
+      this.#stallTimer = setTimeout(() => this.#checkStall(), STALL_MS - quietMs).unref();
+      return;
+    }
+    const stalled = new Error(`no answer for ${quietMs} ms with ${this.#outstanding} script calls waiting`);
+    if (!this.owned) {
+      this.#onError(new NodeError(this.label, stalled));
+      this.#stallTimer = setTimeout(() => this.#checkStall(), STALL_MS).unref();
+      return;
+    }
+    this.#reconnect(`${stalled.message}: resetting the connection`);
+  }
+
+  /** Reset a connection we own, and keep resetting it until one becomes ready (every STALL_MS). */
+  #reconnect(why: string): void {
+    if (this.#closed) return;
+    this.client.destroy?.(); // fails every waiting command; a new connection follows
+    this.#handleError(new Error(why));
+    this.client.connect().catch(this.#handleError);
+    this.#watchReadiness();
+  }
+
+  /** A connection of ours that is not ready STALL_MS after it began is reset (blackholed handshake). */
+  #watchReadiness(): void {
+    clearTimeout(this.#readinessTimer);
+    this.#readinessTimer = setTimeout(() => {
+      this.#readinessTimer = undefined;
+      if (!this.client.isReady) this.#reconnect(`not ready ${STALL_MS} ms after connecting: resetting the connection`);
+    }, STALL_MS).unref();
   }
 
   /**
@@ -187,6 +239,8 @@ export class RedisNode {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#stallTimer);
+    clearTimeout(this.#readinessTimer);
     this.client.off('ready', this.#handleReady);
     this.client.off('error', this.#handleError);
     this.#wakeWaiters();

@@ -255,6 +255,28 @@ describe('connections', () => {
     await lock.release();
   });
 
+  it('a blackholed master is detected by the health check, its connection reset, and used again once it answers', async () => {
+    const proxy = await FaultProxy.start(ports[0]!);
+    cleanups.push(() => proxy.close());
+    const redlock = lockOn([proxy.url, ...ports.slice(1).map(urlOf)]);
+    const events: string[] = [];
+    redlock.on('error', (error: Error) => events.push(error.message));
+    const key = uniquePrefix('healthcheck');
+    await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
+    proxy.mode = 'blackhole';
+    const lock = await redlock.acquire(key('r'), 5_000); // master 0 never answers: quorum of the rest
+    await lock.release();
+    await eventually(() => events.some((message) => /no answer for \d+ ms .*resetting the connection/.test(message)), 5_000);
+    // While it stays blackholed, calls fail for it at once instead of piling up.
+    proxy.mode = 'pass';
+    await eventually(async () => {
+      const next = await redlock.acquire(key('s'), 5_000);
+      const onFirst = await direct[0]!.get(key('s'));
+      await next.release();
+      return onFirst === next.value;
+    }, 10_000);
+  });
+
   it('a master that restarts (empty) is reconnected automatically', async () => {
     const redlock = lockOn(ports.map(urlOf));
     const key = uniquePrefix('restart');
