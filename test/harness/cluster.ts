@@ -4,9 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createClient } from 'redis';
 import { Redlock } from '../../src/index.js';
+import { startMasters, type RedisMaster } from './redis-server.js';
 import type { CallSettings } from '../../src/settings.js';
 
 function makeClient(port: number) {
@@ -106,6 +107,47 @@ export function useSharedMasters(): { ports: number[]; direct: DirectClient[]; r
   afterAll(async () => {
     await fixture.redlock.quit();
     await closeAll(fixture.direct);
+  });
+  return fixture;
+}
+
+export interface OwnMasters {
+  masters: RedisMaster[];
+  ports: number[];
+  direct: DirectClient[];
+  /** A Redlock on these masters, quit after the test. */
+  lockOn: (settings?: Omit<CallSettings, 'signal'>) => Redlock;
+}
+
+/**
+ * Masters of this test file's own, for tests that kill, pause or reconfigure them: after each test
+ * its Redlocks are quit and every master is healed (resumed, restarted if killed).
+ */
+export function useOwnMasters(count: number): OwnMasters {
+  const opened: Redlock[] = [];
+  const fixture: OwnMasters = {
+    masters: [],
+    ports: [],
+    direct: [],
+    lockOn: (settings = {}) => {
+      const redlock = redlockOn(fixture.ports, settings);
+      opened.push(redlock);
+      return redlock;
+    },
+  };
+  beforeAll(async () => {
+    fixture.masters = await startMasters(count);
+    fixture.ports = fixture.masters.map((master) => master.port);
+    fixture.direct = await directClients(fixture.ports);
+  });
+  afterEach(async () => {
+    for (const redlock of opened.splice(0)) await redlock.quit();
+    await Promise.all(fixture.masters.map((master) => master.heal()));
+    await eventually(() => fixture.direct.every((client) => client.isReady));
+  });
+  afterAll(async () => {
+    await closeAll(fixture.direct);
+    for (const master of fixture.masters) master.stop();
   });
   return fixture;
 }

@@ -3,45 +3,28 @@
  * script calls. Own five masters (one test pauses a master), tapped with MONITOR where the number
  * of script calls is the point.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, type Lock, type Redlock } from '../../src/index.js';
 import { lockScript } from '../../src/scripts/index.js';
-import { startMasters, type RedisMaster } from '../harness/redis-server.js';
+import type { RedisMaster } from '../harness/redis-server.js';
 import {
-  closeAll,
-  directClients,
   eventually,
   monitor,
   redlockOn,
   uniquePrefix,
+  useOwnMasters,
   valuesOn,
   type DirectClient,
 } from '../harness/cluster.js';
 
+const own = useOwnMasters(5);
 let masters: RedisMaster[];
 let ports: number[];
 let direct: DirectClient[];
-const opened: Redlock[] = [];
-
-beforeAll(async () => {
-  masters = await startMasters(5);
-  ports = masters.map((master) => master.port);
-  direct = await directClients(ports);
-});
-
-afterEach(async () => {
-  for (const redlock of opened.splice(0)) await redlock.quit();
-  await Promise.all(masters.map((master) => master.heal()));
-});
-
-afterAll(async () => {
-  await closeAll(direct);
-  for (const master of masters) master.stop();
-});
+beforeAll(() => ({ masters, ports, direct } = own));
 
 async function warmRedlock(settings: Parameters<typeof redlockOn>[1] = {}): Promise<Redlock> {
-  const redlock = redlockOn(ports, settings);
-  opened.push(redlock);
+  const redlock = own.lockOn(settings);
   await (await redlock.acquire(uniquePrefix('warm')('r'), 1_000)).release();
   return redlock;
 }

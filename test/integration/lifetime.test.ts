@@ -4,50 +4,27 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionError, LockLostError, Redlock } from '../../src/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionError, LockLostError } from '../../src/index.js';
 import { lockScript } from '../../src/scripts/index.js';
-import { startMasters, type RedisMaster } from '../harness/redis-server.js';
+import type { RedisMaster } from '../harness/redis-server.js';
 import {
-  closeAll,
-  directClients,
   eventually,
   monitor,
-  redlockOn,
   sleep,
   uniquePrefix,
   urlOf,
+  useOwnMasters,
   valuesOn,
   type DirectClient,
 } from '../harness/cluster.js';
 
+const own = useOwnMasters(5);
 let masters: RedisMaster[];
 let ports: number[];
 let direct: DirectClient[];
-const opened: Redlock[] = [];
-
-beforeAll(async () => {
-  masters = await startMasters(5);
-  ports = masters.map((master) => master.port);
-  direct = await directClients(ports);
-});
-
-afterEach(async () => {
-  for (const redlock of opened.splice(0)) await redlock.quit();
-  await Promise.all(masters.map((master) => master.heal()));
-  await eventually(() => direct.every((client) => client.isReady));
-});
-
-afterAll(async () => {
-  await closeAll(direct);
-  for (const master of masters) master.stop();
-});
-
-function lockOn(settings: Parameters<typeof redlockOn>[1] = {}): Redlock {
-  const redlock = redlockOn(ports, settings);
-  opened.push(redlock);
-  return redlock;
-}
+beforeAll(() => ({ masters, ports, direct } = own));
+const lockOn = own.lockOn;
 
 const heldBy = async (key: string, value: string): Promise<boolean> =>
   (await valuesOn(direct, key)).filter((v) => v === value).length >= 3;

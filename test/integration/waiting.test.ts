@@ -3,37 +3,20 @@
  * blocking key's PTTL wakes a waiter, long before its retryDelay. Own three masters, so the
  * subscriber count on them is this file's alone.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Redlock } from '../../src/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { releasedChannel } from '../../src/scripts/index.js';
-import { startMasters, type RedisMaster } from '../harness/redis-server.js';
-import { closeAll, directClients, eventually, redlockOn, sleep, uniquePrefix, type DirectClient } from '../harness/cluster.js';
+import {
+  eventually,
+  sleep,
+  uniquePrefix,
+  useOwnMasters,
+  type DirectClient,
+} from '../harness/cluster.js';
 
-let masters: RedisMaster[];
-let ports: number[];
+const own = useOwnMasters(3);
 let direct: DirectClient[];
-const opened: Redlock[] = [];
-
-beforeAll(async () => {
-  masters = await startMasters(3);
-  ports = masters.map((master) => master.port);
-  direct = await directClients(ports);
-});
-
-afterEach(async () => {
-  for (const redlock of opened.splice(0)) await redlock.quit();
-});
-
-afterAll(async () => {
-  await closeAll(direct);
-  for (const master of masters) master.stop();
-});
-
-function lockOn(settings: Parameters<typeof redlockOn>[1] = {}): Redlock {
-  const redlock = redlockOn(ports, settings);
-  opened.push(redlock);
-  return redlock;
-}
+beforeAll(() => ({ direct } = own));
+const lockOn = own.lockOn;
 
 /** Subscribers to the release channel on each master. */
 async function subscribers(): Promise<number[]> {
