@@ -128,7 +128,10 @@ export class Redlock extends EventEmitter {
           if (exhausted) throw new ExecutionError(acquireFailure(keys, attempt, effective, record), keys, attempts);
           waiter ??= this.#notifier.register(keys);
           waiter.ownValue = value;
-          await waiter.sleep(waitMs(record, effective), signal);
+          const wokenBy = await waiter.sleep(waitMs(record, effective), signal);
+          // Other processes were woken by the same announcement: a random pause of up to two of
+          // our attempts' durations keeps them from all asking at once and splitting the votes.
+          if (wokenBy === 'remote') await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal);
         } catch (error) {
           // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land.
           await rollback;
@@ -253,7 +256,7 @@ export class Redlock extends EventEmitter {
       timeoutMs: effective.nodeTimeoutMs,
     });
     // Waiters in this process need not wait for the masters' announcements.
-    if (vote.granted > 0) for (const key of lock.resources) this.#notifier.released(key, lock.value);
+    if (vote.granted > 0) for (const key of lock.resources) this.#notifier.released(key, lock.value, 'local');
     return { released: vote.reached, heldBy: vote.granted, outcomes: vote.outcomes };
   }
 

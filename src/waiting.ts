@@ -21,9 +21,12 @@ const IDLE_CLOSE_MS = 1_000;
 /** Announcements remembered to ignore repeats (each master announces the same release). */
 const SEEN_LIMIT = 4_096;
 
+/** Who woke a waiter: a release in this process, or a master's announcement (another process). */
+export type WakeSource = 'local' | 'remote' | 'timeout';
+
 export class Waiter {
-  #wake: (() => void) | undefined;
-  #pendingWake = false;
+  #wake: ((source: WakeSource) => void) | undefined;
+  #pendingWake: WakeSource | undefined;
   /** The value of this waiter's latest attempt: the rollback of its own attempt wakes nobody. */
   ownValue: string | undefined;
 
@@ -34,15 +37,16 @@ export class Waiter {
 
   /**
    * Sleep up to `ms`; resolves early when one of the keys is released (at once if that happened
-   * since the last sleep). Rejects with the signal's reason if it aborts.
+   * since the last sleep), saying what woke it. Rejects with the signal's reason if it aborts.
    */
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  sleep(ms: number, signal?: AbortSignal): Promise<WakeSource> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#pendingWake) {
-      this.#pendingWake = false;
-      return Promise.resolve();
+    const pending = this.#pendingWake;
+    if (pending) {
+      this.#pendingWake = undefined;
+      return Promise.resolve(pending);
     }
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<WakeSource>((resolve, reject) => {
       const done = (): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
@@ -54,20 +58,20 @@ export class Waiter {
       };
       const timer = setTimeout(() => {
         done();
-        resolve();
+        resolve('timeout');
       }, ms);
-      this.#wake = () => {
+      this.#wake = (source) => {
         done();
-        resolve();
+        resolve(source);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   /** @internal a release of one of the keys was announced. */
-  wake(): void {
-    if (this.#wake) this.#wake();
-    else this.#pendingWake = true;
+  wake(source: WakeSource): void {
+    if (this.#wake) this.#wake(source);
+    else this.#pendingWake = source;
   }
 
   /** Stop waiting. Unless it `acquired`, the next waiter of its keys gets the turn. */
@@ -108,13 +112,13 @@ export class Notifier {
   }
 
   /** A release of `value` on `key` (announced by a master, or done by this process). */
-  released(key: string, value: string): void {
+  released(key: string, value: string, source: WakeSource): void {
     const id = `${value}:${key}`;
     if (this.#seen.has(id)) return;
     this.#seen.add(id);
     if (this.#seen.size > SEEN_LIMIT) this.#seen.delete(this.#seen.values().next().value as string);
     const first = this.#queues.get(key)?.[0];
-    if (first && first.ownValue !== value) first.wake();
+    if (first && first.ownValue !== value) first.wake(source);
   }
 
   unregister(waiter: Waiter, acquired: boolean): void {
@@ -126,7 +130,7 @@ export class Notifier {
       queue.splice(index, 1);
       if (queue.length === 0) this.#queues.delete(key);
       // The first in line left without the lock (cancelled, or out of retries): pass the turn on.
-      else if (index === 0 && !acquired) queue[0]!.wake();
+      else if (index === 0 && !acquired) queue[0]!.wake('local');
     }
     if (--this.#waiters === 0 && !this.#closed) {
       this.#idleTimer = setTimeout(() => void this.#unsubscribe(), IDLE_CLOSE_MS);
@@ -142,7 +146,7 @@ export class Notifier {
 
   #announced(message: string): void {
     const released = parseReleased(message);
-    if (released) this.released(released.key, released.value);
+    if (released) this.released(released.key, released.value, 'remote');
   }
 
   async #unsubscribe(): Promise<void> {
