@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import * as hdr from 'hdr-histogram-js';
 import { createClient } from 'redis';
 import { ProxyProcess } from '../bench/faults.js';
+import { check, type Section } from './checker.js';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
 
 const arg = (name: string, fallback: number): number => {
@@ -41,14 +42,6 @@ function prng(seed: number): () => number {
   };
 }
 
-interface Section {
-  worker: number;
-  resource: string;
-  value: string;
-  start: number;
-  end: number;
-  expiration: number;
-}
 interface WorkerStats {
   worker: number;
   attempts: number;
@@ -126,22 +119,11 @@ try {
   for (const child of workers) if (child.exitCode === null) child.kill('SIGKILL');
 
   // Checks.
-  const violations: string[] = [];
-  const pausedPastValidity = sections.filter((s) => s.end >= s.expiration);
-  const valid = sections.filter((s) => s.end < s.expiration);
-  for (let r = 0; r < RESOURCES; r++) {
-    const resource = `chaos:r${r}`;
-    const ordered = valid.filter((s) => s.resource === resource).sort((a, b) => a.start - b.start);
-    for (let i = 1; i < ordered.length; i++) {
-      const [previous, next] = [ordered[i - 1]!, ordered[i]!];
-      if (next.start < previous.end && next.value !== previous.value) {
-        violations.push(`overlap on ${resource}: worker ${previous.worker} [${previous.start}, ${previous.end}] and worker ${next.worker} [${next.start}, ${next.end}]`);
-      }
-    }
-    const counter = Number(readFileSync(join(dir, `chaos-r${r}`), 'utf8'));
-    const written = sections.filter((s) => s.resource === resource).length;
-    if (counter !== written) violations.push(`lost update on ${resource}: counter ${counter}, sections written ${written}`);
-  }
+  const counters = new Map(
+    Array.from({ length: RESOURCES }, (_, r) => [`chaos:r${r}`, Number(readFileSync(join(dir, `chaos-r${r}`), 'utf8'))] as const),
+  );
+  const verdict = check(sections, counters);
+  const violations = [...verdict.violations];
   await sleep(TTL_MS + 200);
   const inspectors = await Promise.all(masters.map((master) => createClient({ url: master.url }).connect()));
   const leftover = (await Promise.all(inspectors.map((client) => client.keys('chaos:*')))).flat();
@@ -159,7 +141,7 @@ try {
   console.log(`| duration, workers, resources | ${DURATION_S} s, ${WORKERS} processes, ${RESOURCES} |`);
   console.log(`| faults applied | ${[...applied].map(([fault, n]) => `${fault} ${n}`).join(', ')} |`);
   console.log(`| critical sections completed | ${sections.length} |`);
-  console.log(`| … of them written after their lock's validity (worker paused past its ttl) | ${pausedPastValidity.length} |`);
+  console.log(`| … of them written after their lock's validity (worker paused past its ttl) | ${verdict.pausedPastValidity} |`);
   console.log(`| sections abandoned because the lock was lost before the write | ${total((s) => s.abandoned)} |`);
   console.log(`| acquire success rate | ${attempts ? ((total((s) => s.acquired) / attempts) * 100).toFixed(1) : '—'} % (${total((s) => s.acquired)} of ${attempts}) |`);
   console.log(`| acquire latency p50 / p99 / max | ${[50, 99, 100].map((p) => (histogram.getValueAtPercentile(p) / 1000).toFixed(1)).join(' / ')} ms |`);

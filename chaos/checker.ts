@@ -1,0 +1,44 @@
+/**
+ * The chaos run's safety checker, pure so it can be tested on made-up histories.
+ */
+export interface Section {
+  readonly worker: number;
+  readonly resource: string;
+  /** The lock value the section ran under. */
+  readonly value: string;
+  /** Epoch ms around the read-modify-write. */
+  readonly start: number;
+  readonly end: number;
+  /** The lock's expiration when the write was done. */
+  readonly expiration: number;
+}
+
+export interface Verdict {
+  readonly violations: string[];
+  /** Sections written after their lock's validity (a worker paused past its ttl): the fencing case. */
+  readonly pausedPastValidity: number;
+}
+
+/**
+ * Two holders of one resource with overlapping sections (among those written while their lock was
+ * valid), and counters that differ from the number of sections written (lost updates).
+ */
+export function check(sections: readonly Section[], counters: ReadonlyMap<string, number>): Verdict {
+  const violations: string[] = [];
+  const valid = sections.filter((section) => section.end < section.expiration);
+  for (const [resource, counter] of counters) {
+    const ordered = valid.filter((s) => s.resource === resource).sort((a, b) => a.start - b.start);
+    let reach: Section | undefined; // the section reaching furthest so far
+    for (const section of ordered) {
+      if (reach && section.start < reach.end && section.value !== reach.value) {
+        violations.push(
+          `overlap on ${resource}: worker ${reach.worker} [${reach.start}, ${reach.end}] and worker ${section.worker} [${section.start}, ${section.end}]`,
+        );
+      }
+      if (!reach || section.end > reach.end) reach = section;
+    }
+    const written = sections.filter((s) => s.resource === resource).length;
+    if (counter !== written) violations.push(`lost update on ${resource}: counter ${counter}, sections written ${written}`);
+  }
+  return { violations, pausedPastValidity: sections.length - valid.length };
+}
