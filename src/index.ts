@@ -15,4 +15,4 @@ export {
   type NodeStatus,
 } from './errors.js';
 export { defaultSettings, type CallSettings, type Settings } from './settings.js';
-export type { NodeInput, RedisClientLike } from './node.js';
+export type { NodeInput, RedisClientLike, SubscriberClient } from './node.js';

@@ -22,6 +22,7 @@ export class Lock {
   /** For a re-entered lock: the lock that really holds the resources. */
   readonly #outer: Lock | undefined;
 
+  /** @internal locks come from Redlock.acquire */
   constructor(
     private readonly owner: LockOwner,
     /** The resources (Redis keys) this lock holds, duplicates removed. */
