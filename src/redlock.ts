@@ -235,8 +235,7 @@ export class Redlock extends EventEmitter {
         );
       }
       // Never sleep through the last chance: at most half of the validity that is left.
-      const delayMs = retryDelayMs(effective.retryDelayMs, effective.retryJitterMs, Math.random());
-      await sleep(Math.min(delayMs, Math.max(0, (lock.expiration - this.#clock.epochMs()) / 2)));
+      await sleep(Math.min(fallbackDelayMs(effective), Math.max(0, (lock.expiration - this.#clock.epochMs()) / 2)));
     }
   }
 
