@@ -20,6 +20,8 @@ export interface NodeOutcome {
   status: NodeStatus;
   /** For `locked`: remaining ms of the blocking key (−1 = no expiry). */
   pttlMs?: number;
+  /** For a fenced acquire's `granted`: this master's fence counter after the increment (largest over the resources). */
+  fence?: number;
   error?: Error;
   /** Time from sending to this answer. */
   latencyMs?: number;
@@ -35,6 +37,19 @@ export interface AttemptRecord {
   /** ttl − elapsed − drift; a quorum with validity ≤ 0 is still a failed attempt. */
   readonly validityMs: number;
   readonly granted: number;
+  /**
+   * Fenced acquires whose first round reached a quorum: the token (largest counter of the granting
+   * masters) and the second round, which raised the counters to it on the masters that hold the lock.
+   */
+  readonly fencing?: FencingRound;
+}
+
+/** The second round of a fenced acquire. */
+export interface FencingRound {
+  readonly token: number;
+  /** Masters that held the lock and raised their counters to the token. */
+  readonly confirmed: number;
+  readonly outcomes: readonly NodeOutcome[];
 }
 
 /** Quorum was not reached (acquire within its retries, or extend while the lock was valid). */

@@ -36,6 +36,13 @@ export class Lock {
     public ttlMs: number,
     /** @internal the per-call settings this lock was acquired with; extend and release use them too. */
     readonly callSettings: Partial<Settings>,
+    /**
+     * For a lock acquired with `{ fencing: true }`: a number larger than the token of every earlier
+     * fenced lock on any of these resources. Pass it with each write to the protected storage, which
+     * rejects writes carrying a token below the largest it has seen. Undefined without fencing.
+     * `extend` keeps it.
+     */
+    readonly fencingToken: number | undefined = undefined,
     outer?: Lock,
   ) {
     this.#expiration = expiration;
@@ -44,7 +51,7 @@ export class Lock {
 
   /** @internal a view of `outer` for a nested acquire of resources it holds. */
   static viewOf(owner: LockOwner, outer: Lock, resources: readonly string[]): Lock {
-    return new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer);
+    return new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer);
   }
 
   /** Epoch ms (`Date.now()` basis) at which this lock's validity ends. */

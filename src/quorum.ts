@@ -136,6 +136,7 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
           }
           outcome.status = answer.status;
           if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
+          if (answer.fence !== undefined) outcome.fence = answer.fence;
           outcome.latencyMs = now() - startMs;
           if (!counted[index]) count(index, answer.status === 'granted');
         },

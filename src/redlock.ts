@@ -20,7 +20,7 @@ import { Lock } from './lock.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { RedisNode, type NodeInput } from './node.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
-import type { LockOperation, OperationKind, OperationReply } from './scripts/index.js';
+import { fenceKey, type LockOperation, type OperationReply } from './scripts/index.js';
 import {
   normalizeResources,
   resolveSettings,
@@ -94,13 +94,21 @@ export class Redlock extends EventEmitter {
   async acquire(resources: string | readonly string[], ttl: number, settings?: CallSettings): Promise<Lock> {
     const keys = normalizeResources(resources);
     const ttlMs = validateTtl(ttl);
-    const { signal, autoExtend, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
+    const { signal, autoExtend, fencing, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
     const effective = resolveSettings(this.#settings, callSettings, this.#nodes.length, ttlMs);
     if (autoExtend) validateAutoExtension(ttlMs, effective.automaticExtensionThresholdMs);
     this.#assertOpen();
     signal?.throwIfAborted();
     const outer = effective.reentrant ? this.#heldInScope(keys) : undefined;
-    if (outer) return Lock.viewOf(this, outer, keys);
+    if (outer) {
+      if (fencing && outer.fencingToken === undefined) {
+        throw new TypeError(
+          `acquire of ${formatResources(keys)} with fencing re-enters a lock acquired without it, which has no fencing token; ` +
+            'acquire the outer lock with { fencing: true }',
+        );
+      }
+      return Lock.viewOf(this, outer, keys);
+    }
 
     const attempts: AttemptRecord[] = [];
     let waiter: Waiter | undefined;
@@ -113,12 +121,19 @@ export class Redlock extends EventEmitter {
       for (let attempt = 1; ; attempt++) {
         this.#assertOpen(); // quit() while waiting ends the wait
         const value = newLockValue();
-        const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs };
-        const { vote, record } = await this.#vote(acquire, effective, attempt, signal);
-        if (vote.reached && record.validityMs > 0) {
+        const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs, fenced: fencing === true };
+        const first = await this.#vote(acquire, effective, attempt, signal);
+        let { record } = first;
+        let succeeded = first.vote.reached && record.validityMs > 0;
+        if (succeeded && fencing) {
+          record = await this.#fence(keys, value, ttlMs, first.vote, record, effective, signal);
+          succeeded = record.fencing!.confirmed >= effective.quorum && record.validityMs > 0;
+        }
+        if (succeeded) {
           waiter?.leave(true);
           waiter = undefined;
-          return this.#newLock(keys, value, record, attempt, ttlMs, callSettings, effective, autoExtend);
+          const token = record.fencing?.token;
+          return this.#newLock(keys, value, record, attempt, ttlMs, callSettings, effective, autoExtend, token);
         }
         remember(attempts, record);
         // Every master, including those that timed out: a delayed SET may still land.
@@ -159,6 +174,38 @@ export class Redlock extends EventEmitter {
     throw new ReentrancyError(keys, keys.filter((_, i) => live(holders[i])));
   }
 
+  /**
+   * A fenced acquire's second round. The first round's granting masters each incremented their
+   * counters; the token is the largest they answered. Raising the counters to it on a quorum of the
+   * masters that hold the lock means any later quorum includes one of them, whose increment then
+   * answers more than this token (README, "Fencing tokens"). Validity counts both rounds.
+   */
+  async #fence(
+    keys: readonly string[],
+    value: string,
+    ttlMs: number,
+    vote: FanOutResult,
+    record: AttemptRecord,
+    effective: EffectiveSettings,
+    signal: AbortSignal | undefined,
+  ): Promise<AttemptRecord> {
+    const token = Math.max(...vote.outcomes.map((outcome) => (outcome.status === 'granted' ? (outcome.fence ?? 0) : 0)));
+    const startMs = this.#clock.monotonicMs();
+    const fence: LockOperation = { kind: 'fence', keys, value, ttlMs, token };
+    const second = await fanOut(this.#labels, this.#operation(fence, effective), {
+      quorum: effective.quorum,
+      timeoutMs: effective.nodeTimeoutMs,
+      signal,
+    });
+    const elapsedMs = record.elapsedMs + (this.#clock.monotonicMs() - startMs);
+    return {
+      ...record,
+      elapsedMs,
+      validityMs: validityMs(fence.ttlMs, elapsedMs, effective.driftFactor),
+      fencing: { token, confirmed: second.granted, outcomes: second.outcomes },
+    };
+  }
+
   #newLock(
     keys: readonly string[],
     value: string,
@@ -168,9 +215,10 @@ export class Redlock extends EventEmitter {
     callSettings: Partial<Settings>,
     effective: EffectiveSettings,
     autoExtend: boolean | undefined,
+    fencingToken?: number,
   ): Lock {
     const expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
-    const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings);
+    const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings, fencingToken);
     if (autoExtend) {
       lock.keepAlive({
         ttlMs,
@@ -342,7 +390,7 @@ export class Redlock extends EventEmitter {
   #operation(operation: LockOperation, effective: EffectiveSettings): NodeOperation {
     return async (index, cancellation) => {
       const reply = await this.#nodes[index]!.submit(operation, cancellation, effective.batching);
-      return outcomeOf(operation.kind, reply);
+      return outcomeOf(operation, reply);
     };
   }
 
@@ -356,8 +404,18 @@ export class Redlock extends EventEmitter {
   };
 }
 
-function outcomeOf(kind: OperationKind, reply: OperationReply): Pick<NodeOutcome, 'status' | 'pttlMs'> {
-  if (kind === 'acquire') return reply.status === 1 ? { status: 'granted' } : { status: 'locked', pttlMs: reply.detail };
+function outcomeOf(operation: LockOperation, reply: OperationReply): Pick<NodeOutcome, 'status' | 'pttlMs' | 'fence'> {
+  const fenced = operation.kind === 'fence' || operation.fenced === true;
+  if (fenced && reply.status === 2) {
+    throw new TypeError(
+      `a fence counter (${operation.keys.map(fenceKey).join(', ')}) holds something other than an integer; ` +
+        'fence counters are the library\'s: do not write to them',
+    );
+  }
+  if (operation.kind === 'acquire') {
+    if (reply.status !== 1) return { status: 'locked', pttlMs: reply.detail };
+    return operation.fenced ? { status: 'granted', fence: reply.detail } : { status: 'granted' };
+  }
   return { status: reply.status > 0 ? 'granted' : 'lost' };
 }
 
@@ -386,9 +444,16 @@ function describeVote(record: AttemptRecord, effective: EffectiveSettings): stri
   for (const outcome of record.outcomes) counts.set(outcome.status, (counts.get(outcome.status) ?? 0) + 1);
   const parts = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
   const quorumText = `${record.granted} of a needed ${effective.quorum} granted (${parts})`;
-  return record.granted >= effective.quorum
-    ? `${quorumText}, but the attempt took ${Math.round(record.elapsedMs)} ms and left no validity`
-    : quorumText;
+  if (record.granted < effective.quorum) return quorumText;
+  const fencing = record.fencing;
+  if (fencing && fencing.confirmed < effective.quorum) {
+    const pending = fencing.outcomes.filter((outcome) => outcome.status !== 'granted').map((o) => `${o.node} ${o.status}`);
+    return (
+      `${quorumText}, but only ${fencing.confirmed} raised their fence counters to the token ${fencing.token} ` +
+      `(${pending.join(', ')})`
+    );
+  }
+  return `${quorumText}, but the attempt took ${Math.round(record.elapsedMs)} ms and left no validity`;
 }
 
 function acquireFailure(keys: readonly string[], attempts: number, effective: EffectiveSettings, last: AttemptRecord): string {

@@ -2,6 +2,7 @@
  * Defaults and validation of every setting and argument. Everything here runs before any
  * network call, so bad input fails fast with a TypeError or RangeError and leaves nothing behind.
  */
+import { FENCE_SUFFIX } from './scripts/index.js';
 import { driftMs } from './validity.js';
 
 export interface Settings {
@@ -49,9 +50,14 @@ export interface CallSettings extends Partial<Settings> {
    * released; `lock.signal` aborts if it is lost. Acquire only.
    */
   autoExtend?: boolean;
+  /**
+   * Acquire only: also take a fencing token (`lock.fencingToken`), strictly larger than that of any
+   * earlier fenced lock sharing a resource. Costs a second round trip. See the README's assumptions.
+   */
+  fencing?: boolean;
 }
 
-const callOnlyNames = new Set(['signal', 'autoExtend']);
+const callOnlyNames = new Set(['signal', 'autoExtend', 'fencing']);
 
 /**
  * Auto-extension needs room to work: the threshold must stay below ttl − 100 ms, or the lock would
@@ -132,7 +138,7 @@ export function validateSettings(
     }
     if (!Number.isFinite(graceMs) || graceMs <= 0) throw new RangeError(`restartGuard.graceMs must be > 0 ms, got ${graceMs}`);
   }
-  for (const name of ['batching', 'reentrant'] as const) {
+  for (const name of ['batching', 'reentrant', 'autoExtend', 'fencing'] as const) {
     const value = record[name];
     if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);
   }
@@ -226,6 +232,9 @@ export function normalizeResources(resources: unknown): string[] {
       throw new TypeError(`resources[${index}] must be a string, got ${describe(resource)}`);
     }
     if (resource.length === 0) throw new RangeError(`resources[${index}] is an empty string`);
+    if (resource.endsWith(FENCE_SUFFIX)) {
+      throw new RangeError(`resources[${index}] ends in '${FENCE_SUFFIX}', which names fence counters; choose another name`);
+    }
   }
   return [...new Set(list as string[])];
 }

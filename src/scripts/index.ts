@@ -6,37 +6,55 @@
  */
 import { createHash } from 'node:crypto';
 
-export type OperationKind = 'acquire' | 'extend' | 'release';
+export type OperationKind = 'acquire' | 'extend' | 'release' | 'fence';
 
 /** One lock's operation on one master. */
 export interface LockOperation {
   readonly kind: OperationKind;
   readonly keys: readonly string[];
   readonly value: string;
-  /** For acquire and extend: the ttl to set, ms. Ignored by release. */
+  /** For acquire and extend: the ttl to set, ms. Ignored by release and fence. */
   readonly ttlMs: number;
+  /** Acquire: also increment each key's fence counter and answer the largest. */
+  readonly fenced?: boolean;
+  /** Fence: the token to raise each key's fence counter to. */
+  readonly token?: number;
 }
 
 /**
- * One operation's answer: `status` is 1/0 (acquire: granted/refused; extend: extended/not held) or,
- * for release, the number of keys deleted; `detail` is, for a refused acquire, the blocking key's
- * PTTL (−1 = no expiry).
+ * Where a resource's fence counter lives on each master: next to the resource, so ACL key patterns
+ * that allow the resource allow its counter. Counters never expire (see the README on cleaning).
+ */
+export const FENCE_SUFFIX = ':redlock-fence';
+export const fenceKey = (resource: string): string => resource + FENCE_SUFFIX;
+
+/**
+ * One operation's answer: `status` is 1/0 (acquire: granted/refused; extend and fence: done/not
+ * held) or, for release, the number of keys deleted, or 2 when a fence counter is not an integer;
+ * `detail` is, for a refused acquire, the blocking key's PTTL (−1 = no expiry), and for a granted
+ * fenced acquire, the largest of its keys' fence counters after the increment.
  */
 export interface OperationReply {
   readonly status: number;
   readonly detail: number;
 }
 
-const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', release: 'r' };
+const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', release: 'r', fence: 'f' };
 
 /**
  * locks — run a sequence of lock operations, in order, atomically.
  * KEYS: the keys of every operation, concatenated in order.
- * ARGV: per operation four fields: kind ('a' acquire, 'e' extend, 'r' release), lock value,
- *       ttl in ms (ignored by release), number of keys it owns in KEYS.
+ * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 'e' extend, 'r' release,
+ *       'f' fence), lock value, ttl in ms (fence: the token; release: ignored), number of keys it
+ *       owns in KEYS. 'A' and 'f' own 2n keys: n lock keys, then their n fence counters.
  * Reply: per operation two integers, flattened:
  *   acquire {1, 0} no key existed, every key is now the value with PX ttl
  *           {0, pttl} a key exists (of any type): nothing written; pttl is its remaining ms (−1 = none)
+ *   fenced acquire: as acquire, but on a grant each fence counter is incremented first (INCR) and
+ *           the reply is {1, largest counter}; {2, 0} if a counter holds something else than an
+ *           integer (the lock keys are then not written)
+ *   fence   {1, 0} every lock key holds the value: each counter is now max(counter, token)
+ *           {0, 0} one does not (nothing written); {2, 0} a counter is not an integer
  *   extend  {1, 0} every key held the value and now expires in ttl ms; {0, 0} one did not, nothing changed
  *   release {n, 0} n keys held the value and were deleted (compare-and-delete, never a blind DEL);
  *           each deleted key is announced on the channel redlock-quorum:released as "<value>:<key>",
@@ -51,15 +69,45 @@ for i = 1, #ARGV, 4 do
   local kind, value, ttl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local last = first + tonumber(ARGV[i + 3]) - 1
   local status, detail = 1, 0
-  if kind == 'a' then
-    for k = first, last do
+  if kind == 'a' or kind == 'A' then
+    local locks = kind == 'a' and last or (first + last - 1) / 2
+    for k = first, locks do
       if redis.call('EXISTS', KEYS[k]) == 1 then
         status, detail = 0, redis.call('PTTL', KEYS[k])
         break
       end
     end
     if status == 1 then
-      for k = first, last do redis.call('SET', KEYS[k], value, 'PX', ttl) end
+      for k = locks + 1, last do
+        local counter = redis.pcall('INCR', KEYS[k])
+        if type(counter) ~= 'number' then
+          status, detail = 2, 0
+          break
+        end
+        if counter > detail then detail = counter end
+      end
+    end
+    if status == 1 then
+      for k = first, locks do redis.call('SET', KEYS[k], value, 'PX', ttl) end
+    end
+  elseif kind == 'f' then
+    local locks = (first + last - 1) / 2
+    for k = first, locks do
+      if redis.pcall('GET', KEYS[k]) ~= value then
+        status = 0
+        break
+      end
+    end
+    if status == 1 then
+      local token = tonumber(ttl)
+      for k = locks + 1, last do
+        local counter = tonumber(redis.pcall('GET', KEYS[k]) or 0)
+        if counter == nil then
+          status = 2
+          break
+        end
+        if counter < token then redis.call('SET', KEYS[k], ttl) end
+      end
     end
   elseif kind == 'e' then
     for k = first, last do
@@ -102,8 +150,15 @@ export function encodeBatch(operations: readonly LockOperation[]): string[] {
   const keys: string[] = [];
   const args: string[] = [];
   for (const operation of operations) {
-    keys.push(...operation.keys);
-    args.push(kindCode[operation.kind], operation.value, String(operation.ttlMs), String(operation.keys.length));
+    const { kind, keys: own, value } = operation;
+    keys.push(...own);
+    if (kind === 'fence' || operation.fenced) {
+      for (const key of own) keys.push(fenceKey(key));
+      const code = kind === 'fence' ? 'f' : 'A';
+      args.push(code, value, String(kind === 'fence' ? operation.token : operation.ttlMs), String(2 * own.length));
+    } else {
+      args.push(kindCode[kind], value, String(operation.ttlMs), String(own.length));
+    }
   }
   return [String(keys.length), ...keys, ...args];
 }

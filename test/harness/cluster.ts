@@ -7,7 +7,7 @@ import { createConnection } from 'node:net';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createClient } from 'redis';
 import { Redlock } from '../../src/index.js';
-import { startMasters, type RedisMaster } from './redis-server.js';
+import { startMasters, type MasterOptions, type RedisMaster } from './redis-server.js';
 import type { CallSettings } from '../../src/settings.js';
 
 function makeClient(port: number) {
@@ -123,7 +123,7 @@ export interface OwnMasters {
  * Masters of this test file's own, for tests that kill, pause or reconfigure them: after each test
  * its Redlocks are quit and every master is healed (resumed, restarted if killed).
  */
-export function useOwnMasters(count: number): OwnMasters {
+export function useOwnMasters(count: number, options: MasterOptions = {}): OwnMasters {
   const opened: Redlock[] = [];
   const fixture: OwnMasters = {
     masters: [],
@@ -136,7 +136,7 @@ export function useOwnMasters(count: number): OwnMasters {
     },
   };
   beforeAll(async () => {
-    fixture.masters = await startMasters(count);
+    fixture.masters = await startMasters(count, options);
     fixture.ports = fixture.masters.map((master) => master.port);
     fixture.direct = await directClients(fixture.ports);
   });

@@ -13,6 +13,7 @@ export class FaultProxy {
   latencyMs = 0;
   readonly #sockets = new Set<Socket>();
   readonly #timers = new Set<NodeJS.Timeout>();
+  #afterNextReply: (() => void) | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -35,6 +36,14 @@ export class FaultProxy {
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /**
+   * Run `change` (e.g. set latency or blackhole) right after the next chunk from the master has been
+   * passed on: a fault that strikes between a call's answer and the caller's next call.
+   */
+  afterNextReply(change: () => void): void {
+    this.#afterNextReply = change;
   }
 
   /** Reset every open connection (RST), as a flaky network or a restarted load balancer would. */
@@ -61,15 +70,20 @@ export class FaultProxy {
     }
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
-    this.#pipe(client, upstream);
-    this.#pipe(upstream, client);
+    this.#pipe(client, upstream, false);
+    this.#pipe(upstream, client, true);
   }
 
-  #pipe(from: Socket, to: Socket): void {
+  #pipe(from: Socket, to: Socket, replies: boolean): void {
     from.on('data', (chunk: Buffer) => {
       if (this.mode === 'blackhole') return;
       if (this.latencyMs <= 0) {
         to.write(chunk);
+        if (replies && this.#afterNextReply) {
+          const change = this.#afterNextReply;
+          this.#afterNextReply = undefined;
+          change();
+        }
         return;
       }
       const timer = setTimeout(() => {
