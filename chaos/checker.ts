@@ -11,6 +11,8 @@ export interface Section {
   readonly end: number;
   /** The lock's expiration when the write was done. */
   readonly expiration: number;
+  /** The lock's fencing token, when the run uses fencing. */
+  readonly token?: number;
 }
 
 export interface Verdict {
@@ -21,7 +23,9 @@ export interface Verdict {
 
 /**
  * Two holders of one resource with overlapping sections (among those written while their lock was
- * valid), and counters that differ from the number of sections written (lost updates).
+ * valid), counters that differ from the number of sections written (lost updates), and, for fenced
+ * sections, a token not larger than that of the resource's previous section (in start order: a
+ * later lock on a resource is only acquired after the earlier one's validity ended).
  */
 export function check(sections: readonly Section[], counters: ReadonlyMap<string, number>): Verdict {
   const violations: string[] = [];
@@ -36,6 +40,16 @@ export function check(sections: readonly Section[], counters: ReadonlyMap<string
         );
       }
       if (!reach || section.end > reach.end) reach = section;
+    }
+    let previous: Section | undefined;
+    for (const section of sections.filter((s) => s.resource === resource && s.token !== undefined).sort((a, b) => a.start - b.start)) {
+      if (previous && section.token! <= previous.token!) {
+        violations.push(
+          `fencing token on ${resource} did not increase: worker ${previous.worker} token ${previous.token} at ${previous.start}, ` +
+            `then worker ${section.worker} token ${section.token} at ${section.start}`,
+        );
+      }
+      previous = section;
     }
     const written = sections.filter((s) => s.resource === resource).length;
     if (counter !== written) violations.push(`lost update on ${resource}: counter ${counter}, sections written ${written}`);

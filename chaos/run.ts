@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- --duration 60 [--seed N] [--workers 4] [--resources 3]`
+ * `npm run chaos -- --duration 60 [--seed N] [--workers 4] [--resources 3] [--fencing]`
  *
  * Five masters, each behind a fault proxy, and worker processes contending on a few resources
  * (chaos/worker.ts). A seeded fault schedule (printed, so a run can be replayed) applies one or
@@ -8,6 +8,10 @@
  * Then the checker: no two holders of a resource with overlapping sections, counters equal to
  * completed sections (no lost update), no lock key left on a master after the run + ttl, no crash
  * or unhandled rejection in a worker. Exits non-zero on any violation.
+ *
+ * --fencing: locks take fencing tokens and the checker also requires each resource's tokens to
+ * increase from section to section. Fence counters must survive restarts (README, "Fencing tokens"),
+ * so the masters then run with AOF `appendfsync always` and a killed master restarts from its AOF.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +22,7 @@ import * as hdr from 'hdr-histogram-js';
 import { createClient } from 'redis';
 import { ProxyProcess } from '../bench/faults.js';
 import { check, type Section } from './checker.js';
+import { FENCE_SUFFIX } from '../src/scripts/index.js';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
 
 const arg = (name: string, fallback: number): number => {
@@ -28,6 +33,7 @@ const DURATION_S = arg('duration', 60);
 const SEED = arg('seed', Math.floor(Math.random() * 2 ** 31));
 const WORKERS = arg('workers', 4);
 const RESOURCES = arg('resources', 3);
+const FENCING = process.argv.includes('--fencing');
 const TTL_MS = 1_000;
 
 /** mulberry32: a small seeded PRNG, so a fault schedule replays exactly from its seed. */
@@ -48,13 +54,14 @@ interface WorkerStats {
   acquired: number;
   failed: number;
   abandoned: number;
+  fencedOff: number;
   acquireMs: number[];
 }
 
 type Fault = 'kill-restart' | 'pause-master' | 'latency' | 'blackhole' | 'reset' | 'pause-worker';
 const FAULTS: readonly Fault[] = ['kill-restart', 'pause-master', 'latency', 'blackhole', 'reset', 'pause-worker'];
 
-const masters: RedisMaster[] = await startMasters(5);
+const masters: RedisMaster[] = await startMasters(5, FENCING ? { args: ['--appendonly', 'yes', '--appendfsync', 'always'] } : {});
 const proxies = await ProxyProcess.start(masters.map((master) => master.port));
 const dir = mkdtempSync(join(tmpdir(), 'redlock-chaos-'));
 const workers: ChildProcess[] = [];
@@ -65,7 +72,8 @@ const applied = new Map<Fault, number>();
 let failed = false;
 
 try {
-  console.log(`chaos: ${DURATION_S} s, seed ${SEED} (replay: npm run chaos -- --duration ${DURATION_S} --seed ${SEED}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms`);
+  const replay = `npm run chaos -- --duration ${DURATION_S} --seed ${SEED}${FENCING ? ' --fencing' : ''}`;
+  console.log(`chaos: ${DURATION_S} s, seed ${SEED} (replay: ${replay}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms${FENCING ? ', fencing (AOF always)' : ''}`);
   for (let r = 0; r < RESOURCES; r++) writeFileSync(join(dir, `chaos-r${r}`), '0');
   const done = Array.from({ length: WORKERS }, (_, worker) => {
     const child = fork(fileURLToPath(new URL('./worker.ts', import.meta.url)), {
@@ -77,6 +85,7 @@ try {
         CHAOS_RESOURCES: String(RESOURCES),
         CHAOS_TTL_MS: String(TTL_MS),
         CHAOS_WORKER: String(worker),
+        CHAOS_FENCING: FENCING ? '1' : '0',
       },
     });
     workers.push(child);
@@ -120,13 +129,16 @@ try {
 
   // Checks.
   const counters = new Map(
-    Array.from({ length: RESOURCES }, (_, r) => [`chaos:r${r}`, Number(readFileSync(join(dir, `chaos-r${r}`), 'utf8'))] as const),
+    Array.from({ length: RESOURCES }, (_, r) => [`chaos:r${r}`, Number(readFileSync(join(dir, `chaos-r${r}`), 'utf8').split(' ')[0])] as const),
   );
   const verdict = check(sections, counters);
   const violations = [...verdict.violations];
   await sleep(TTL_MS + 200);
   const inspectors = await Promise.all(masters.map((master) => createClient({ url: master.url }).connect()));
-  const leftover = (await Promise.all(inspectors.map((client) => client.keys('chaos:*')))).flat();
+  const leftover = (await Promise.all(inspectors.map((client) => client.keys('chaos:*'))))
+    .flat()
+    .filter((key) => !key.endsWith(FENCE_SUFFIX)); // fence counters are meant to stay
+
   await Promise.all(inspectors.map((client) => client.close()));
   if (leftover.length > 0) violations.push(`lock keys left after the run + ttl: ${leftover.join(', ')}`);
   violations.push(...crashes);
@@ -143,6 +155,7 @@ try {
   console.log(`| critical sections completed | ${sections.length} |`);
   console.log(`| … of them written after their lock's validity (worker paused past its ttl) | ${verdict.pausedPastValidity} |`);
   console.log(`| sections abandoned because the lock was lost before the write | ${total((s) => s.abandoned)} |`);
+  if (FENCING) console.log(`| writes refused by the storage's fencing-token check | ${total((s) => s.fencedOff)} |`);
   console.log(`| acquire success rate | ${attempts ? ((total((s) => s.acquired) / attempts) * 100).toFixed(1) : '—'} % (${total((s) => s.acquired)} of ${attempts}) |`);
   console.log(`| acquire latency p50 / p99 / max | ${[50, 99, 100].map((p) => (histogram.getValueAtPercentile(p) / 1000).toFixed(1)).join(' / ')} ms |`);
   console.log(`| violations | ${violations.length} |`);
@@ -164,7 +177,7 @@ async function applyFault(fault: Fault, target: number): Promise<() => Promise<v
     case 'kill-restart':
       await master.kill();
       return async () => {
-        await master.heal(); // back, empty
+        await master.heal(); // back: empty, or from its AOF with --fencing
       };
     case 'pause-master':
       master.pause();

@@ -34,4 +34,17 @@ describe('chaos checker', () => {
     const history = [section(0, 'a', 0, 100, 50), section(1, 'b', 60, 70)];
     expect(check(history, new Map([['r', 2]]))).toEqual({ violations: [], pausedPastValidity: 1 });
   });
+
+  it('flags a fencing token that does not increase in start order, also across a section paused past validity', () => {
+    const fenced = (worker: number, start: number, end: number, token: number, expiration = 10_000): Section => ({
+      ...section(worker, `v${worker}`, start, end, expiration),
+      token,
+    });
+    const clean = [fenced(0, 0, 10, 1), fenced(1, 12, 20, 2, 15), fenced(2, 30, 40, 5)];
+    expect(check(clean, new Map([['r', 3]])).violations).toEqual([]);
+    const repeated = [fenced(0, 0, 10, 1), fenced(1, 12, 20, 3, 15), fenced(2, 30, 40, 3)];
+    expect(check(repeated, new Map([['r', 3]])).violations).toEqual([
+      'fencing token on r did not increase: worker 1 token 3 at 12, then worker 2 token 3 at 30',
+    ]);
+  });
 });
