@@ -44,7 +44,7 @@ export interface ContenderSpec {
 
 const HOT_KEY_RETRIES = 100_000;
 
-function ours(name: string, label: string, batching: boolean): ContenderSpec {
+function ours(name: string, label: string, batching: boolean, fencing = false): ContenderSpec {
   return {
     name,
     label,
@@ -54,7 +54,7 @@ function ours(name: string, label: string, batching: boolean): ContenderSpec {
       redlock.on('error', () => undefined);
       return Promise.resolve({
         acquire: async (key, ttlMs) => {
-          const lock = await redlock.acquire(key, ttlMs);
+          const lock = await redlock.acquire(key, ttlMs, fencing ? { fencing } : undefined);
           return { release: async () => void (await lock.release()) };
         },
         close: () => redlock.quit(),
@@ -173,6 +173,7 @@ const rawFloor: ContenderSpec = {
 export const contenders: readonly ContenderSpec[] = [
   ours('redlock-quorum', 'ours', true),
   ours('redlock-quorum, batching off', 'ours (no batching)', false),
+  ours('redlock-quorum, fencing tokens', 'ours (fencing)', true, true),
   nodeRedlock,
   redisSemaphore,
   rawFloor,

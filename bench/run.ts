@@ -208,6 +208,15 @@ function targets(faulty: boolean): string {
       `- S1 p50: ${(oursS1.p50Ms / floor.p50Ms).toFixed(2)}× the raw floor's p50 (batching off: ${(oursS1Plain.p50Ms / floor.p50Ms).toFixed(2)}×; target ≤ 1.10×)`,
     );
   }
+  const fencedS1 = find('S1', 'ours (fencing)');
+  const fenced64 = find('S2 64 workers', 'ours (fencing)');
+  if (oursS1 && fencedS1) {
+    const extra = (fencedS1.p50Ms - oursS1.p50Ms) / rttMs;
+    lines.push(
+      `- Fencing tokens cost: S1 p50 ${fencedS1.p50Ms.toFixed(3)} vs ${oursS1.p50Ms.toFixed(3)} ms (+${extra.toFixed(1)} round trips)` +
+        (ours64 && fenced64 ? `; S2 @ 64 ${Math.round(fenced64.opsPerSecond)} vs ${Math.round(ours64.opsPerSecond)} ops/s` : ''),
+    );
+  }
   const oursS3 = find('S3', 'ours');
   if (oursS3?.jain !== undefined) {
     lines.push(
