@@ -405,12 +405,10 @@ export class Redlock extends EventEmitter {
 }
 
 function outcomeOf(operation: LockOperation, reply: OperationReply): Pick<NodeOutcome, 'status' | 'pttlMs' | 'fence'> {
-  const fenced = operation.kind === 'fence' || operation.fenced === true;
-  if (fenced && reply.status === 2) {
-    throw new TypeError(
-      `a fence counter (${operation.keys.map(fenceKey).join(', ')}) holds something other than an integer; ` +
-        'fence counters are the library\'s: do not write to them',
-    );
+  if (reply.status === 2) {
+    // A fence counter the script could not use: not an integer (written by someone else), or the
+    // master refused INCR (an ACL without it).
+    throw new Error(`fence counter ${reply.error ?? operation.keys.map(fenceKey).join(', ')}`);
   }
   if (operation.kind === 'acquire') {
     if (reply.status !== 1) return { status: 'locked', pttlMs: reply.detail };

@@ -30,13 +30,15 @@ export const fenceKey = (resource: string): string => resource + FENCE_SUFFIX;
 
 /**
  * One operation's answer: `status` is 1/0 (acquire: granted/refused; extend and fence: done/not
- * held) or, for release, the number of keys deleted, or 2 when a fence counter is not an integer;
+ * held) or, for release, the number of keys deleted, or 2 when a fence counter could not be used;
  * `detail` is, for a refused acquire, the blocking key's PTTL (−1 = no expiry), and for a granted
  * fenced acquire, the largest of its keys' fence counters after the increment.
  */
 export interface OperationReply {
   readonly status: number;
   readonly detail: number;
+  /** Status 2 (fenced operations): which fence counter failed, and Redis' error. */
+  readonly error?: string;
 }
 
 const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', release: 'r', fence: 'f' };
@@ -51,10 +53,10 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *   acquire {1, 0} no key existed, every key is now the value with PX ttl
  *           {0, pttl} a key exists (of any type): nothing written; pttl is its remaining ms (−1 = none)
  *   fenced acquire: as acquire, but on a grant each fence counter is incremented first (INCR) and
- *           the reply is {1, largest counter}; {2, 0} if a counter holds something else than an
- *           integer (the lock keys are then not written)
+ *           the reply is {1, largest counter}; {2, "<counter key>: <error>"} if an INCR failed (a
+ *           counter that is not an integer, or an ACL without +incr): the lock keys are not written
  *   fence   {1, 0} every lock key holds the value: each counter is now max(counter, token)
- *           {0, 0} one does not (nothing written); {2, 0} a counter is not an integer
+ *           {0, 0} one does not (nothing written); {2, "<counter key>: <error>"} a counter is unusable
  *   extend  {1, 0} every key held the value and now expires in ttl ms; {0, 0} one did not, nothing changed
  *   release {n, 0} n keys held the value and were deleted (compare-and-delete, never a blind DEL);
  *           each deleted key is announced on the channel redlock-quorum:released as "<value>:<key>",
@@ -81,7 +83,7 @@ for i = 1, #ARGV, 4 do
       for k = locks + 1, last do
         local counter = redis.pcall('INCR', KEYS[k])
         if type(counter) ~= 'number' then
-          status, detail = 2, 0
+          status, detail = 2, KEYS[k] .. ': ' .. tostring(counter.err)
           break
         end
         if counter > detail then detail = counter end
@@ -101,9 +103,10 @@ for i = 1, #ARGV, 4 do
     if status == 1 then
       local token = tonumber(ttl)
       for k = locks + 1, last do
-        local counter = tonumber(redis.pcall('GET', KEYS[k]) or 0)
-        if counter == nil then
-          status = 2
+        local raw = redis.pcall('GET', KEYS[k])
+        local counter = type(raw) ~= 'table' and tonumber(raw or 0)
+        if not counter then
+          status, detail = 2, KEYS[k] .. ': ' .. (type(raw) == 'table' and tostring(raw.err) or 'ERR value is not an integer')
           break
         end
         if counter < token then redis.call('SET', KEYS[k], ttl) end
@@ -168,5 +171,10 @@ export function decodeBatch(reply: unknown, count: number): OperationReply[] {
   if (!Array.isArray(reply) || reply.length !== count * 2) {
     throw new Error(`unexpected reply to the locks script: ${JSON.stringify(reply)?.slice(0, 200)}`);
   }
-  return Array.from({ length: count }, (_, i) => ({ status: Number(reply[2 * i]), detail: Number(reply[2 * i + 1]) }));
+  return Array.from({ length: count }, (_, i) => {
+    const detail: unknown = reply[2 * i + 1];
+    return typeof detail === 'string'
+      ? { status: Number(reply[2 * i]), detail: 0, error: detail }
+      : { status: Number(reply[2 * i]), detail: Number(detail) };
+  });
 }

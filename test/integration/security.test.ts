@@ -17,6 +17,7 @@ const LOCKER_RULES = [
   '~*', '&redlock-quorum:released', '-@all',
   '+evalsha', '+eval', '+script|load', '+exists', '+pttl', '+set', '+get', '+pexpire', '+del', '+publish', '+subscribe',
   '+info', // only for restartGuard
+  '+incr', // only for fencing tokens
 ];
 const PASSWORD = 'correct-horse-battery-staple';
 const WRONG = 'not-the-password-42';
@@ -32,6 +33,7 @@ beforeAll(async () => {
   for (const client of direct) {
     await client.sendCommand(['ACL', 'SETUSER', 'locker', 'on', `>${PASSWORD}`, ...LOCKER_RULES]);
     await client.sendCommand(['ACL', 'SETUSER', 'noset', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-set']);
+    await client.sendCommand(['ACL', 'SETUSER', 'noincr', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-incr']);
   }
 });
 
@@ -48,6 +50,9 @@ describe('ACL and passwords', () => {
     const key = uniquePrefix('acl');
     const lock = await redlock.acquire(key('r'), 2_000);
     await lock.extend(2_000);
+    const fenced = await redlock.acquire(key('fenced'), 2_000, { fencing: true });
+    expect(fenced.fencingToken).toBe(1);
+    await fenced.release();
     const waiter = redlock.acquire(key('r'), 2_000, { retryDelay: 3_000 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     await lock.release();
@@ -66,6 +71,18 @@ describe('ACL and passwords', () => {
     const outcome = (error as ExecutionError).attempts[0]!.outcomes.find((o) => o.status === 'error');
     expect(outcome?.error?.message).toMatch(/user executing the script can't run this command|NOPERM/);
     expect(JSON.stringify((error as ExecutionError).attempts) + (error as Error).message).not.toContain(PASSWORD);
+    expect(await valuesOn(direct, key('r'))).toEqual([null, null, null]);
+    await redlock.quit();
+  });
+
+  it('a fenced acquire by a user without +incr fails with NOPERM in the outcomes, and nothing is left', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'noincr', PASSWORD)), { retryCount: 0 });
+    redlock.on('error', () => undefined);
+    const key = uniquePrefix('noincr');
+    const error = await redlock.acquire(key('r'), 2_000, { fencing: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionError);
+    const outcome = (error as ExecutionError).attempts[0]!.outcomes.find((o) => o.status === 'error');
+    expect(outcome?.error?.message).toMatch(/^fence counter .*:redlock-fence: .*(NOPERM|can't run this command)/);
     expect(await valuesOn(direct, key('r'))).toEqual([null, null, null]);
     await redlock.quit();
   });
