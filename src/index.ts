@@ -11,8 +11,22 @@ export {
   ReentrancyError,
   RedlockClosedError,
   type AttemptRecord,
+  type FencingRound,
   type NodeOutcome,
   type NodeStatus,
 } from './errors.js';
 export { defaultSettings, type CallSettings, type Settings } from './settings.js';
 export type { NodeInput, RedisClientLike, SubscriberClient } from './node.js';
+export {
+  channelNames,
+  type AcquiredEvent,
+  type DurationSummary,
+  type ExtendedEvent,
+  type FailedEvent,
+  type LostEvent,
+  type MasterStats,
+  type RedlockEventName,
+  type RedlockEvents,
+  type RedlockStats,
+  type ReleasedEvent,
+} from './observe.js';

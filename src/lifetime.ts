@@ -64,6 +64,7 @@ export class Lifetime {
     if (this.#stopped) return;
     this.stop();
     this.#controller.abort(error);
+    this.lock.lost(error);
   }
 
   /** Lost for a reason outside the masters (e.g. the Redlock was quit). */

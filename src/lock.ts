@@ -4,6 +4,7 @@
  * already holds its resources is a view of the outer lock: same value, expiration and signal, and
  * its release frees nothing.
  */
+import type { LockLostError } from './errors.js';
 import { Lifetime, type Renewal } from './lifetime.js';
 import type { Settings } from './settings.js';
 import type { ReleaseResult } from './redlock.js';
@@ -12,6 +13,8 @@ import type { ReleaseResult } from './redlock.js';
 export interface LockOwner {
   extend(lock: Lock, ttl: number): Promise<Lock>;
   release(lock: Lock): Promise<ReleaseResult>;
+  /** The lock's lifetime found it lost (reported once). */
+  lost(lock: Lock, error: LockLostError): void;
 }
 
 export class Lock {
@@ -21,6 +24,9 @@ export class Lock {
   #autoExtending = false;
   /** For a re-entered lock: the lock that really holds the resources. */
   readonly #outer: Lock | undefined;
+  #ended = false;
+  /** @internal when it was acquired, on the monotonic clock (for hold times). */
+  acquiredAtMs = 0;
 
   /** @internal locks come from Redlock.acquire */
   constructor(
@@ -101,6 +107,18 @@ export class Lock {
     this.#expiration = expiration;
     this.ttlMs = ttlMs;
     this.#lifetime?.extended();
+  }
+
+  /** @internal true the first time only: the lock's hold ended (released or lost), for statistics. */
+  end(): boolean {
+    if (this.#ended) return false;
+    this.#ended = true;
+    return true;
+  }
+
+  /** @internal its lifetime aborted the signal. */
+  lost(error: LockLostError): void {
+    this.owner.lost(this, error);
   }
 
   /** @internal release() was called. */

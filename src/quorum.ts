@@ -2,7 +2,7 @@
  * The fan-out: run one operation on every master at once, each with its own timeout, and decide
  * the moment a quorum agreed or became impossible. Late answers are recorded, never awaited.
  */
-import type { NodeOutcome } from './errors.js';
+import type { NodeOutcome, NodeStatus } from './errors.js';
 
 /** Vote counting, pure. */
 export class Tally {
@@ -47,6 +47,8 @@ export interface FanOutOptions {
   /** Stop waiting (not yet answered masters stay `pending`); unsent commands are withdrawn. */
   readonly signal?: AbortSignal | undefined;
   readonly now?: () => number;
+  /** Told each master's answer once, as it is counted (timeouts included; answers after a timeout not). */
+  readonly onAnswer?: (index: number, status: NodeStatus) => void;
 }
 
 /**
@@ -116,6 +118,7 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
         outcome.latencyMs = latencyMs;
         // Withdraws the command if it is still unsent (e.g. behind a full socket buffer).
         cancellations[index]!.cancel(timeout);
+        options.onAnswer?.(index, 'timeout');
         count(index, false);
       });
     }, options.timeoutMs);
@@ -138,6 +141,7 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
           if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
           if (answer.fence !== undefined) outcome.fence = answer.fence;
           outcome.latencyMs = now() - startMs;
+          options.onAnswer?.(index, answer.status);
           if (!counted[index]) count(index, answer.status === 'granted');
         },
         (error: unknown) => {
@@ -148,6 +152,7 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
           outcome.status = 'error';
           outcome.error = error instanceof Error ? error : new Error(String(error));
           outcome.latencyMs = now() - startMs;
+          options.onAnswer?.(index, 'error');
           if (!counted[index]) count(index, false);
         },
       );

@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import {
   ExecutionError,
   LockExpiredError,
+  LockLostError,
   LockReleasedError,
   ReentrancyError,
   RedlockClosedError,
@@ -18,9 +19,10 @@ import {
 import { RenewalScheduler } from './lifetime.js';
 import { Lock } from './lock.js';
 import { Notifier, type Waiter } from './waiting.js';
+import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
 import { RedisNode, type NodeInput } from './node.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
-import { fenceKey, type LockOperation, type OperationReply } from './scripts/index.js';
+import type { LockOperation, OperationReply } from './scripts/index.js';
 import {
   normalizeResources,
   resolveSettings,
@@ -48,7 +50,7 @@ export type Routine<T> = (signal: AbortSignal, lock: Lock) => Promise<T> | T;
 /** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */
 const MAX_ATTEMPT_RECORDS = 100;
 
-export class Redlock extends EventEmitter {
+export class Redlock extends EventEmitter<RedlockEvents> {
   readonly #nodes: readonly RedisNode[];
   readonly #labels: readonly string[];
   readonly #settings: Partial<Settings>;
@@ -57,6 +59,7 @@ export class Redlock extends EventEmitter {
   readonly #notifier: Notifier;
   /** Per async chain: the resources held by enclosing `using()` routines, and by which lock. */
   readonly #scope = new AsyncLocalStorage<ReadonlyMap<string, Lock>>();
+  readonly #stats: StatsRecorder;
   #closed = false;
 
   /**
@@ -86,6 +89,7 @@ export class Redlock extends EventEmitter {
     });
     this.#nodes = built;
     this.#labels = labels;
+    this.#stats = new StatsRecorder(labels);
     this.#notifier = new Notifier(built.map((node) => (onMessage) => node.subscribeReleases(onMessage)));
     for (const node of built) node.start();
   }
@@ -107,11 +111,14 @@ export class Redlock extends EventEmitter {
             'acquire the outer lock with { fencing: true }',
         );
       }
+      this.#stats.acquisitions.reentered++;
       return Lock.viewOf(this, outer, keys);
     }
 
+    const startMs = this.#clock.monotonicMs();
     const attempts: AttemptRecord[] = [];
     let waiter: Waiter | undefined;
+    this.#stats.acquisitions.attempted++;
     try {
       if (this.#notifier.hasWaiters(keys)) {
         // Others in this process already wait for these keys: queue behind them, don't barge in.
@@ -133,7 +140,11 @@ export class Redlock extends EventEmitter {
           waiter?.leave(true);
           waiter = undefined;
           const token = record.fencing?.token;
-          return this.#newLock(keys, value, record, attempt, ttlMs, callSettings, effective, autoExtend, token);
+          const lock = this.#newLock(keys, value, record, attempt, ttlMs, callSettings, effective, autoExtend, token);
+          const waitMs = lock.acquiredAtMs - startMs;
+          this.#stats.acquired(waitMs);
+          this.#emit('acquired', () => ({ lock, resources: keys, attempts: attempt, waitMs, attempt: record }));
+          return lock;
         }
         remember(attempts, record);
         // Every master, including those that timed out: a delayed SET may still land.
@@ -153,6 +164,11 @@ export class Redlock extends EventEmitter {
           throw error;
         }
       }
+    } catch (error) {
+      this.#stats.acquisitions.failed++;
+      const durationMs = this.#clock.monotonicMs() - startMs;
+      this.#emit('failed', () => ({ operation: 'acquire', resources: keys, durationMs, error, attempts }));
+      throw error;
     } finally {
       waiter?.leave(false);
     }
@@ -196,6 +212,7 @@ export class Redlock extends EventEmitter {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
       signal,
+      onAnswer: this.#stats.answer,
     });
     const elapsedMs = record.elapsedMs + (this.#clock.monotonicMs() - startMs);
     return {
@@ -219,6 +236,7 @@ export class Redlock extends EventEmitter {
   ): Lock {
     const expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
     const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings, fencingToken);
+    lock.acquiredAtMs = this.#clock.monotonicMs();
     if (autoExtend) {
       lock.keepAlive({
         ttlMs,
@@ -245,9 +263,32 @@ export class Redlock extends EventEmitter {
     const ttlMs = validateTtl(ttl);
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, ttlMs);
     this.#assertOpen();
-    if (lock.released) throw new LockReleasedError(lock.resources);
-
+    const startMs = this.#clock.monotonicMs();
     const attempts: AttemptRecord[] = [];
+    const automatic = onFailedAttempt !== undefined;
+    try {
+      const record = await this.#extendAttempts(lock, ttlMs, effective, attempts, onFailedAttempt);
+      this.#stats.extensions.succeeded++;
+      if (automatic) this.#stats.extensions.automatic++;
+      const durationMs = this.#clock.monotonicMs() - startMs;
+      this.#emit('extended', () => ({ lock, resources: lock.resources, automatic, durationMs, attempt: record }));
+      return lock;
+    } catch (error) {
+      this.#stats.extensions.failed++;
+      const durationMs = this.#clock.monotonicMs() - startMs;
+      this.#emit('failed', () => ({ operation: 'extend', resources: lock.resources, durationMs, error, attempts }));
+      throw error;
+    }
+  }
+
+  async #extendAttempts(
+    lock: Lock,
+    ttlMs: number,
+    effective: EffectiveSettings,
+    attempts: AttemptRecord[],
+    onFailedAttempt: ((record: AttemptRecord) => void) | undefined,
+  ): Promise<AttemptRecord> {
+    if (lock.released) throw new LockReleasedError(lock.resources);
     for (let attempt = 1; ; attempt++) {
       this.#assertOpen();
       if (this.#clock.epochMs() >= lock.expiration) {
@@ -262,7 +303,7 @@ export class Redlock extends EventEmitter {
       const { vote, record } = await this.#vote(extend, effective, attempt);
       if (vote.reached && record.validityMs > 0) {
         lock.extendedTo(expirationMs(this.#clock.epochMs(), record.validityMs), ttlMs);
-        return lock;
+        return record;
       }
       remember(attempts, record);
       onFailedAttempt?.(record);
@@ -295,16 +336,39 @@ export class Redlock extends EventEmitter {
     if (!(lock instanceof Lock)) throw new TypeError('release needs a Lock returned by acquire');
     if (lock.reentered) return lock.release();
     this.#assertOpen();
+    if (!lock.released && this.#clock.epochMs() >= lock.expiration) {
+      this.lost(lock, new LockLostError(lock.resources, 'its validity ended before it was released', []));
+    }
     lock.markReleased();
+    const heldMs = this.#clock.monotonicMs() - lock.acquiredAtMs;
+    if (lock.end()) this.#stats.ended(heldMs);
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, lock.ttlMs);
     const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ttlMs: lock.ttlMs };
     const vote = await fanOut(this.#labels, this.#operation(release, effective), {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
+      onAnswer: this.#stats.answer,
     });
     // Waiters in this process need not wait for the masters' announcements.
     if (vote.granted > 0) for (const key of lock.resources) this.#notifier.released(key, lock.value, 'local');
-    return { released: vote.reached, heldBy: vote.granted, outcomes: vote.outcomes };
+    this.#stats.releases++;
+    const result: ReleaseResult = { released: vote.reached, heldBy: vote.granted, outcomes: vote.outcomes };
+    this.#emit('released', () => ({ lock, resources: lock.resources, heldMs, ...result }));
+    return result;
+  }
+
+  /** @internal a lock's lifetime reports its loss (once); also a release after validity ended. */
+  lost(lock: Lock, error: LockLostError): void {
+    if (!lock.end()) return;
+    const heldMs = this.#clock.monotonicMs() - lock.acquiredAtMs;
+    this.#stats.losses++;
+    this.#stats.ended(heldMs);
+    this.#emit('lost', () => ({ lock, resources: lock.resources, heldMs, error }));
+  }
+
+  /** Counts and percentiles since this Redlock was created; see `RedlockStats`. */
+  stats(): RedlockStats {
+    return this.#stats.snapshot();
   }
 
   /**
@@ -366,6 +430,7 @@ export class Redlock extends EventEmitter {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
       signal,
+      onAnswer: this.#stats.answer,
     });
     const elapsedMs = this.#clock.monotonicMs() - startMs;
     const record: AttemptRecord = {
@@ -384,6 +449,7 @@ export class Redlock extends EventEmitter {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
       waitForAll: true,
+      onAnswer: this.#stats.answer,
     });
   }
 
@@ -398,17 +464,28 @@ export class Redlock extends EventEmitter {
     if (this.#closed) throw new RedlockClosedError();
   }
 
-  readonly #reportError = (error: NodeError): void => {
-    // With no listener an 'error' event would crash the process; master errors are also in outcomes.
-    if (this.listenerCount('error') > 0) this.emit('error', error);
-  };
+  /**
+   * Emit an event and publish it on its diagnostics channel, building the payload only if someone
+   * listens. With no listener an 'error' event would crash the process, so none is emitted then
+   * (master errors are also in the outcomes).
+   */
+  #emit<E extends keyof RedlockEvents>(event: E, payload: () => RedlockEvents[E][0]): void {
+    const channel = channels[event];
+    const listened = this.listenerCount(event) > 0;
+    if (!listened && !channel.hasSubscribers) return;
+    const built = payload();
+    if (channel.hasSubscribers) channel.publish(built);
+    if (listened) (this.emit as (event: E, payload: RedlockEvents[E][0]) => boolean)(event, built);
+  }
+
+  readonly #reportError = (error: NodeError): void => this.#emit('error', () => error);
 }
 
 function outcomeOf(operation: LockOperation, reply: OperationReply): Pick<NodeOutcome, 'status' | 'pttlMs' | 'fence'> {
-  if (reply.status === 2) {
+  if (reply.error !== undefined) {
     // A fence counter the script could not use: not an integer (written by someone else), or the
     // master refused INCR (an ACL without it).
-    throw new Error(`fence counter ${reply.error ?? operation.keys.map(fenceKey).join(', ')}`);
+    throw new Error(`fence counter ${reply.error}`);
   }
   if (operation.kind === 'acquire') {
     if (reply.status !== 1) return { status: 'locked', pttlMs: reply.detail };

@@ -5,7 +5,7 @@
  * broken `types` in exports, ERR_REQUIRE_ESM, "default is not a constructor".
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,12 +20,14 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'redlock-pack-'));
   execFileSync('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: root, stdio: 'pipe' });
   const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'))!;
-  // One node_modules for all projects: the unpacked tarball, and its dependency from this repo.
+  // One node_modules for all projects: the unpacked tarball, and its dependencies from this repo
+  // (symlinked: Node resolves theirs from the repo's node_modules).
   installed = join(work, 'node_modules');
   mkdirSync(installed);
   execFileSync('tar', ['-xzf', join(work, tarball), '-C', work]);
   renameSync(join(work, 'package'), join(installed, 'redlock-quorum'));
-  for (const dependency of ['redis', '@redis', '@types']) {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  for (const dependency of [...Object.keys(manifest.dependencies), '@redis', '@types']) {
     symlinkSync(join(root, 'node_modules', dependency), join(installed, dependency));
   }
 }, 120_000);

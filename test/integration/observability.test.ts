@@ -1,0 +1,173 @@
+/**
+ * Observability: redlock.stats(), the events with per-master outcomes, and the same events on
+ * node:diagnostics_channel. Shared masters (unique keys), proxies in front of them for timeouts.
+ */
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  channelNames,
+  ExecutionError,
+  LockLostError,
+  Redlock,
+  type AcquiredEvent,
+  type ExtendedEvent,
+  type FailedEvent,
+  type LostEvent,
+  type ReleasedEvent,
+} from '../../src/index.js';
+import { FaultProxy } from '../harness/proxy.js';
+import { eventually, sleep, uniquePrefix, urlOf, useSharedMasters } from '../harness/cluster.js';
+
+const shared = useSharedMasters();
+const proxies: FaultProxy[] = [];
+const opened: Redlock[] = [];
+let ports: number[];
+beforeAll(async () => {
+  ports = shared.ports;
+  for (const port of ports) proxies.push(await FaultProxy.start(port));
+});
+afterAll(async () => {
+  for (const redlock of opened) await redlock.quit();
+  for (const proxy of proxies) await proxy.close();
+});
+
+function fresh(urls: string[] = ports.map(urlOf), settings: ConstructorParameters<typeof Redlock>[1] = {}): Redlock {
+  const redlock = new Redlock(urls, { retryDelay: 20, retryJitter: 10, ...settings });
+  redlock.on('error', () => undefined);
+  opened.push(redlock);
+  return redlock;
+}
+
+interface Seen {
+  acquired: AcquiredEvent[];
+  extended: ExtendedEvent[];
+  released: ReleasedEvent[];
+  lost: LostEvent[];
+  failed: FailedEvent[];
+}
+
+function record(redlock: Redlock): Seen {
+  const seen: Seen = { acquired: [], extended: [], released: [], lost: [], failed: [] };
+  redlock.on('acquired', (event) => seen.acquired.push(event));
+  redlock.on('extended', (event) => seen.extended.push(event));
+  redlock.on('released', (event) => seen.released.push(event));
+  redlock.on('lost', (event) => seen.lost.push(event));
+  redlock.on('failed', (event) => seen.failed.push(event));
+  return seen;
+}
+
+describe('stats and events', () => {
+  it('count acquisitions, extensions, releases, losses and every master\'s answers, with wait and hold percentiles', async () => {
+    const redlock = fresh();
+    const other = fresh();
+    const seen = record(redlock);
+    const key = uniquePrefix('stats');
+    for (const name of ['a', 'b', 'c']) {
+      const lock = await redlock.acquire(key(name), 2_000);
+      await sleep(10);
+      await lock.release();
+    }
+    const extended = await redlock.acquire(key('d'), 2_000);
+    await extended.extend(2_000);
+    const held = await other.acquire(key('e'), 2_000);
+    await expect(redlock.acquire(key('e'), 2_000, { retryCount: 1 })).rejects.toBeInstanceOf(ExecutionError);
+    const short = await redlock.acquire(key('f'), 150);
+    void short.signal; // watched: its expiry is noticed when it happens
+    await eventually(() => seen.lost.length === 1);
+    await redlock.using(key('g'), 2_000, () => redlock.using(key('g'), 2_000, () => undefined)); // one re-entered
+
+    const stats = redlock.stats();
+    expect(stats.acquisitions).toEqual({ attempted: 7, succeeded: 6, failed: 1, reentered: 1 });
+    expect(stats.extensions).toEqual({ succeeded: 1, failed: 0, automatic: 0 });
+    expect(stats.releases).toBe(4);
+    expect(stats.losses).toBe(1);
+    expect(stats.held).toBe(1); // d
+    expect(stats.waitMs.count).toBe(6);
+    expect(stats.holdMs.count).toBe(5);
+    expect(stats.holdMs.p50).toBeGreaterThanOrEqual(9);
+    expect(stats.holdMs.max).toBeGreaterThanOrEqual(140); // f, held until its validity ended
+    expect(stats.masters.map((master) => master.node)).toEqual(ports.map((port) => `127.0.0.1:${port}`));
+    const total = (pick: (m: (typeof stats.masters)[number]) => number): number => stats.masters.reduce((sum, m) => sum + pick(m), 0);
+    // Two refused attempts on e: refused by (nearly) every master, and each rolled back (release: `lost`).
+    expect(total((m) => m.refused)).toBeGreaterThanOrEqual(2 * 3);
+    expect(total((m) => m.granted)).toBeGreaterThanOrEqual(3 * 6 + 3 * 5 + 3); // acquires, releases, extend
+    expect(total((m) => m.timeout + m.error)).toBe(0);
+
+    expect(seen.acquired).toHaveLength(6);
+    expect(seen.acquired[0]!.attempt.outcomes).toHaveLength(5);
+    expect(seen.acquired[0]!.attempts).toBe(1);
+    expect(seen.extended).toHaveLength(1);
+    expect(seen.extended[0]!.automatic).toBe(false);
+    expect(seen.released).toHaveLength(4);
+    expect(seen.released[0]!.released).toBe(true);
+    expect(seen.released[0]!.heldMs).toBeGreaterThanOrEqual(9);
+    expect(seen.failed).toHaveLength(1);
+    expect(seen.failed[0]!.operation).toBe('acquire');
+    expect(seen.failed[0]!.attempts).toHaveLength(2);
+    expect(seen.failed[0]!.error).toBeInstanceOf(ExecutionError);
+    expect(seen.lost[0]!.resources).toEqual([key('f')]);
+    expect(seen.lost[0]!.error).toBeInstanceOf(LockLostError);
+    await extended.release();
+    await held.release();
+  });
+
+  it('a lock released after its validity ended counts as lost, once', async () => {
+    const redlock = fresh();
+    const seen = record(redlock);
+    const lock = await redlock.acquire(uniquePrefix('late')('r'), 100);
+    await sleep(150);
+    expect((await lock.release()).released).toBe(false);
+    expect(seen.lost).toHaveLength(1);
+    expect((seen.lost[0]!.error as LockLostError).why).toMatch(/validity ended before it was released/);
+    expect(redlock.stats()).toMatchObject({ losses: 1, releases: 1, held: 0 });
+  });
+
+  it('an auto-extending lock that cannot be extended: failed extend events, then lost, with per-master outcomes', async () => {
+    const redlock = fresh(proxies.map((proxy) => proxy.url), { nodeTimeout: 50, retryCount: 2 });
+    const seen = record(redlock);
+    const lock = await redlock.acquire(uniquePrefix('autolost')('r'), 800, { autoExtend: true, automaticExtensionThreshold: 600 });
+    await eventually(() => seen.extended.length >= 1, 3_000);
+    expect(seen.extended[0]!.automatic).toBe(true);
+    for (const proxy of proxies.slice(0, 3)) proxy.mode = 'blackhole';
+    try {
+      await eventually(() => seen.lost.length === 1, 5_000);
+      const error = seen.lost[0]!.error as LockLostError;
+      expect(lock.signal.reason).toBe(error);
+      expect(error.attempts.length).toBeGreaterThan(0);
+      expect(error.attempts[0]!.outcomes.filter((o) => o.status === 'timeout').length).toBeGreaterThanOrEqual(3);
+      const stats = redlock.stats();
+      expect(stats.losses).toBe(1);
+      expect(stats.extensions.automatic).toBeGreaterThanOrEqual(1);
+      expect(stats.masters.slice(0, 3).every((master) => master.timeout > 0)).toBe(true);
+      expect(stats.masters.slice(3).every((master) => master.timeout === 0)).toBe(true);
+    } finally {
+      for (const proxy of proxies) {
+        proxy.mode = 'pass';
+        proxy.resetAll();
+      }
+    }
+  });
+});
+
+describe('diagnostics_channel', () => {
+  it('publishes the same events, for every Redlock in the process, without any listener on the Redlock', async () => {
+    const published: Array<[string, unknown]> = [];
+    const subscribers = Object.entries(channelNames).map(([event, name]) => {
+      const onMessage = (message: unknown): void => void published.push([event, message]);
+      diagnosticsChannel.subscribe(name, onMessage);
+      return () => diagnosticsChannel.unsubscribe(name, onMessage);
+    });
+    try {
+      const redlock = fresh();
+      const key = uniquePrefix('channel')('r');
+      await redlock.using(key, 2_000, () => sleep(5));
+      const events = published.filter(([, message]) => (message as { resources?: string[] }).resources?.[0] === key);
+      expect(events.map(([event]) => event)).toEqual(['acquired', 'released']);
+      const acquired = events[0]![1] as AcquiredEvent;
+      expect(acquired.attempt.outcomes.filter((outcome) => outcome.status === 'granted').length).toBeGreaterThanOrEqual(3);
+      expect(acquired.lock.resources).toEqual([key]);
+    } finally {
+      for (const unsubscribe of subscribers) unsubscribe();
+    }
+  });
+});
