@@ -38,6 +38,8 @@ export interface ReleasedEvent {
   readonly heldBy: number;
   /** From acquired to this release, ms. */
   readonly heldMs: number;
+  /** The release call's duration, ms. */
+  readonly durationMs: number;
   readonly outcomes: readonly NodeOutcome[];
 }
 

@@ -340,7 +340,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       this.lost(lock, new LockLostError(lock.resources, 'its validity ended before it was released', []));
     }
     lock.markReleased();
-    const heldMs = this.#clock.monotonicMs() - lock.acquiredAtMs;
+    const startMs = this.#clock.monotonicMs();
+    const heldMs = startMs - lock.acquiredAtMs;
     if (lock.end()) this.#stats.ended(heldMs);
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, lock.ttlMs);
     const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ttlMs: lock.ttlMs };
@@ -353,7 +354,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     if (vote.granted > 0) for (const key of lock.resources) this.#notifier.released(key, lock.value, 'local');
     this.#stats.releases++;
     const result: ReleaseResult = { released: vote.reached, heldBy: vote.granted, outcomes: vote.outcomes };
-    this.#emit('released', () => ({ lock, resources: lock.resources, heldMs, ...result }));
+    const durationMs = this.#clock.monotonicMs() - startMs;
+    this.#emit('released', () => ({ lock, resources: lock.resources, heldMs, durationMs, ...result }));
     return result;
   }
 

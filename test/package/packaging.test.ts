@@ -27,7 +27,8 @@ beforeAll(() => {
   execFileSync('tar', ['-xzf', join(work, tarball), '-C', work]);
   renameSync(join(work, 'package'), join(installed, 'redlock-quorum'));
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  for (const dependency of [...Object.keys(manifest.dependencies), '@redis', '@types']) {
+  // @opentelemetry: the optional peer dependency of the redlock-quorum/opentelemetry entry.
+  for (const dependency of [...Object.keys(manifest.dependencies), '@redis', '@types', '@opentelemetry']) {
     symlinkSync(join(root, 'node_modules', dependency), join(installed, dependency));
   }
 }, 120_000);
@@ -38,6 +39,8 @@ afterAll(() => {
 
 const usage = `
 import { Redlock, ExecutionError, LockLostError, type Lock, type Settings } from 'redlock-quorum';
+import { instrumentRedlock } from 'redlock-quorum/opentelemetry';
+instrumentRedlock()();
 const settings: Partial<Settings> = { retryCount: 0 };
 const redlock = new Redlock(['redis://127.0.0.1:1'], settings);
 redlock.on('error', () => undefined);
@@ -93,6 +96,8 @@ describe('the packed package', () => {
       `const { Redlock, ExecutionError } = require('redlock-quorum');
        const redlock = new Redlock(['redis://127.0.0.1:1']);
        redlock.on('error', () => undefined);
+       const stop = require('redlock-quorum/opentelemetry').instrumentRedlock();
+       stop();
        redlock.quit().then(() => console.log(typeof Redlock, typeof ExecutionError));`,
     );
     const output = execFileSync(process.execPath, [join(project, 'index.js')], { cwd: project, encoding: 'utf8' });
