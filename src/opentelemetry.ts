@@ -38,7 +38,7 @@ export function instrumentRedlock(options: InstrumentOptions = {}): () => void {
     const endTime = Date.now();
     const started = tracer.startSpan(name, { startTime: endTime - durationMs, attributes });
     if (error !== undefined) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = error instanceof Error ? error.message : typeof error === 'string' ? error : 'failed';
       if (error instanceof Error) started.recordException(error);
       started.setStatus({ code: SpanStatusCode.ERROR, message });
     }
