@@ -1,0 +1,95 @@
+/**
+ * Where the five shared test masters come from (REDLOCK_TEST_BACKEND):
+ * - `local`: redis-server processes started here on free loopback ports (needs the binary);
+ * - `testcontainers`: five `redis:7.2-alpine` containers (needs a Docker engine);
+ * - `external`: the five `redis://127.0.0.1:PORT` URLs in REDLOCK_NODES, e.g. `docker compose up -d`
+ *   with the repository's docker-compose.yml (7001–7005). Keys are unique per test run.
+ * Unset: testcontainers when a Docker engine answers, else local. Tests that kill, pause or restart
+ * masters always start their own local redis-server processes: they need the pids.
+ */
+import { startMasters, type RedisMaster } from './redis-server.js';
+
+export type Backend = 'local' | 'testcontainers' | 'external';
+
+export interface SharedMasters {
+  readonly backend: Backend;
+  readonly ports: number[];
+  /** Stops what this backend started (nothing for external). */
+  stop(): Promise<void>;
+}
+
+/** The backend asked for, or the default for whether a Docker engine answered. Pure. */
+export function chooseBackend(requested: string | undefined, dockerAnswers: () => Promise<boolean>): Promise<Backend> {
+  if (requested === 'local' || requested === 'testcontainers' || requested === 'external') return Promise.resolve(requested);
+  if (requested !== undefined && requested !== '') {
+    return Promise.reject(new Error(`REDLOCK_TEST_BACKEND must be local, testcontainers or external, got ${JSON.stringify(requested)}`));
+  }
+  return dockerAnswers().then((answers) => (answers ? 'testcontainers' : 'local'));
+}
+
+/**
+ * REDLOCK_NODES for tests: five loopback `redis://` URLs without credentials (the tests reach the
+ * same masters by port, also through fault proxies). Pure; throws a clear error otherwise.
+ */
+export function externalPorts(nodes: string | undefined): number[] {
+  const urls = (nodes ?? '').split(',').map((url) => url.trim()).filter(Boolean);
+  if (urls.length !== 5) {
+    throw new Error(`REDLOCK_TEST_BACKEND=external needs REDLOCK_NODES with 5 redis:// URLs, got ${urls.length}`);
+  }
+  return urls.map((text) => {
+    const url = new URL(text);
+    const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+    if (url.protocol !== 'redis:' || !loopback || url.username || url.password || !url.port) {
+      throw new Error(`test masters must be redis://127.0.0.1:PORT (loopback, no credentials), got ${url.protocol}//${url.host}`);
+    }
+    return Number(url.port);
+  });
+}
+
+export async function dockerAnswers(): Promise<boolean> {
+  const { getContainerRuntimeClient } = await import('testcontainers');
+  return getContainerRuntimeClient().then(
+    () => true,
+    () => false,
+  );
+}
+
+export async function startSharedMasters(): Promise<SharedMasters> {
+  const backend = await chooseBackend(process.env['REDLOCK_TEST_BACKEND'], dockerAnswers);
+  if (backend === 'external') {
+    return { backend, ports: externalPorts(process.env['REDLOCK_NODES']), stop: () => Promise.resolve() };
+  }
+  if (backend === 'testcontainers') return startContainers();
+  const masters: RedisMaster[] = await startMasters(5);
+  return {
+    backend,
+    ports: masters.map((master) => master.port),
+    stop: () => Promise.resolve(masters.forEach((master) => master.stop())),
+  };
+}
+
+export async function startContainers(): Promise<SharedMasters> {
+  if (!(await dockerAnswers())) {
+    throw new Error('REDLOCK_TEST_BACKEND=testcontainers, but no Docker engine answered (DOCKER_HOST, /var/run/docker.sock)');
+  }
+  const { RedisContainer } = await import('@testcontainers/redis');
+  const started = await Promise.allSettled(
+    Array.from({ length: 5 }, () =>
+      new RedisContainer('redis:7.2-alpine').withCommand(['redis-server', '--save', '', '--appendonly', 'no']).start(),
+    ),
+  );
+  const containers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const stop = async (): Promise<void> => void (await Promise.all(containers.map((container) => container.stop())));
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure) {
+    await stop();
+    throw failure.reason;
+  }
+  // Tests reach masters as 127.0.0.1:PORT; a remote engine would need them elsewhere.
+  const remote = containers.find((container) => !['localhost', '127.0.0.1', '::1'].includes(container.getHost()));
+  if (remote) {
+    await stop();
+    throw new Error(`the Docker engine maps ports on ${remote.getHost()}, not loopback: use REDLOCK_TEST_BACKEND=local`);
+  }
+  return { backend: 'testcontainers', ports: containers.map((container) => container.getPort()), stop };
+}
