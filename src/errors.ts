@@ -64,16 +64,30 @@ export class ExecutionError extends Error {
   }
 }
 
-/** `extend` of a lock whose validity has already ended (by this process' clock): acquire it again. */
-export class LockExpiredError extends Error {
+/**
+ * An acquire that failed because the resources are held: in its last attempt so many masters
+ * answered `locked` that a quorum was impossible. (Other failures — masters down, timing out or
+ * erroring — are plain ExecutionErrors.) Never emitted as an `error` event.
+ */
+export class ResourceLockedError extends ExecutionError {
+  override name = 'ResourceLockedError';
+}
+
+/**
+ * `extend` of a lock whose validity has already ended (by this process' clock): acquire it again.
+ * An ExecutionError with no attempts (nothing was sent), as node-redlock's users catch it.
+ */
+export class LockExpiredError extends ExecutionError {
   override name = 'LockExpiredError';
   constructor(
-    readonly resources: readonly string[],
+    resources: readonly string[],
     readonly expiration: number,
   ) {
     super(
       `lock on ${formatResources(resources)} expired at ${new Date(expiration).toISOString()}; ` +
         'an expired lock cannot be extended, acquire it again',
+      resources,
+      [],
     );
   }
 }
@@ -114,11 +128,11 @@ export class ReentrancyError extends Error {
   }
 }
 
-/** `extend` of a lock that was released. */
-export class LockReleasedError extends Error {
+/** `extend` of a lock that was released (an ExecutionError with no attempts: nothing was sent). */
+export class LockReleasedError extends ExecutionError {
   override name = 'LockReleasedError';
-  constructor(readonly resources: readonly string[]) {
-    super(`lock on ${formatResources(resources)} was released; acquire it again`);
+  constructor(resources: readonly string[]) {
+    super(`lock on ${formatResources(resources)} was released; acquire it again`, resources, []);
   }
 }
 

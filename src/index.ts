@@ -1,5 +1,6 @@
 export { Redlock, type ReleaseResult, type Routine } from './redlock.js';
 export { Lock } from './lock.js';
+export type { LockSignal } from './lifetime.js';
 export {
   ExecutionError,
   LockExpiredError,
@@ -10,6 +11,7 @@ export {
   NodeUnavailableError,
   ReentrancyError,
   RedlockClosedError,
+  ResourceLockedError,
   type AttemptRecord,
   type FencingRound,
   type NodeOutcome,

@@ -21,8 +21,19 @@ export interface Renewal {
   readonly scheduler: RenewalScheduler;
 }
 
+/**
+ * A lock's signal: a standard AbortSignal whose `reason` is the LockLostError, also readable as
+ * `error` (node-redlock's name for it, so its `throw signal.error` works unchanged).
+ */
+export type LockSignal = AbortSignal & { readonly error: LockLostError | undefined };
+
 export class Lifetime {
   readonly #controller = new AbortController();
+  readonly signal: LockSignal = Object.defineProperty(this.#controller.signal, 'error', {
+    get(this: AbortSignal): unknown {
+      return this.aborted ? this.reason : undefined;
+    },
+  }) as LockSignal;
   #expiryTimer: NodeJS.Timeout | undefined;
   #slot: number | undefined;
   #stopped = false;
@@ -36,11 +47,6 @@ export class Lifetime {
   ) {
     this.#armExpiry();
     this.#scheduleRenewal();
-  }
-
-  /** Aborts, with a LockLostError as its reason, when the lock's validity ends or it is lost. */
-  get signal(): AbortSignal {
-    return this.#controller.signal;
   }
 
   /** The lock was extended by hand: its validity moved. */
@@ -102,10 +108,11 @@ export class Lifetime {
 
 function lostBecause(lock: Lock, error: unknown): LockLostError {
   if (error instanceof LockLostError) return error;
-  if (error instanceof ExecutionError) return new LockLostError(lock.resources, error.message, error.attempts, error);
+  // Before ExecutionError, which it extends.
   if (error instanceof LockExpiredError) {
     return new LockLostError(lock.resources, 'its validity ended before it was extended', [], error);
   }
+  if (error instanceof ExecutionError) return new LockLostError(lock.resources, error.message, error.attempts, error);
   const message = error instanceof Error ? error.message : String(error);
   return new LockLostError(lock.resources, `extending it failed: ${message}`, [], error);
 }

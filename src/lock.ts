@@ -5,7 +5,7 @@
  * its release frees nothing.
  */
 import type { LockLostError } from './errors.js';
-import { Lifetime, type Renewal } from './lifetime.js';
+import { Lifetime, type LockSignal, type Renewal } from './lifetime.js';
 import type { Settings } from './settings.js';
 import type { ReleaseResult } from './redlock.js';
 
@@ -84,7 +84,7 @@ export class Lock {
    * Aborts when this lock is lost — its validity ended, or (auto-extending locks) extending it
    * definitively failed — with a `LockLostError` as `signal.reason`. Not aborted by release.
    */
-  get signal(): AbortSignal {
+  get signal(): LockSignal {
     if (this.#outer) return this.#outer.signal;
     this.#lifetime ??= new Lifetime(this, undefined);
     return this.#lifetime.signal;

@@ -90,6 +90,12 @@ export class RedisNode {
     this.#onError = onError;
     this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
     if (isClient(input)) {
+      if (typeof input.isOpen !== 'boolean' || typeof input.isReady !== 'boolean') {
+        // An ioredis client has sendCommand/connect/on too, but no isOpen/isReady (it has `status`).
+        throw new TypeError(
+          `nodes[${index}] looks like an ioredis client; redlock-quorum runs on node-redis: pass node-redis clients (createClient) or redis:// URLs`,
+        );
+      }
       this.client = input;
       this.owned = false;
     } else if (typeof input === 'string') {

@@ -11,12 +11,13 @@ import {
   LockReleasedError,
   ReentrancyError,
   RedlockClosedError,
+  ResourceLockedError,
   formatResources,
   type AttemptRecord,
   type NodeError,
   type NodeOutcome,
 } from './errors.js';
-import { RenewalScheduler } from './lifetime.js';
+import { RenewalScheduler, type LockSignal } from './lifetime.js';
 import { Lock } from './lock.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
@@ -44,8 +45,8 @@ export interface ReleaseResult {
   readonly outcomes: readonly NodeOutcome[];
 }
 
-/** The work done under a lock: `signal` aborts if the lock is lost. */
-export type Routine<T> = (signal: AbortSignal, lock: Lock) => Promise<T> | T;
+/** The work done under a lock: `signal` aborts if the lock is lost (`signal.reason`, also `signal.error`). */
+export type Routine<T> = (signal: LockSignal, lock: Lock) => Promise<T> | T;
 
 /** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */
 const MAX_ATTEMPT_RECORDS = 100;
@@ -100,7 +101,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const ttlMs = validateTtl(ttl);
     const { signal, autoExtend, fencing, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
     const effective = resolveSettings(this.#settings, callSettings, this.#nodes.length, ttlMs);
-    if (autoExtend) validateAutoExtension(ttlMs, effective.automaticExtensionThresholdMs);
+    if (autoExtend) validateAutoExtension(ttlMs, effective);
     this.#assertOpen();
     signal?.throwIfAborted();
     const outer = effective.reentrant ? this.#heldInScope(keys) : undefined;
@@ -151,7 +152,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs }, effective);
         const exhausted = effective.retryCount !== -1 && attempt > effective.retryCount;
         try {
-          if (exhausted) throw new ExecutionError(acquireFailure(keys, attempt, effective, record), keys, attempts);
+          if (exhausted) {
+            const locked = record.outcomes.filter((outcome) => outcome.status === 'locked').length;
+            const Failure = locked > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
+            throw new Failure(acquireFailure(keys, attempt, effective, record), keys, attempts);
+          }
           waiter ??= this.#notifier.register(keys);
           waiter.ownValue = value;
           const wokenBy = await waiter.sleep(waitMs(record, effective), signal);

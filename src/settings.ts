@@ -60,13 +60,16 @@ export interface CallSettings extends Partial<Settings> {
 const callOnlyNames = new Set(['signal', 'autoExtend', 'fencing']);
 
 /**
- * Auto-extension needs room to work: the threshold must stay below ttl − 100 ms, or the lock would
- * be extending itself all the time.
+ * Auto-extension needs room to work: an extend leaves at most ttl − drift allowance of validity, so
+ * the threshold must stay below that by 100 ms (the extend's own time), or the lock would be
+ * extending itself all the time.
  */
-export function validateAutoExtension(ttlMs: number, thresholdMs: number): void {
-  if (thresholdMs >= ttlMs - 100) {
+export function validateAutoExtension(ttlMs: number, effective: Pick<EffectiveSettings, 'automaticExtensionThresholdMs' | 'driftFactor'>): void {
+  const thresholdMs = effective.automaticExtensionThresholdMs;
+  const roomMs = ttlMs - driftMs(ttlMs, effective.driftFactor) - 100;
+  if (thresholdMs >= roomMs) {
     throw new RangeError(
-      `automaticExtensionThreshold ${thresholdMs} ms must be below the ttl − 100 ms (${ttlMs - 100} ms) for a lock that extends itself`,
+      `automaticExtensionThreshold ${thresholdMs} ms must be below the ttl − drift allowance − 100 ms (${roomMs} ms) for a lock that extends itself`,
     );
   }
 }

@@ -118,7 +118,7 @@ describe('using()', () => {
     await eventually(async () => (await valuesOn(direct, key('r'))).every((v) => v === null));
     await expect(redlock.using(key('r'), 1_000, {} as never)).rejects.toThrow(TypeError);
     await expect(redlock.using(key('r'), 1_000, { automaticExtensionThreshold: 900 }, () => 1)).rejects.toThrow(
-      /must be below the ttl − 100 ms \(900 ms\)/,
+      /must be below the ttl − drift allowance − 100 ms \(888 ms\)/,
     );
   });
 });
