@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as hdr from 'hdr-histogram-js';
 import type { RedlockStats } from '../src/index.js';
+import { externalPorts } from '../test/harness/backend.js';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
 import type { GoMessage, WorkerMessage } from './messages.js';
 import { MasterProbe, PROBE_TIMEOUT_MS } from './probe.js';
@@ -35,7 +36,10 @@ interface Worker {
   done: Promise<Extract<WorkerMessage, { type: 'done' }>>;
 }
 
-let masters: RedisMaster[] = [];
+/** What the demo does with a master; REDLOCK_NODES masters (e.g. docker compose) are not ours to stop. */
+type DemoMaster = Pick<RedisMaster, 'port' | 'url' | 'pid' | 'stop' | 'pause' | 'resume' | 'kill'>;
+const EXTERNAL = process.env['REDLOCK_NODES'] ? externalPorts(process.env['REDLOCK_NODES']) : undefined;
+let masters: DemoMaster[] = [];
 const workers: Worker[] = [];
 const probes: MasterProbe[] = [];
 const timers: NodeJS.Timeout[] = [];
@@ -51,7 +55,19 @@ function cleanUp(): void {
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 }
 process.on('exit', cleanUp);
-const starting = startMasters(5);
+const starting: Promise<DemoMaster[]> = EXTERNAL
+  ? Promise.resolve(
+      EXTERNAL.map((port) => ({
+        port,
+        url: `redis://127.0.0.1:${port}`,
+        pid: undefined,
+        stop: () => undefined,
+        pause: () => undefined,
+        resume: () => undefined,
+        kill: () => Promise.resolve(),
+      })),
+    )
+  : startMasters(5);
 function interrupted(signal: NodeJS.Signals): void {
   cleanUp();
   process.stdout.write(`\n${signal}: workers and masters stopped\n`);
@@ -69,10 +85,15 @@ writeFileSync(counterFile, '0');
 const label = (index: number): string => `M${index + 1}`;
 
 try {
-  view.event(`5 masters on ports ${masters.map((m) => m.port).join(', ')}; ${WORKERS} workers for ${seconds(DURATION_MS)}`);
   view.event(
-    `plan: SIGSTOP ${label(PAUSED)} at ${seconds(PAUSE_AT * DURATION_MS)}, SIGCONT at ${seconds(RESUME_AT * DURATION_MS)}, ` +
-      `kill -9 ${label(KILLED)} at ${seconds(KILL_AT * DURATION_MS)}; a PING probe shows what a client sees of each master`,
+    `5 masters${EXTERNAL ? ' from REDLOCK_NODES' : ''} on ports ${masters.map((m) => m.port).join(', ')}; ${WORKERS} workers for ${seconds(DURATION_MS)}`,
+  );
+  view.event(
+    EXTERNAL
+      ? 'plan: these masters are not ours to pause or kill — try `docker compose pause redis-5` or `docker compose kill redis-3` ' +
+          'meanwhile; a PING probe shows what a client sees of each master'
+      : `plan: SIGSTOP ${label(PAUSED)} at ${seconds(PAUSE_AT * DURATION_MS)}, SIGCONT at ${seconds(RESUME_AT * DURATION_MS)}, ` +
+          `kill -9 ${label(KILLED)} at ${seconds(KILL_AT * DURATION_MS)}; a PING probe shows what a client sees of each master`,
   );
   view.event(`starting ${WORKERS} worker processes…`);
   for (let i = 0; i < WORKERS; i++) workers.push(startWorker(counterFile));
@@ -105,7 +126,7 @@ try {
       void masters[KILLED]!.kill();
     }],
   ];
-  for (const [fraction, action] of plan) timers.push(setTimeout(action, fraction * DURATION_MS));
+  if (!EXTERNAL) for (const [fraction, action] of plan) timers.push(setTimeout(action, fraction * DURATION_MS));
 
   /** Samples of (time, sections) over the last second, for the rate. */
   const samples: Array<[number, number]> = [[t0, 0]];
