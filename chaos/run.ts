@@ -96,7 +96,10 @@ try {
     });
     return new Promise<void>((resolve) =>
       child.once('exit', (code, signal) => {
-        if (code !== 0) crashes.push(`worker ${worker} exited with ${code ?? signal}`);
+        if (code !== 0) {
+          const reported = stats.some((s) => s.worker === worker);
+          crashes.push(`worker ${worker} exited with ${code ?? signal}${reported ? ' (after reporting its stats: it did not exit after quit())' : ''}`);
+        }
         resolve();
       }),
     );

@@ -77,3 +77,7 @@ while (!stopping) {
 await redlock.quit();
 process.send?.({ type: 'stats', worker, ...stats });
 process.disconnect();
+// After quit() nothing of the library's should keep this process alive; if something does, say what.
+setTimeout(() => {
+  process.stderr.write(`chaos worker ${worker} still alive 5 s after quit(): ${JSON.stringify(process.getActiveResourcesInfo())}\n`);
+}, 5_000).unref();
