@@ -290,8 +290,9 @@ describe('connections', () => {
     });
   });
 
-  it('quit() leaves no timers or sockets: a process exits by itself, even with a master down', async () => {
+  it('quit() leaves no timers or sockets: a process exits by itself, even with a master down and one paused', async () => {
     await masters[4]!.kill();
+    masters[3]!.pause(); // its connection stays open and answers nothing, not even QUIT
     const script = `
       import { Redlock } from './src/index.ts';
       const redlock = new Redlock(${JSON.stringify(ports.map(urlOf))});
