@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
-import { ExecutionError, NodeError, Redlock, type Lock } from '../../src/index.js';
+import { ExecutionError, NodeError, Redlock, ResourceLockedError, type Lock } from '../../src/index.js';
 import { lockScript } from '../../src/scripts/index.js';
 import { driftMs } from '../../src/validity.js';
 import {
@@ -85,6 +85,8 @@ describe('acquire on 5 real masters', () => {
     const key = uniquePrefix('pttl');
     const holder = await redlock.acquire(key('r'), 8_000);
     const error = await redlock.acquire(key('r'), 1_000, { retryCount: 1 }).catch((e: unknown) => e);
+    // Refused because the resource is held: the ExecutionError subclass that says so.
+    expect(error).toBeInstanceOf(ResourceLockedError);
     expect(error).toBeInstanceOf(ExecutionError);
     const { attempts } = error as ExecutionError;
     expect(attempts).toHaveLength(2);
