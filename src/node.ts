@@ -66,7 +66,12 @@ export function reconnectDelayMs(retries: number): number {
 export class RedisNode {
   readonly label: string;
   readonly owned: boolean;
-  readonly client: RedisClientLike;
+  /** Yours, for good; ours is replaced by a new client on each reset (see #reconnect). */
+  #client: RedisClientLike;
+  /** What our clients are made from (undefined for yours). */
+  readonly #ownedOptions: RedisClientOptions | undefined;
+  /** Our listeners on the current client (see #listen). */
+  #listeners: { ready: () => void; error: (error: unknown) => void } | undefined;
   #everReady = false;
   #failedBeforeReady = false;
   #closed = false;
@@ -96,16 +101,19 @@ export class RedisNode {
           `nodes[${index}] looks like an ioredis client; redlock-quorum runs on node-redis: pass node-redis clients (createClient) or redis:// URLs`,
         );
       }
-      this.client = input;
+      this.#client = input;
+      this.#ownedOptions = undefined;
       this.owned = false;
     } else if (typeof input === 'string') {
       if (!/^rediss?:\/\//i.test(input)) {
         throw new TypeError(`nodes[${index}] must be a redis:// or rediss:// URL, got a string of another scheme`);
       }
-      this.client = ownedClient({ url: input });
+      this.#ownedOptions = { url: input };
+      this.#client = ownedClient(this.#ownedOptions);
       this.owned = true;
     } else if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
-      this.client = ownedClient(input);
+      this.#ownedOptions = input;
+      this.#client = ownedClient(input);
       this.owned = true;
     } else {
       throw new TypeError(
@@ -116,10 +124,31 @@ export class RedisNode {
     this.#offlineQueue = this.client.options?.disableOfflineQueue !== true;
   }
 
+  get client(): RedisClientLike {
+    return this.#client;
+  }
+
+  /**
+   * Listen to `client`. The listeners ignore it once it is replaced or this node is closed: they
+   * need not (and on node-redis must not) be removed with off(). A node-redis client is an
+   * Object.create() of the real emitter; an off() that removes the last listener counted on it
+   * gives it an own, empty listener table: the removed listener stays on the real emitter and any
+   * listener added later never fires.
+   */
+  #listen(client: RedisClientLike): void {
+    const current = (): boolean => client === this.#client && !this.#closed;
+    const listeners = {
+      ready: (): void => void (current() && this.#handleReady()),
+      error: (error: unknown): void => void (current() && this.#handleError(error)),
+    };
+    client.on('ready', listeners.ready);
+    client.on('error', listeners.error);
+    this.#listeners = listeners;
+  }
+
   /** Listen to the connection and connect it if nobody has. Called once, after validation. */
   start(): void {
-    this.client.on('ready', this.#handleReady);
-    this.client.on('error', this.#handleError);
+    this.#listen(this.client);
     if (this.client.isReady) this.#handleReady();
     else if (!this.client.isOpen) this.client.connect().catch(this.#handleError);
     if (this.owned && !this.client.isReady) this.#watchReadiness();
@@ -202,12 +231,21 @@ export class RedisNode {
     this.#reconnect(`${stalled.message}: resetting the connection`);
   }
 
-  /** Reset a connection we own, and keep resetting it until one becomes ready (every STALL_MS). */
+  /**
+   * Reset a connection we own, and keep resetting it until one becomes ready (every STALL_MS): the
+   * client is disposed of and a new one connects. Never destroy() and connect() again the same
+   * node-redis client: a connect loop still running in it (an attempt whose TCP connect is pending,
+   * or one sleeping before a retry) survives the destroy() when connect() reopens the client at
+   * once, and two loops leave a connected socket that nothing closes.
+   */
   #reconnect(why: string): void {
     if (this.#closed) return;
-    this.client.destroy?.(); // fails every waiting command; a new connection follows
+    const stale = this.#client;
+    this.#client = ownedClient(this.#ownedOptions!);
+    dispose(stale); // fails every waiting command; its listeners ignore it from now on
     this.#handleError(new Error(why));
-    this.client.connect().catch(this.#handleError);
+    this.#listen(this.#client);
+    this.#client.connect().catch(this.#handleError);
     this.#watchReadiness();
   }
 
@@ -236,7 +274,7 @@ export class RedisNode {
     return {
       close: () => {
         closed = true;
-        subscriber.destroy();
+        dispose(subscriber);
         return Promise.resolve();
       },
     };
@@ -247,19 +285,24 @@ export class RedisNode {
     this.#closed = true;
     clearTimeout(this.#stallTimer);
     clearTimeout(this.#readinessTimer);
-    this.client.off('ready', this.#handleReady);
-    this.client.off('error', this.#handleError);
     this.#wakeWaiters();
-    if (!this.owned) return;
-    // node-redis keeps 'error' quiet only while someone listens; keep listening until it is gone.
-    this.client.on('error', ignore);
-    if (this.client.isReady && this.client.close) {
+    if (!this.owned) {
+      // Yours: stop listening (the listeners ignore it anyway, should node-redis keep them; see #listen).
+      if (this.#listeners) {
+        this.client.off('ready', this.#listeners.ready);
+        this.client.off('error', this.#listeners.error);
+      }
+      return;
+    }
+    // Ours keeps our (now silent) 'error' listener: node-redis throws an 'error' nobody listens to.
+    if (this.client.isOpen && this.client.isReady && this.client.close) {
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
       await Promise.race([this.client.close().catch(ignore), grace]);
       clearTimeout(timer);
     }
-    if (this.client.isOpen) this.client.destroy?.();
+    // Always: past its grace a close() leaves isOpen false and the socket open.
+    dispose(this.client);
   }
 
   #awaitFirstConnection(cancellation: Cancellation): Promise<void> {
@@ -318,6 +361,25 @@ export class RedisNode {
 }
 
 function ignore(): void {}
+
+/**
+ * Destroy a client of ours (or a subscriber) for good: it is never connected again. node-redis
+ * (6.3) does not reach a socket whose TCP connect is still pending at destroy(): that attempt
+ * connects afterwards and even becomes ready. Such a leftover is destroyed as it connects.
+ */
+function dispose(client: Pick<RedisClientLike, 'on'> & { destroy?(): unknown }): void {
+  const destroy = (): void => {
+    try {
+      client.destroy?.();
+    } catch {
+      // node-redis before 6.3 throws ClientClosedError on a client already closed
+    }
+  };
+  client.on('error', ignore);
+  client.on('connect', destroy);
+  client.on('ready', destroy);
+  destroy();
+}
 
 function isClient(input: unknown): input is RedisClientLike {
   return (

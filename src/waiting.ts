@@ -102,7 +102,8 @@ export class Notifier {
     this.#waiters++;
     clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
-    this.#subscriptions ??= this.subscribers.map((subscribe) => subscribe((message) => this.#announced(message)));
+    // After close() (quit while an acquire was in flight) no new subscription: nothing would close it.
+    if (!this.#closed) this.#subscriptions ??= this.subscribers.map((subscribe) => subscribe((message) => this.#announced(message)));
     return waiter;
   }
 

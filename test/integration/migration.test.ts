@@ -591,8 +591,10 @@ describe('control: the same README patterns on node-redlock 5.0.0-beta.2 with io
     try {
       const old = await theirs.acquire([key], 5000);
       const refused = await redlock.acquire(key, 5000, { retryCount: 0 }).catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(ExecutionError);
-      expect((refused as ExecutionError).attempts[0]!.outcomes.every((outcome) => outcome.status === 'locked')).toBe(true);
+      expect(refused).toBeInstanceOf(ResourceLockedError);
+      // node-redlock returns at quorum, so its last SETs may land after our attempt: at least 3 locked.
+      const statuses = (refused as ExecutionError).attempts[0]!.outcomes.map((outcome) => outcome.status);
+      expect(statuses.filter((status) => status === 'locked').length).toBeGreaterThanOrEqual(3);
 
       // A waiting acquire of ours gets the key once node-redlock releases it (node-redlock announces
       // no release, so ours wakes on retryDelay or the key's PTTL).
