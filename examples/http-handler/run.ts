@@ -61,12 +61,14 @@ try {
   console.log(`  other                        ${REQUESTS - withdrawn - refused - busy}`);
   const acc1 = await accounts.read('acc-1');
   console.log(`account acc-1: balance ${acc1?.balance}, withdrawn ${acc1?.withdrawn} in ${acc1?.withdrawals} withdrawals`);
+  // Every answer is one of the three; the account agrees with the 200s; 409 only once it is empty.
+  // (A 503 means the lock could not be had within the budget — on a loaded machine, a few may.)
   const burstAddsUp =
-    withdrawn === OPENING_BALANCE &&
-    refused === REQUESTS - OPENING_BALANCE &&
-    acc1?.balance === 0 &&
-    acc1.withdrawn === OPENING_BALANCE &&
-    acc1.withdrawals === withdrawn;
+    withdrawn + refused + busy === REQUESTS &&
+    acc1?.balance === OPENING_BALANCE - withdrawn &&
+    acc1.withdrawn === withdrawn &&
+    acc1.withdrawals === withdrawn &&
+    (refused === 0 || acc1.balance === 0);
 
   // The same handler with a ~1 s budget (2 retries, 500 ± 100 ms apart).
   const impatientUrl = await serve(withdrawHandler({ redlock, accounts, lockWait: { retryCount: 2, retryDelay: 500, retryJitter: 100 } }));
