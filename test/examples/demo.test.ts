@@ -3,21 +3,10 @@
  * periodic lines, a master paused and resumed and another killed as the probes see them, and the
  * final tables, with the counter equal to the sections completed.
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { runNpmScript } from '../harness/processes.js';
 
-function runDemo(): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '-s', 'demo'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, DEMO_DURATION_MS: '5000' },
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, output }));
-  });
-}
+const runDemo = (): Promise<{ code: number | null; output: string }> => runNpmScript('demo', { DEMO_DURATION_MS: '5000' });
 
 describe('demo', () => {
   it('runs through a paused and a killed master, prints plain lines and the final tables, counter equals sections', async () => {

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
 import { ExecutionError, NodeUnavailableError, Redlock, ResourceLockedError } from '../../src/index.js';
 import { lockScript } from '../../src/scripts/index.js';
+import { collectOutput, exitWithin } from '../harness/processes.js';
 import { FaultProxy } from '../harness/proxy.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
 import {
@@ -307,20 +308,9 @@ describe('connections', () => {
       cwd: new URL('../..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exit = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolve(null);
-      }, 10_000);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        resolve(code);
-      });
-    });
-    expect(output).toContain('done');
+    const output = collectOutput(child);
+    const exit = await exitWithin(child, 10_000);
+    expect(output()).toContain('done');
     expect(exit).toBe(0);
   });
   it('quit() while a reset master\'s reconnect attempts are still connecting: the process exits by itself', async () => {
@@ -351,24 +341,13 @@ describe('connections', () => {
         cwd: new URL('../..', import.meta.url).pathname,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      let output = '';
+      const output = collectOutput(child);
       child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
         if (chunk.toString().includes('reset please')) proxies[0]!.resetAll();
       });
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const exit = await new Promise<number | null>((resolve) => {
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          resolve(null);
-        }, 10_000);
-        child.on('exit', (code) => {
-          clearTimeout(timer);
-          resolve(code);
-        });
-      });
-      expect(output, `round ${round}`).toContain('quit');
-      expect(exit, `round ${round}: ${output}`).toBe(0);
+      const exit = await exitWithin(child, 10_000);
+      expect(output(), `round ${round}`).toContain('quit');
+      expect(exit, `round ${round}: ${output()}`).toBe(0);
       await Promise.all(direct.map((client) => client.del(key)));
     }
   }, 60_000);
