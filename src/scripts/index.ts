@@ -65,7 +65,13 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  * operation's refusal never affects another's. `redis.pcall('GET', …)` treats a key of another type
  * as "not ours" instead of failing the batch.
  */
-const source = `local reply = {}
+const source = `local function holds(from, to, value)
+  for k = from, to do
+    if redis.pcall('GET', KEYS[k]) ~= value then return false end
+  end
+  return true
+end
+local reply = {}
 local first = 1
 for i = 1, #ARGV, 4 do
   local kind, value, ttl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
@@ -94,12 +100,7 @@ for i = 1, #ARGV, 4 do
     end
   elseif kind == 'f' then
     local locks = (first + last - 1) / 2
-    for k = first, locks do
-      if redis.pcall('GET', KEYS[k]) ~= value then
-        status = 0
-        break
-      end
-    end
+    status = holds(first, locks, value) and 1 or 0
     if status == 1 then
       local token = tonumber(ttl)
       for k = locks + 1, last do
@@ -113,12 +114,7 @@ for i = 1, #ARGV, 4 do
       end
     end
   elseif kind == 'e' then
-    for k = first, last do
-      if redis.pcall('GET', KEYS[k]) ~= value then
-        status = 0
-        break
-      end
-    end
+    status = holds(first, last, value) and 1 or 0
     if status == 1 then
       for k = first, last do redis.call('PEXPIRE', KEYS[k], ttl) end
     end
@@ -153,15 +149,13 @@ export function encodeBatch(operations: readonly LockOperation[]): string[] {
   const keys: string[] = [];
   const args: string[] = [];
   for (const operation of operations) {
-    const { kind, keys: own, value } = operation;
+    const { kind, keys: own, value, fenced } = operation;
     keys.push(...own);
-    if (kind === 'fence' || operation.fenced) {
-      for (const key of own) keys.push(fenceKey(key));
-      const code = kind === 'fence' ? 'f' : 'A';
-      args.push(code, value, String(kind === 'fence' ? operation.token : operation.ttlMs), String(2 * own.length));
-    } else {
-      args.push(kindCode[kind], value, String(operation.ttlMs), String(own.length));
-    }
+    // A fenced acquire and a fence also own the resources' fence counters, after the lock keys.
+    if (fenced || kind === 'fence') keys.push(...own.map(fenceKey));
+    const number = kind === 'fence' ? operation.token : operation.ttlMs;
+    const owned = fenced || kind === 'fence' ? 2 * own.length : own.length;
+    args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(owned));
   }
   return [String(keys.length), ...keys, ...args];
 }
