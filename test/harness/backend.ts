@@ -55,11 +55,18 @@ export async function dockerAnswers(): Promise<boolean> {
 }
 
 export async function startSharedMasters(): Promise<SharedMasters> {
-  const backend = await chooseBackend(process.env['REDLOCK_TEST_BACKEND'], dockerAnswers);
+  const requested = process.env['REDLOCK_TEST_BACKEND'];
+  const backend = await chooseBackend(requested, dockerAnswers);
   if (backend === 'external') {
     return { backend, ports: externalPorts(process.env['REDLOCK_NODES']), stop: () => Promise.resolve() };
   }
-  if (backend === 'testcontainers') return startContainers();
+  if (backend === 'testcontainers') {
+    // Chosen by default, an engine has just answered; asked for by name, it must be checked.
+    if (requested === 'testcontainers' && !(await dockerAnswers())) {
+      throw new Error('REDLOCK_TEST_BACKEND=testcontainers, but no Docker engine answered (DOCKER_HOST, /var/run/docker.sock)');
+    }
+    return startContainers();
+  }
   const masters: RedisMaster[] = await startMasters(5);
   return {
     backend,
@@ -68,10 +75,8 @@ export async function startSharedMasters(): Promise<SharedMasters> {
   };
 }
 
+/** Five redis containers; the caller has made sure a Docker engine answers. */
 export async function startContainers(): Promise<SharedMasters> {
-  if (!(await dockerAnswers())) {
-    throw new Error('REDLOCK_TEST_BACKEND=testcontainers, but no Docker engine answered (DOCKER_HOST, /var/run/docker.sock)');
-  }
   const { RedisContainer } = await import('@testcontainers/redis');
   const started = await Promise.allSettled(
     Array.from({ length: 5 }, () =>
