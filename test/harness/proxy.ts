@@ -11,9 +11,11 @@ export class FaultProxy {
   mode: ProxyMode = 'pass';
   /** Added one-way delay in ms, applied to each chunk in both directions. */
   latencyMs = 0;
+  /** Further delay in ms for chunks towards the master only (requests), on top of latencyMs. */
+  requestDelayMs = 0;
   readonly #sockets = new Set<Socket>();
   readonly #timers = new Set<NodeJS.Timeout>();
-  #afterNextReply: (() => void) | undefined;
+  #afterNextRequest: (() => void) | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -39,11 +41,12 @@ export class FaultProxy {
   }
 
   /**
-   * Run `change` (e.g. set latency or blackhole) right after the next chunk from the master has been
-   * passed on: a fault that strikes between a call's answer and the caller's next call.
+   * Run `change` (e.g. set requestDelayMs) right after the next chunk towards the master has been
+   * passed on: a fault that strikes the caller's next call but not this one or its answer. (Keyed
+   * to the request, not its reply: a master may answer that call and the next one in one chunk.)
    */
-  afterNextReply(change: () => void): void {
-    this.#afterNextReply = change;
+  afterNextRequest(change: () => void): void {
+    this.#afterNextRequest = change;
   }
 
   /** Reset every open connection (RST), as a flaky network or a restarted load balancer would. */
@@ -77,11 +80,12 @@ export class FaultProxy {
   #pipe(from: Socket, to: Socket, replies: boolean): void {
     from.on('data', (chunk: Buffer) => {
       if (this.mode === 'blackhole') return;
-      if (this.latencyMs <= 0) {
+      const delayMs = this.latencyMs + (replies ? 0 : this.requestDelayMs);
+      if (delayMs <= 0) {
         to.write(chunk);
-        if (replies && this.#afterNextReply) {
-          const change = this.#afterNextReply;
-          this.#afterNextReply = undefined;
+        if (!replies && this.#afterNextRequest) {
+          const change = this.#afterNextRequest;
+          this.#afterNextRequest = undefined;
           change();
         }
         return;
@@ -89,7 +93,7 @@ export class FaultProxy {
       const timer = setTimeout(() => {
         this.#timers.delete(timer);
         if (!to.destroyed) to.write(chunk);
-      }, this.latencyMs);
+      }, delayMs);
       this.#timers.add(timer);
     });
   }

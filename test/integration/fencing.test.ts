@@ -170,8 +170,8 @@ describe('fencing when the second round fails', () => {
     redlock.on('error', () => undefined);
     try {
       await (await redlock.acquire(key, 2_000, { fencing: true })).release(); // connections and script ready
-      // Three masters answer the first round, then slow to 300 ms each way: round 2 times out there.
-      for (const proxy of proxies.slice(0, 3)) proxy.afterNextReply(() => (proxy.latencyMs = 300));
+      // Three masters get the first round at once; what is sent to them after it waits 300 ms: round 2 times out there.
+      for (const proxy of proxies.slice(0, 3)) proxy.afterNextRequest(() => (proxy.requestDelayMs = 300));
       const failure = await redlock.acquire(key, 2_000, { fencing: true }).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(ExecutionError);
       const record = (failure as ExecutionError).attempts[0]!;
@@ -182,7 +182,7 @@ describe('fencing when the second round fails', () => {
       // Rolled back everywhere: the slowed masters' deletes land after their delay.
       await eventually(async () => (await valuesOn(direct, key)).every((value) => value === null), 3_000);
     } finally {
-      for (const proxy of proxies) proxy.latencyMs = 0;
+      for (const proxy of proxies) proxy.requestDelayMs = 0;
       await redlock.quit();
     }
   });
