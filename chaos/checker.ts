@@ -6,34 +6,50 @@ export interface Section {
   readonly resource: string;
   /** The lock value the section ran under. */
   readonly value: string;
-  /** Epoch ms around the read-modify-write. */
+  /** Epoch ms at which the storage served the section's read and applied its write. */
   readonly start: number;
   readonly end: number;
-  /** The lock's expiration when the write was done. */
+  /** The lock's expiration (epoch ms) as its holder knew it. */
   readonly expiration: number;
+  /** The resource's version in the storage when the section read it, and the version its write made. */
+  readonly readVersion: number;
+  readonly version: number;
   /** The lock's fencing token, when the run uses fencing. */
   readonly token?: number;
 }
 
 export interface Verdict {
   readonly violations: string[];
-  /** Sections written after their lock's validity (a worker paused past its ttl): the fencing case. */
+  /** Sections whose write reached the storage after their lock's validity (a worker paused past its ttl). */
   readonly pausedPastValidity: number;
+  /** Writes erased by a later write that had read before them (only ever with a late section, or it is a violation). */
+  readonly lostUpdates: number;
 }
 
+const late = (section: Section): boolean => section.end >= section.expiration;
+
 /**
- * Two holders of one resource with overlapping sections (among those written while their lock was
- * valid), counters that differ from the number of sections written (lost updates), and, for fenced
- * sections, a token not larger than that of the resource's previous section (in start order: a
- * later lock on a resource is only acquired after the earlier one's validity ended).
+ * The guarantees a lock gives, checked against what the storage saw:
+ * - no two holders of one resource inside their validity at once (a section holds from its read
+ *   until its write or its lock's expiration, whichever is first);
+ * - no lost update between two sections written within their validity: a write erases the writes
+ *   made to its resource since it read (versions between its read and its own); that is a
+ *   violation when both it and an erased write were in time. Erasures involving a late section
+ *   (paused past its ttl between its last check and its write) are counted, not flagged: no lease
+ *   can prevent them — fencing tokens can, and with fencing the storage refuses such writes;
+ * - the storage's final value is the one its history of writes gives;
+ * - with fencing, each resource's tokens increase from section to section (in start order: a later
+ *   lock on a resource is only acquired after the earlier one's validity ended).
  */
 export function check(sections: readonly Section[], counters: ReadonlyMap<string, number>): Verdict {
   const violations: string[] = [];
-  const valid = sections.filter((section) => section.end < section.expiration);
+  let lostUpdates = 0;
   for (const [resource, counter] of counters) {
-    const ordered = valid.filter((s) => s.resource === resource).sort((a, b) => a.start - b.start);
-    let reach: Section | undefined; // the section reaching furthest so far
-    for (const section of ordered) {
+    const history = sections.filter((s) => s.resource === resource);
+
+    const held = history.map((s) => ({ ...s, end: Math.min(s.end, s.expiration) })).sort((a, b) => a.start - b.start);
+    let reach: (typeof held)[number] | undefined; // the section reaching furthest so far
+    for (const section of held) {
       if (reach && section.start < reach.end && section.value !== reach.value) {
         violations.push(
           `overlap on ${resource}: worker ${reach.worker} [${reach.start}, ${reach.end}] and worker ${section.worker} [${section.start}, ${section.end}]`,
@@ -41,8 +57,30 @@ export function check(sections: readonly Section[], counters: ReadonlyMap<string
       }
       if (!reach || section.end > reach.end) reach = section;
     }
+
+    // Every write stores what its section read + 1, so the value is a chain of read pointers from
+    // the last version back to 0; writes off that chain were erased by a later write that had
+    // read before them. An erasure between two sections written within their validity means two
+    // holders at once.
+    const byVersion = new Map(history.map((s) => [s.version, s]));
+    for (const section of history) {
+      for (let version = section.readVersion + 1; version < section.version; version++) {
+        const erased = byVersion.get(version);
+        if (erased && !late(section) && !late(erased)) {
+          violations.push(
+            `lost update on ${resource}: worker ${section.worker} (read v${section.readVersion} at ${section.start}, wrote v${section.version} at ${section.end}) ` +
+              `erased worker ${erased.worker}'s write v${version} at ${erased.end}, both within their validity`,
+          );
+        }
+      }
+    }
+    let chain = 0;
+    for (let version = Math.max(0, ...byVersion.keys()); version > 0; version = byVersion.get(version)?.readVersion ?? 0) chain++;
+    if (counter !== chain) violations.push(`counter on ${resource} is ${counter}, but its history of writes gives ${chain}`);
+    lostUpdates += history.length - chain;
+
     let previous: Section | undefined;
-    for (const section of sections.filter((s) => s.resource === resource && s.token !== undefined).sort((a, b) => a.start - b.start)) {
+    for (const section of history.filter((s) => s.token !== undefined).sort((a, b) => a.start - b.start)) {
       if (previous && section.token! <= previous.token!) {
         violations.push(
           `fencing token on ${resource} did not increase: worker ${previous.worker} token ${previous.token} at ${previous.start}, ` +
@@ -51,8 +89,6 @@ export function check(sections: readonly Section[], counters: ReadonlyMap<string
       }
       previous = section;
     }
-    const written = sections.filter((s) => s.resource === resource).length;
-    if (counter !== written) violations.push(`lost update on ${resource}: counter ${counter}, sections written ${written}`);
   }
-  return { violations, pausedPastValidity: sections.length - valid.length };
+  return { violations, pausedPastValidity: sections.filter(late).length, lostUpdates };
 }

@@ -2,11 +2,11 @@
  * `npm run chaos -- --duration 60 [--seed N] [--workers 4] [--resources 3] [--fencing]`
  *
  * Five masters, each behind a fault proxy, and worker processes contending on a few resources
- * (chaos/worker.ts). A seeded fault schedule (printed, so a run can be replayed) applies one or
+ * (chaos/worker.ts) through a counter per resource kept in this process (the storage). A seeded fault schedule (printed, so a run can be replayed) applies one or
  * two faults at a time, each for 0.5–2 s: kill -9 a master and start it again empty, SIGSTOP/SIGCONT a master,
  * latency, blackhole and connection resets through its proxy, and SIGSTOP a worker past its ttl.
- * Then the checker: no two holders of a resource with overlapping sections, counters equal to
- * completed sections (no lost update), no lock key left on a master after the run + ttl, no crash
+ * Then the checker (chaos/checker.ts): no two holders of a resource with overlapping sections, no
+ * write erasing another when both were within their lock's validity (a lost update), no lock key left on a master after the run + ttl, no crash
  * or unhandled rejection in a worker. Exits non-zero on any violation.
  *
  * --fencing: locks take fencing tokens and the checker also requires each resource's tokens to
@@ -14,14 +14,12 @@
  * so the masters then run with AOF `appendfsync always` and a killed master restarts from its AOF.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as hdr from 'hdr-histogram-js';
 import { createClient } from 'redis';
 import { ProxyProcess } from '../bench/faults.js';
-import { check, type Section } from './checker.js';
+import { check } from './checker.js';
+import { Storage, type StorageRequest } from './storage.js';
 import { FENCE_SUFFIX } from '../src/scripts/index.js';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
 
@@ -63,9 +61,7 @@ const FAULTS: readonly Fault[] = ['kill-restart', 'pause-master', 'latency', 'bl
 
 const masters: RedisMaster[] = await startMasters(5, FENCING ? { args: ['--appendonly', 'yes', '--appendfsync', 'always'] } : {});
 const proxies = await ProxyProcess.start(masters.map((master) => master.port));
-const dir = mkdtempSync(join(tmpdir(), 'redlock-chaos-'));
 const workers: ChildProcess[] = [];
-const sections: Section[] = [];
 const stats: WorkerStats[] = [];
 const crashes: string[] = [];
 const applied = new Map<Fault, number>();
@@ -74,14 +70,13 @@ let failed = false;
 try {
   const replay = `npm run chaos -- --duration ${DURATION_S} --seed ${SEED}${FENCING ? ' --fencing' : ''}`;
   console.log(`chaos: ${DURATION_S} s, seed ${SEED} (replay: ${replay}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms${FENCING ? ', fencing (AOF always)' : ''}`);
-  for (let r = 0; r < RESOURCES; r++) writeFileSync(join(dir, `chaos-r${r}`), '0');
+  const storage = new Storage(FENCING);
   const done = Array.from({ length: WORKERS }, (_, worker) => {
     const child = fork(fileURLToPath(new URL('./worker.ts', import.meta.url)), {
       execArgv: ['--import', 'tsx'],
       env: {
         ...process.env,
         CHAOS_NODES: proxies.ports.map((port) => `redis://127.0.0.1:${port}`).join(','),
-        CHAOS_DIR: dir,
         CHAOS_RESOURCES: String(RESOURCES),
         CHAOS_TTL_MS: String(TTL_MS),
         CHAOS_WORKER: String(worker),
@@ -90,8 +85,10 @@ try {
     });
     workers.push(child);
     child.on('message', (message: { type: string } & Record<string, unknown>) => {
-      if (message.type === 'section') sections.push(message as unknown as Section);
-      else if (message.type === 'stats') stats.push(message as unknown as WorkerStats);
+      if (message.type === 'storage') {
+        const reply = storage.serve(message as unknown as StorageRequest);
+        if (child.connected) child.send({ type: 'storage', id: message['id'], ...reply });
+      } else if (message.type === 'stats') stats.push(message as unknown as WorkerStats);
       else if (message.type === 'crash') crashes.push(`worker ${worker}: ${String(message['message'])}`);
     });
     return new Promise<void>((resolve) =>
@@ -131,10 +128,7 @@ try {
   for (const child of workers) if (child.exitCode === null) child.kill('SIGKILL');
 
   // Checks.
-  const counters = new Map(
-    Array.from({ length: RESOURCES }, (_, r) => [`chaos:r${r}`, Number(readFileSync(join(dir, `chaos-r${r}`), 'utf8').split(' ')[0])] as const),
-  );
-  const verdict = check(sections, counters);
+  const verdict = check(storage.sections, new Map(Array.from({ length: RESOURCES }, (_, r) => [`chaos:r${r}`, storage.counter(`chaos:r${r}`)])));
   const violations = [...verdict.violations];
   await sleep(TTL_MS + 200);
   const inspectors = await Promise.all(masters.map((master) => createClient({ url: master.url }).connect()));
@@ -155,8 +149,9 @@ try {
   console.log('\n| measure | value |\n|---|---|');
   console.log(`| duration, workers, resources | ${DURATION_S} s, ${WORKERS} processes, ${RESOURCES} |`);
   console.log(`| faults applied | ${[...applied].map(([fault, n]) => `${fault} ${n}`).join(', ')} |`);
-  console.log(`| critical sections completed | ${sections.length} |`);
+  console.log(`| critical sections completed | ${storage.sections.length} |`);
   console.log(`| … of them written after their lock's validity (worker paused past its ttl) | ${verdict.pausedPastValidity} |`);
+  console.log(`| updates erased by such a late write (without fencing: the hazard fencing tokens cure) | ${verdict.lostUpdates} |`);
   console.log(`| sections abandoned because the lock was lost before the write | ${total((s) => s.abandoned)} |`);
   if (FENCING) console.log(`| writes refused by the storage's fencing-token check | ${total((s) => s.fencedOff)} |`);
   console.log(`| acquire success rate | ${attempts ? ((total((s) => s.acquired) / attempts) * 100).toFixed(1) : '—'} % (${total((s) => s.acquired)} of ${attempts}) |`);
@@ -169,7 +164,6 @@ try {
   for (const child of workers) if (child.exitCode === null) child.kill('SIGKILL');
   await proxies.stop().catch(() => undefined);
   for (const master of masters) master.stop();
-  rmSync(dir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);
 

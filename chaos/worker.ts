@@ -1,17 +1,18 @@
 /**
- * A chaos worker process: until told to stop, lock a random resource with using(), read-modify-
- * write its counter file (outside Redis) with a short delay, and report each critical section.
- * A section whose lock was lost before the write is abandoned, not written. With CHAOS_FENCING=1
- * locks are fenced, the file also keeps the largest token written, and a write with a lower token
- * is refused (counted as fenced off).
+ * A chaos worker process: until told to stop, lock a random resource with using() and read-
+ * modify-write its counter in the storage (the parent process, over IPC: outside Redis, and
+ * atomic per request like a database) with a short delay in between. A section whose lock was
+ * lost before the write is abandoned, not written. With CHAOS_FENCING=1 locks are fenced, writes
+ * carry the token, and the storage refuses a token lower than the largest it has seen (counted as
+ * fenced off).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionError, Redlock } from '../src/index.js';
+import type { StorageReply, StorageRequest } from './storage.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 const nodes = (process.env['CHAOS_NODES'] ?? '').split(',');
-const dir = process.env['CHAOS_DIR'] ?? '';
 const resources = Number(process.env['CHAOS_RESOURCES'] ?? 3);
 const ttlMs = Number(process.env['CHAOS_TTL_MS'] ?? 1_000);
 const worker = Number(process.env['CHAOS_WORKER'] ?? 0);
@@ -33,9 +34,23 @@ const redlock = new Redlock(nodes, {
 redlock.on('error', () => undefined); // faults are expected; outcomes and the checker tell the story
 
 let stopping = false;
-process.on('message', (message: { type: string }) => {
+const pending = new Map<number, (reply: StorageReply) => void>();
+let requests = 0;
+process.on('message', (message: { type: string; id: number } & StorageReply) => {
   if (message.type === 'stop') stopping = true;
+  else if (message.type === 'storage') pending.get(message.id)?.(message);
 });
+
+function storage(request: DistributiveOmit<StorageRequest, 'worker'>): Promise<StorageReply> {
+  const id = requests++;
+  return new Promise((resolve) => {
+    pending.set(id, (reply) => {
+      pending.delete(id);
+      resolve(reply);
+    });
+    process.send!({ type: 'storage', id, worker, ...request });
+  });
+}
 
 const stats = { attempts: 0, acquired: 0, failed: 0, abandoned: 0, fencedOff: 0, acquireMs: [] as number[] };
 while (!stopping) {
@@ -46,28 +61,24 @@ while (!stopping) {
     await redlock.using(resource, ttlMs, { fencing }, async (signal, lock) => {
       stats.acquired++;
       stats.acquireMs.push(performance.now() - requested);
-      const start = Date.now();
-      // The "storage": a file holding the counter and, with fencing, the largest token written.
-      const file = join(dir, resource.replace(':', '-'));
-      const value = Number(readFileSync(file, 'utf8').split(' ')[0]);
+      const read = await storage({ op: 'read', resource });
       await sleep(5 + Math.random() * 15);
       // The last moment to learn the lock is gone: past it, a pause cannot be told from work.
       if (signal.aborted || Date.now() >= lock.expiration) {
         stats.abandoned++;
         return;
       }
-      if (fencing) {
-        // The storage's own check: a write carrying a token below the largest seen is refused.
-        const highest = Number(readFileSync(file, 'utf8').split(' ')[1] ?? 0);
-        if (lock.fencingToken! < highest) {
-          stats.fencedOff++;
-          return;
-        }
-      }
-      writeFileSync(file, fencing ? `${value + 1} ${lock.fencingToken}` : String(value + 1));
-      const end = Date.now();
-      const section = { type: 'section', worker, resource, value: lock.value, start, end, expiration: lock.expiration };
-      process.send?.(fencing ? { ...section, token: lock.fencingToken } : section);
+      const { ok } = await storage({
+        op: 'write',
+        resource,
+        value: read.value + 1,
+        readVersion: read.version,
+        start: read.at,
+        lock: lock.value,
+        expiration: lock.expiration,
+        ...(fencing ? { token: lock.fencingToken! } : {}),
+      });
+      if (!ok) stats.fencedOff++;
     });
   } catch (error) {
     if (!(error instanceof ExecutionError)) throw error;
