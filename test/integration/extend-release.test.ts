@@ -104,7 +104,8 @@ describe('release', () => {
     const result = await lock.release();
     expect(performance.now() - start).toBeLessThan(1_000);
     expect(result).toMatchObject({ released: false, heldBy: 0 });
-    expect(result.outcomes.filter((o) => o.status === 'lost').length).toBeGreaterThanOrEqual(3);
+    // ttl 50 means a 10 ms per-master timeout: on a loaded machine some answers come late.
+    await eventually(() => result.outcomes.filter((o) => o.status === 'lost' || o.late === 'lost').length === 5);
   });
 
   it('reports how many masters still held a partly expired lock', async () => {
