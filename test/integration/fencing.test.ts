@@ -166,12 +166,13 @@ describe('fencing when the second round fails', () => {
 
   it('round 2 failing on too many masters makes the acquire fail and roll back', async () => {
     const key = uniquePrefix('fence-round2')('r');
-    const redlock = new Redlock(proxies.map((proxy) => proxy.url), { retryCount: 0, nodeTimeout: 50 });
+    const redlock = new Redlock(proxies.map((proxy) => proxy.url), { retryCount: 0, nodeTimeout: 150 });
     redlock.on('error', () => undefined);
     try {
-      await (await redlock.acquire(key, 2_000, { fencing: true })).release(); // connections and script ready
-      // Three masters get the first round at once; what is sent to them after it waits 300 ms: round 2 times out there.
-      for (const proxy of proxies.slice(0, 3)) proxy.afterNextRequest(() => (proxy.requestDelayMs = 300));
+      // Connections and script ready (with time to spare on a loaded machine); this takes token 1.
+      await (await redlock.acquire(key, 2_000, { fencing: true, nodeTimeout: 1_000 })).release();
+      // Three masters get the first round at once; what is sent to them after it waits 600 ms: round 2 times out there.
+      for (const proxy of proxies.slice(0, 3)) proxy.afterNextRequest(() => (proxy.requestDelayMs = 600));
       const failure = await redlock.acquire(key, 2_000, { fencing: true }).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(ExecutionError);
       const record = (failure as ExecutionError).attempts[0]!;

@@ -85,7 +85,7 @@ describe('stats and events', () => {
     expect(stats.waitMs.count).toBe(6);
     expect(stats.holdMs.count).toBe(5);
     expect(stats.holdMs.p50).toBeGreaterThanOrEqual(9);
-    expect(stats.holdMs.max).toBeGreaterThanOrEqual(140); // f, held until its validity ended
+    expect(stats.holdMs.max).toBeGreaterThanOrEqual(100); // f, held until its validity ended (ttl 150 − acquire time − drift)
     expect(stats.masters.map((master) => master.node)).toEqual(ports.map((port) => `127.0.0.1:${port}`));
     const total = (pick: (m: (typeof stats.masters)[number]) => number): number => stats.masters.reduce((sum, m) => sum + pick(m), 0);
     // Two refused attempts on e: refused by (nearly) every master, and each rolled back (release: `lost`).
