@@ -2,12 +2,13 @@
  * `npm run chaos -- --duration 60 [--seed N] [--workers 4] [--resources 3] [--fencing]`
  *
  * Five masters, each behind a fault proxy, and worker processes contending on a few resources
- * (chaos/worker.ts) through a counter per resource kept in this process (the storage). A seeded fault schedule (printed, so a run can be replayed) applies one or
- * two faults at a time, each for 0.5–2 s: kill -9 a master and start it again empty, SIGSTOP/SIGCONT a master,
- * latency, blackhole and connection resets through its proxy, and SIGSTOP a worker past its ttl.
- * Then the checker (chaos/checker.ts): no two holders of a resource with overlapping sections, no
- * write erasing another when both were within their lock's validity (a lost update), no lock key left on a master after the run + ttl, no crash
- * or unhandled rejection in a worker. Exits non-zero on any violation.
+ * (chaos/worker.ts) for a counter per resource kept in this process (chaos/storage.ts). A seeded
+ * fault schedule (printed, so a run can be replayed) applies one or two faults at a time, each for
+ * 0.5–2 s: kill -9 a master and start it again empty, SIGSTOP/SIGCONT a master, latency, blackhole
+ * and connection resets through its proxy, and SIGSTOP a worker past its ttl. Then the checker
+ * (chaos/checker.ts): no two holders of a resource within their validity at once, no write erasing
+ * another when both were within their lock's validity (a lost update), no lock key left on a master
+ * after the run + ttl, no crash or unhandled rejection in a worker. Exits non-zero on any violation.
  *
  * --fencing: locks take fencing tokens and the checker also requires each resource's tokens to
  * increase from section to section. Fence counters must survive restarts (README, "Fencing tokens"),
