@@ -87,7 +87,7 @@ try {
     workers.push(child);
     child.on('message', (message: { type: string } & Record<string, unknown>) => {
       if (message.type === 'storage') {
-        const reply = storage.serve(message as unknown as StorageRequest);
+        const reply = storage.serve(worker, message as unknown as StorageRequest);
         if (child.connected) child.send({ type: 'storage', id: message['id'], ...reply });
       } else if (message.type === 'stats') stats.push(message as unknown as WorkerStats);
       else if (message.type === 'crash') crashes.push(`worker ${worker}: ${String(message['message'])}`);

@@ -4,8 +4,8 @@
 import type { Section } from './checker.js';
 
 export type StorageRequest =
-  | { worker: number; op: 'read'; resource: string }
-  | { worker: number; op: 'write'; resource: string; value: number; readVersion: number; start: number; lock: string; expiration: number; token?: number };
+  | { op: 'read'; resource: string }
+  | { op: 'write'; resource: string; value: number; readVersion: number; start: number; lock: string; expiration: number; token?: number };
 
 export interface StorageReply {
   /** The resource's counter and version after the request, and when the storage served it (epoch ms). */
@@ -35,7 +35,8 @@ export class Storage {
     return this.#state.get(resource)?.value ?? 0;
   }
 
-  serve(request: StorageRequest): StorageReply {
+  /** One worker's request, applied at once. */
+  serve(worker: number, request: StorageRequest): StorageReply {
     const at = Date.now();
     let state = this.#state.get(request.resource);
     if (!state) this.#state.set(request.resource, (state = { value: 0, version: 0, highest: 0 }));
@@ -44,7 +45,7 @@ export class Storage {
       state.value = request.value;
       state.version++;
       state.highest = Math.max(state.highest, request.token ?? 0);
-      const { worker, resource, lock: value, start, expiration, readVersion, token } = request;
+      const { resource, lock: value, start, expiration, readVersion, token } = request;
       this.sections.push({ worker, resource, value, start, end: at, expiration, readVersion, version: state.version, ...(token === undefined ? {} : { token }) });
     }
     return { value: state.value, version: state.version, at, ok: true };

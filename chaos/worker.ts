@@ -10,8 +10,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionError, Redlock } from '../src/index.js';
 import type { StorageReply, StorageRequest } from './storage.js';
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
 const nodes = (process.env['CHAOS_NODES'] ?? '').split(',');
 const resources = Number(process.env['CHAOS_RESOURCES'] ?? 3);
 const ttlMs = Number(process.env['CHAOS_TTL_MS'] ?? 1_000);
@@ -41,14 +39,14 @@ process.on('message', (message: { type: string; id: number } & StorageReply) => 
   else if (message.type === 'storage') pending.get(message.id)?.(message);
 });
 
-function storage(request: DistributiveOmit<StorageRequest, 'worker'>): Promise<StorageReply> {
+function storage(request: StorageRequest): Promise<StorageReply> {
   const id = requests++;
   return new Promise((resolve) => {
     pending.set(id, (reply) => {
       pending.delete(id);
       resolve(reply);
     });
-    process.send!({ type: 'storage', id, worker, ...request });
+    process.send!({ type: 'storage', id, ...request });
   });
 }
 

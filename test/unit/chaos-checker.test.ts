@@ -67,22 +67,22 @@ describe('chaos checker', () => {
 
 describe('chaos storage', () => {
   const write = (worker: number, value: number, readVersion: number, token?: number) =>
-    ({ worker, op: 'write', resource: 'r', value, readVersion, start: 0, lock: `lock-${worker}`, expiration: Date.now() + 10_000, token }) as const;
+    [worker, { op: 'write', resource: 'r', value, readVersion, start: 0, lock: `lock-${worker}`, expiration: Date.now() + 10_000, token }] as const;
 
   it('versions every write and records it as a section', () => {
     const storage = new Storage(false);
-    expect(storage.serve({ worker: 0, op: 'read', resource: 'r' })).toMatchObject({ value: 0, version: 0, ok: true });
-    storage.serve(write(0, 1, 0));
-    storage.serve(write(1, 1, 0)); // read v0 too: a lost update, recorded as such
+    expect(storage.serve(0, { op: 'read', resource: 'r' })).toMatchObject({ value: 0, version: 0, ok: true });
+    storage.serve(...write(0, 1, 0));
+    storage.serve(...write(1, 1, 0)); // read v0 too: a lost update, recorded as such
     expect(storage.counter('r')).toBe(1);
     expect(storage.sections.map((s) => [s.worker, s.readVersion, s.version])).toEqual([[0, 0, 1], [1, 0, 2]]);
   });
 
   it('with fencing, refuses a token below the largest seen and records nothing for it', () => {
     const storage = new Storage(true);
-    expect(storage.serve(write(0, 1, 0, 5)).ok).toBe(true);
-    expect(storage.serve(write(1, 1, 0, 4))).toMatchObject({ ok: false, value: 1, version: 1 });
-    expect(storage.serve(write(2, 2, 1, 5)).ok).toBe(true); // equal: the same lock writing again
+    expect(storage.serve(...write(0, 1, 0, 5)).ok).toBe(true);
+    expect(storage.serve(...write(1, 1, 0, 4))).toMatchObject({ ok: false, value: 1, version: 1 });
+    expect(storage.serve(...write(2, 2, 1, 5)).ok).toBe(true); // equal: the same lock writing again
     expect(storage.sections.map((s) => s.token)).toEqual([5, 5]);
   });
 });
