@@ -11,6 +11,8 @@ import type { ReleaseResult } from './redlock.js';
 
 /** The part of Redlock a Lock calls back into. */
 export interface LockOwner {
+  /** The masters, as `host:port`, in the order given. */
+  readonly nodes: readonly string[];
   extend(lock: Lock, ttl: number): Promise<Lock>;
   release(lock: Lock): Promise<ReleaseResult>;
   /** The lock's lifetime found it lost (reported once). */
@@ -50,6 +52,8 @@ export class Lock {
      */
     readonly fencingToken: number | undefined = undefined,
     outer?: Lock,
+    /** @internal masters that must agree for this lock (its call's quorum). */
+    readonly quorum: number = Math.floor(owner.nodes.length / 2) + 1,
   ) {
     this.#expiration = expiration;
     this.#outer = outer;
@@ -57,7 +61,12 @@ export class Lock {
 
   /** @internal a view of `outer` for a nested acquire of resources it holds. */
   static viewOf(owner: LockOwner, outer: Lock, resources: readonly string[]): Lock {
-    return new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer);
+    return new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer, outer.quorum);
+  }
+
+  /** @internal the masters (`host:port`) this lock was acquired on, in order. */
+  get masters(): readonly string[] {
+    return this.owner.nodes;
   }
 
   /** Epoch ms (`Date.now()` basis) at which this lock's validity ends. */

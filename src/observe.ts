@@ -59,6 +59,8 @@ export interface LostEvent {
 /** An acquire or extend call failed (quorum not reached, lock lost, or cancelled). */
 export interface FailedEvent {
   readonly operation: 'acquire' | 'extend';
+  /** For a failed extend: the lock it tried to extend (it may still be valid). */
+  readonly lock?: Lock;
   readonly resources: readonly string[];
   readonly durationMs: number;
   /** What the call rejected with: usually an `ExecutionError`, or the signal's reason. */

@@ -240,7 +240,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     fencingToken?: number,
   ): Lock {
     const expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
-    const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings, fencingToken);
+    const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings, fencingToken, undefined, effective.quorum);
     lock.acquiredAtMs = this.#clock.monotonicMs();
     if (autoExtend) {
       lock.keepAlive({
@@ -281,7 +281,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     } catch (error) {
       this.#stats.extensions.failed++;
       const durationMs = this.#clock.monotonicMs() - startMs;
-      this.#emit('failed', () => ({ operation: 'extend', resources: lock.resources, durationMs, error, attempts }));
+      this.#emit('failed', () => ({ operation: 'extend', lock, resources: lock.resources, durationMs, error, attempts }));
       throw error;
     }
   }
