@@ -10,7 +10,9 @@
  * - `lost`:    extend or release found the keys no longer holding this lock's value.
  * - `timeout`: no answer within the per-master timeout (`late` records what arrived afterwards).
  * - `error`:   the master or connection failed the call (`error` says how).
- * - `pending`: no answer yet when the operation was decided; it is filled in when one arrives.
+ * - `pending`: no answer yet when the operation was decided (`late` records what arrived afterwards).
+ *
+ * Outcomes are a snapshot of the decision: a status never changes after it.
  */
 export type NodeStatus = 'granted' | 'locked' | 'lost' | 'timeout' | 'error' | 'pending';
 
@@ -25,7 +27,7 @@ export interface NodeOutcome {
   error?: Error;
   /** Time from sending to this answer. */
   latencyMs?: number;
-  /** For `timeout`: the status of an answer that arrived after the timeout. */
+  /** For `timeout` and `pending`: what arrived after the timeout or the decision (`timeout` for a pending one that then timed out). */
   late?: NodeStatus;
 }
 

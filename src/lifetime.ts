@@ -6,6 +6,7 @@
  */
 import { ExecutionError, LockExpiredError, LockLostError, type AttemptRecord } from './errors.js';
 import type { Lock } from './lock.js';
+import { startTimer, type CancelTimer } from './timers.js';
 
 /**
  * How a lifetime renews its lock: Redlock's extend, which retries while the lock is valid and
@@ -27,14 +28,19 @@ export interface Renewal {
  */
 export type LockSignal = AbortSignal & { readonly error: LockLostError | undefined };
 
-export class Lifetime {
-  readonly #controller = new AbortController();
-  readonly signal: LockSignal = Object.defineProperty(this.#controller.signal, 'error', {
+/** The LockSignal of `controller`, which is only ever aborted with a LockLostError. */
+export function lockSignal(controller: AbortController): LockSignal {
+  return Object.defineProperty(controller.signal, 'error', {
     get(this: AbortSignal): unknown {
       return this.aborted ? this.reason : undefined;
     },
   }) as LockSignal;
-  #expiryTimer: NodeJS.Timeout | undefined;
+}
+
+export class Lifetime {
+  readonly #controller = new AbortController();
+  readonly signal: LockSignal = lockSignal(this.#controller);
+  #cancelExpiry: CancelTimer | undefined;
   #slot: number | undefined;
   #stopped = false;
   /** Failed attempts of the renewal in progress: the outcomes behind a loss. */
@@ -57,18 +63,30 @@ export class Lifetime {
     this.#scheduleRenewal();
   }
 
+  /**
+   * An extend is about to be sent and lowered the expiration: the signal aborts at the new one, and
+   * a scheduled renewal moves up (one in progress reschedules itself when it succeeds).
+   */
+  lowered(): void {
+    if (this.#stopped) return;
+    this.#armExpiry();
+    if (this.#slot !== undefined) this.#scheduleRenewal();
+  }
+
   /** Released (or never to be renewed again): stop every timer; the signal stays as it is. */
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#expiryTimer);
+    this.#cancelExpiry?.();
     if (this.#slot !== undefined) this.renewal?.scheduler.remove(this, this.#slot);
     this.#slot = undefined;
   }
 
-  /** Abort the signal with `error` and stop. */
+  /** End the lock's validity, abort the signal with `error`, and stop. */
   lose(error: LockLostError): void {
     if (this.#stopped) return;
     this.stop();
+    // Before the abort: its listeners must already read the lock as ended.
+    this.lock.endValidity();
     this.#controller.abort(error);
     this.lock.lost(error);
   }
@@ -90,12 +108,12 @@ export class Lifetime {
   }
 
   #armExpiry(): void {
-    clearTimeout(this.#expiryTimer);
-    this.#expiryTimer = setTimeout(
+    this.#cancelExpiry?.();
+    this.#cancelExpiry = startTimer(
       () => this.lose(new LockLostError(this.lock.resources, 'its validity ended before it was extended', this.#failedAttempts)),
-      Math.max(0, this.lock.expiration - Date.now()),
+      this.lock.expiration - Date.now(),
+      true,
     );
-    this.#expiryTimer.unref();
   }
 
   #scheduleRenewal(): void {
@@ -123,7 +141,7 @@ function lostBecause(lock: Lock, error: unknown): LockLostError {
  * at most one slot early.
  */
 export class RenewalScheduler {
-  readonly #slots = new Map<number, { lifetimes: Set<Lifetime>; timer: NodeJS.Timeout }>();
+  readonly #slots = new Map<number, { lifetimes: Set<Lifetime>; cancel: CancelTimer }>();
 
   constructor(readonly slotMs = 50) {}
 
@@ -132,9 +150,7 @@ export class RenewalScheduler {
     const slot = Math.floor(dueEpochMs / this.slotMs) * this.slotMs;
     let entry = this.#slots.get(slot);
     if (!entry) {
-      const timer = setTimeout(() => this.#fire(slot), Math.max(0, slot - Date.now()));
-      timer.unref();
-      entry = { lifetimes: new Set(), timer };
+      entry = { lifetimes: new Set(), cancel: startTimer(() => this.#fire(slot), slot - Date.now(), true) };
       this.#slots.set(slot, entry);
     }
     entry.lifetimes.add(lifetime);
@@ -146,7 +162,7 @@ export class RenewalScheduler {
     if (!entry) return;
     entry.lifetimes.delete(lifetime);
     if (entry.lifetimes.size === 0) {
-      clearTimeout(entry.timer);
+      entry.cancel();
       this.#slots.delete(slot);
     }
   }

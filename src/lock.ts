@@ -1,11 +1,16 @@
 /**
  * A held lock. Its methods delegate to the Redlock that made it; its timers (renewal, the
  * lock-lost signal) belong to its Lifetime. A lock re-entered inside a `using()` routine that
- * already holds its resources is a view of the outer lock: same value, expiration and signal, and
- * its release frees nothing.
+ * already holds its resources is a view of the outer lock: same value and expiration, its release
+ * frees nothing, and it follows the outer lock's end — its signal aborts when the outer lock is
+ * lost, or released while the view is still in use.
+ *
+ * `expiration` only moves as the algorithm says: set from an attempt's start, lowered before an
+ * extend is sent, raised only by a successful extend, and "now" once the lock is lost. (Release
+ * keeps it: `released` says so.)
  */
-import type { LockLostError } from './errors.js';
-import { Lifetime, type LockSignal, type Renewal } from './lifetime.js';
+import { LockLostError } from './errors.js';
+import { Lifetime, lockSignal, type LockSignal, type Renewal } from './lifetime.js';
 import type { Settings } from './settings.js';
 import type { ReleaseResult } from './redlock.js';
 
@@ -22,11 +27,22 @@ export interface LockOwner {
 export class Lock {
   #expiration: number;
   #released = false;
+  #lost = false;
   #lifetime: Lifetime | undefined;
   #autoExtending = false;
   /** For a re-entered lock: the lock that really holds the resources. */
   readonly #outer: Lock | undefined;
+  /** A view's own signal (created when read): follows the outer lock's loss and release. */
+  #viewController: AbortController | undefined;
+  #viewSignal: LockSignal | undefined;
+  #stopFollowing: (() => void) | undefined;
+  /** An outer lock's views still in use (unreleased). */
+  readonly #views = new Set<Lock>();
   #ended = false;
+  /** The first release's outcome: releasing again answers with it. */
+  #release: Promise<ReleaseResult> | undefined;
+  /** The extend in progress, if any: extends of one lock run one at a time. */
+  #extending: Promise<unknown> | undefined;
   /** @internal when it was acquired, on the monotonic clock (for hold times). */
   acquiredAtMs = 0;
 
@@ -61,7 +77,9 @@ export class Lock {
 
   /** @internal a view of `outer` for a nested acquire of resources it holds. */
   static viewOf(owner: LockOwner, outer: Lock, resources: readonly string[]): Lock {
-    return new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer, outer.quorum);
+    const view = new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer, outer.quorum);
+    outer.#views.add(view);
+    return view;
   }
 
   /** @internal the masters (`host:port`) this lock was acquired on, in order. */
@@ -74,9 +92,15 @@ export class Lock {
     return this.#outer ? this.#outer.expiration : this.#expiration;
   }
 
-  /** True once `release()` was called: a released lock cannot be extended. */
+  /** True once `release()` was called (for a re-entered lock: or its outer lock's): a released lock cannot be extended. */
   get released(): boolean {
-    return this.#released;
+    return this.#released || (this.#outer?.released ?? false);
+  }
+
+  /** @internal valid in the library's eyes at `nowMs`: neither released nor lost, and before its expiration. */
+  isLive(nowMs: number): boolean {
+    if (this.#outer) return !this.#released && this.#outer.isLive(nowMs);
+    return !this.#released && !this.#lost && nowMs < this.#expiration;
   }
 
   /** True for a lock re-entered inside a routine that already held its resources. */
@@ -94,9 +118,30 @@ export class Lock {
    * definitively failed — with a `LockLostError` as `signal.reason`. Not aborted by release.
    */
   get signal(): LockSignal {
-    if (this.#outer) return this.#outer.signal;
+    if (this.#outer) return (this.#viewSignal ??= this.#followOuter(this.#outer));
     this.#lifetime ??= new Lifetime(this, undefined);
     return this.#lifetime.signal;
+  }
+
+  #followOuter(outer: Lock): LockSignal {
+    const controller = (this.#viewController = new AbortController());
+    const outerSignal = outer.signal;
+    const follow = (): void => controller.abort(outerSignal.reason);
+    if (outerSignal.aborted) follow();
+    else if (outer.released) this.#outerReleased();
+    else {
+      outerSignal.addEventListener('abort', follow, { once: true });
+      this.#stopFollowing = () => outerSignal.removeEventListener('abort', follow);
+    }
+    return lockSignal(controller);
+  }
+
+  /** A view still in use when its outer lock was released: from now on nothing protects it. */
+  #outerReleased(): void {
+    this.#stopFollowing?.();
+    this.#viewController?.abort(
+      new LockLostError(this.resources, 'the lock it re-entered was released while it was still in use', []),
+    );
   }
 
   /** True for a lock acquired with `autoExtend` (or by `using`), which extends itself until released. */
@@ -111,11 +156,41 @@ export class Lock {
     this.#lifetime = new Lifetime(this, renewal);
   }
 
-  /** @internal an extend succeeded. */
-  extendedTo(expiration: number, ttlMs: number): void {
+  /**
+   * @internal an extend is about to be sent: until it succeeds, the lock is valid no longer than
+   * that extend would leave (a failed one may still shorten the keys later).
+   */
+  lowerExpiration(expiration: number): void {
+    if (expiration >= this.#expiration) return;
+    this.#expiration = expiration;
+    this.#lifetime?.lowered();
+  }
+
+  /** @internal an extend succeeded; false (nothing changes) if the lock was lost or released meanwhile. */
+  extendedTo(expiration: number, ttlMs: number): boolean {
+    if (this.#lost || this.#released) return false;
     this.#expiration = expiration;
     this.ttlMs = ttlMs;
     this.#lifetime?.extended();
+    return true;
+  }
+
+  /** @internal run `extend` after any extend of this lock still in progress. */
+  queueExtend<T>(extend: () => Promise<T>): Promise<T> {
+    const previous = this.#extending;
+    const next = previous ? previous.then(extend, extend) : extend();
+    this.#extending = next.catch(() => undefined);
+    return next;
+  }
+
+  /** @internal release once: a second release answers with the first one's outcome. */
+  releaseOnce(release: () => Promise<ReleaseResult>): Promise<ReleaseResult> {
+    return (this.#release ??= release());
+  }
+
+  /** @internal its validity ended now (lost), if it had not already. */
+  endValidity(): void {
+    this.#expiration = Math.min(this.#expiration, Date.now());
   }
 
   /** @internal true the first time only: the lock's hold ended (released or lost), for statistics. */
@@ -125,8 +200,9 @@ export class Lock {
     return true;
   }
 
-  /** @internal its lifetime aborted the signal. */
+  /** @internal its lifetime aborted the signal (after ending its validity). */
   lost(error: LockLostError): void {
+    this.#lost = true;
     this.owner.lost(this, error);
   }
 
@@ -134,6 +210,8 @@ export class Lock {
   markReleased(): void {
     this.#released = true;
     this.#lifetime?.stop();
+    for (const view of this.#views) view.#outerReleased();
+    this.#views.clear();
   }
 
   /** Extend to `ttl` ms from now on a quorum; resolves to this lock with `expiration` moved. */
@@ -152,6 +230,8 @@ export class Lock {
   release(): Promise<ReleaseResult> {
     if (this.#outer) {
       this.#released = true;
+      this.#stopFollowing?.();
+      this.#outer.#views.delete(this);
       return Promise.resolve({ released: false, heldBy: 0, outcomes: [] });
     }
     return this.owner.release(this);
@@ -159,6 +239,6 @@ export class Lock {
 
   /** `await using lock = await redlock.acquire(…)` releases on scope exit. */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (!this.#released) await this.release();
+    await this.release();
   }
 }

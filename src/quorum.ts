@@ -3,6 +3,7 @@
  * the moment a quorum agreed or became impossible. Late answers are recorded, never awaited.
  */
 import type { NodeOutcome, NodeStatus } from './errors.js';
+import { startTimer } from './timers.js';
 
 /** Vote counting, pure. */
 export class Tally {
@@ -96,7 +97,7 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
   return new Promise<FanOutResult>((resolve) => {
     let decided = false;
     const decide = (): void => {
-      if (tally.allIn) clearTimeout(timer);
+      if (tally.allIn) cancelTimer();
       if (decided) return;
       if (tally.allIn || (!options.waitForAll && (tally.reached || tally.impossible))) {
         decided = true;
@@ -109,18 +110,32 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
       tally.add(yes);
       decide();
     };
+    /**
+     * The outcomes are what the decision saw: a status never changes after it. What arrives later
+     * (for a master still pending then, or one that had timed out) is recorded in `late`.
+     */
+    const settledLate = (outcome: NodeOutcome, status: NodeStatus): boolean => {
+      if (outcome.status !== 'timeout' && !(decided && outcome.status === 'pending')) return false;
+      outcome.late = status;
+      return true;
+    };
     // Every master's timeout starts now and is the same length, so one timer serves them all.
-    const timer = setTimeout(() => {
+    const cancelTimer = startTimer(() => {
       const latencyMs = now() - startMs;
-      outcomes.forEach((outcome, index) => {
-        if (counted[index]) return;
-        outcome.status = 'timeout';
-        outcome.latencyMs = latencyMs;
+      const silent = outcomes.flatMap((outcome, index) => (counted[index] ? [] : [index]));
+      // Marked first, counted after: masters timing out together are all timeouts, even though the
+      // first of them may decide.
+      for (const index of silent) {
+        const outcome = outcomes[index]!;
+        if (!settledLate(outcome, 'timeout')) {
+          outcome.status = 'timeout';
+          outcome.latencyMs = latencyMs;
+        }
         // Withdraws the command if it is still unsent (e.g. behind a full socket buffer).
         cancellations[index]!.cancel(timeout);
         options.onAnswer?.(index, 'timeout');
-        count(index, false);
-      });
+      }
+      for (const index of silent) count(index, false);
     }, options.timeoutMs);
     const onAbort = (): void => {
       if (decided) return;
@@ -131,30 +146,29 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
 
     labels.forEach((_, index) => {
       const outcome = outcomes[index]!;
+      const answered = (status: NodeStatus, fill: () => void): void => {
+        if (counted[index]) {
+          outcome.late = status; // after its timeout: not counted again
+          return;
+        }
+        if (!settledLate(outcome, status)) {
+          outcome.status = status;
+          outcome.latencyMs = now() - startMs;
+          fill();
+        }
+        options.onAnswer?.(index, status);
+        if (!counted[index]) count(index, status === 'granted');
+      };
       operation(index, cancellations[index]!).then(
-        (answer) => {
-          if (outcome.status === 'timeout') {
-            outcome.late = answer.status;
-            return;
-          }
-          outcome.status = answer.status;
-          if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
-          if (answer.fence !== undefined) outcome.fence = answer.fence;
-          outcome.latencyMs = now() - startMs;
-          options.onAnswer?.(index, answer.status);
-          if (!counted[index]) count(index, answer.status === 'granted');
-        },
-        (error: unknown) => {
-          if (outcome.status === 'timeout') {
-            outcome.late = 'error';
-            return;
-          }
-          outcome.status = 'error';
-          outcome.error = error instanceof Error ? error : new Error(String(error));
-          outcome.latencyMs = now() - startMs;
-          options.onAnswer?.(index, 'error');
-          if (!counted[index]) count(index, false);
-        },
+        (answer) =>
+          answered(answer.status, () => {
+            if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
+            if (answer.fence !== undefined) outcome.fence = answer.fence;
+          }),
+        (error: unknown) =>
+          answered('error', () => {
+            outcome.error = error instanceof Error ? error : new Error(String(error));
+          }),
       );
     });
     if (options.signal?.aborted) onAbort();

@@ -34,6 +34,7 @@ import {
   type EffectiveSettings,
   type Settings,
 } from './settings.js';
+import { sleep } from './timers.js';
 import { newLockValue } from './values.js';
 import { expirationMs, retryDelayMs, systemClock, validityMs, type Clock } from './validity.js';
 
@@ -47,6 +48,15 @@ export interface ReleaseResult {
 
 /** The work done under a lock: `signal` aborts if the lock is lost (`signal.reason`, also `signal.error`). */
 export type Routine<T> = (signal: LockSignal, lock: Lock) => Promise<T> | T;
+
+/**
+ * When an attempt began, read on both clocks at once before its first command left: elapsed time
+ * is measured on the monotonic clock, the expiration is anchored on the epoch one (validity.ts).
+ */
+interface AttemptStart {
+  readonly monotonicMs: number;
+  readonly epochMs: number;
+}
 
 /** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */
 const MAX_ATTEMPT_RECORDS = 100;
@@ -62,6 +72,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   readonly #scope = new AsyncLocalStorage<ReadonlyMap<string, Lock>>();
   readonly #stats: StatsRecorder;
   #closed = false;
+  /** Aborted by quit(): wakes every acquire or extend sleeping between attempts. */
+  readonly #closing = new AbortController();
 
   /**
    * @param nodes node-redis clients you created (never closed by us; connected if they are not),
@@ -124,24 +136,26 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       if (this.#notifier.hasWaiters(keys)) {
         // Others in this process already wait for these keys: queue behind them, don't barge in.
         waiter = this.#notifier.register(keys);
-        await waiter.sleep(fallbackDelayMs(effective), signal);
+        await waiter.sleep(fallbackDelayMs(effective), signal, this.#closing.signal);
       }
       for (let attempt = 1; ; attempt++) {
         this.#assertOpen(); // quit() while waiting ends the wait
         const value = newLockValue();
         const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs, fenced: fencing === true };
-        const first = await this.#vote(acquire, effective, attempt, signal);
+        const start = this.#attemptStart();
+        const first = await this.#vote(acquire, effective, attempt, start, signal);
         let { record } = first;
         let succeeded = first.vote.reached && record.validityMs > 0;
         if (succeeded && fencing) {
-          record = await this.#fence(keys, value, ttlMs, first.vote, record, effective, signal);
+          record = await this.#fence(keys, value, ttlMs, first.vote, record, start, effective, signal);
           succeeded = record.fencing!.confirmed >= effective.quorum && record.validityMs > 0;
         }
         if (succeeded) {
           waiter?.leave(true);
           waiter = undefined;
           const token = record.fencing?.token;
-          const lock = this.#newLock(keys, value, record, attempt, ttlMs, callSettings, effective, autoExtend, token);
+          const expiration = expirationMs(start.epochMs, ttlMs, effective.driftFactor);
+          const lock = this.#newLock(keys, value, expiration, attempt, ttlMs, callSettings, effective, autoExtend, token);
           const waitMs = lock.acquiredAtMs - startMs;
           this.#stats.acquired(waitMs);
           this.#emit('acquired', () => ({ lock, resources: keys, attempts: attempt, waitMs, attempt: record }));
@@ -159,10 +173,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           }
           waiter ??= this.#notifier.register(keys);
           waiter.ownValue = value;
-          const wokenBy = await waiter.sleep(waitMs(record, effective), signal);
+          const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
           // Other processes were woken by the same announcement: a random pause of up to two of
           // our attempts' durations keeps them from all asking at once and splitting the votes.
-          if (wokenBy === 'remote') await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal);
+          if (wokenBy === 'remote') {
+            await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal, this.#closing.signal);
+          }
         } catch (error) {
           // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land.
           await rollback;
@@ -187,8 +203,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const scope = this.#scope.getStore();
     if (!scope) return undefined;
     const holders = keys.map((key) => scope.get(key));
-    const live = (lock: Lock | undefined): lock is Lock =>
-      lock !== undefined && !lock.released && this.#clock.epochMs() < lock.expiration;
+    const nowMs = this.#clock.epochMs();
+    // A released or lost lock is never re-entered: the call goes to the masters instead.
+    const live = (lock: Lock | undefined): lock is Lock => lock !== undefined && lock.isLive(nowMs);
     if (!holders.some(live)) return undefined;
     const first = holders[0];
     if (live(first) && holders.every((lock) => lock === first)) return first;
@@ -199,7 +216,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * A fenced acquire's second round. The first round's granting masters each incremented their
    * counters; the token is the largest they answered. Raising the counters to it on a quorum of the
    * masters that hold the lock means any later quorum includes one of them, whose increment then
-   * answers more than this token (README, "Fencing tokens"). Validity counts both rounds.
+   * answers more than this token (README, "Fencing tokens"). Validity counts both rounds, from
+   * round one's start.
    */
   async #fence(
     keys: readonly string[],
@@ -207,11 +225,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     ttlMs: number,
     vote: FanOutResult,
     record: AttemptRecord,
+    start: AttemptStart,
     effective: EffectiveSettings,
     signal: AbortSignal | undefined,
   ): Promise<AttemptRecord> {
     const token = Math.max(...vote.outcomes.map((outcome) => (outcome.status === 'granted' ? (outcome.fence ?? 0) : 0)));
-    const startMs = this.#clock.monotonicMs();
     const fence: LockOperation = { kind: 'fence', keys, value, ttlMs, token };
     const second = await fanOut(this.#labels, this.#operation(fence, effective), {
       quorum: effective.quorum,
@@ -219,7 +237,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       signal,
       onAnswer: this.#stats.answer,
     });
-    const elapsedMs = record.elapsedMs + (this.#clock.monotonicMs() - startMs);
+    const elapsedMs = this.#clock.monotonicMs() - start.monotonicMs;
     return {
       ...record,
       elapsedMs,
@@ -231,7 +249,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   #newLock(
     keys: readonly string[],
     value: string,
-    record: AttemptRecord,
+    expiration: number,
     attempt: number,
     ttlMs: number,
     callSettings: Partial<Settings>,
@@ -239,7 +257,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     autoExtend: boolean | undefined,
     fencingToken?: number,
   ): Lock {
-    const expiration = expirationMs(this.#clock.epochMs(), record.validityMs);
     const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings, fencingToken, undefined, effective.quorum);
     lock.acquiredAtMs = this.#clock.monotonicMs();
     if (autoExtend) {
@@ -262,12 +279,24 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     return this.#extend(lock, ttl);
   }
 
-  /** `onFailedAttempt` lets a lock's Lifetime keep the outcomes for its LockLostError. */
+  /**
+   * `onFailedAttempt` lets a lock's Lifetime keep the outcomes for its LockLostError. Extends of one
+   * lock run one at a time, so one that lowered the expiration is decided before another raises it.
+   */
   async #extend(lock: Lock, ttl: number, onFailedAttempt?: (record: AttemptRecord) => void): Promise<Lock> {
     if (!(lock instanceof Lock)) throw new TypeError('extend needs a Lock returned by acquire');
     const ttlMs = validateTtl(ttl);
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, ttlMs);
     this.#assertOpen();
+    return lock.queueExtend(() => this.#extendNow(lock, ttlMs, effective, onFailedAttempt));
+  }
+
+  async #extendNow(
+    lock: Lock,
+    ttlMs: number,
+    effective: EffectiveSettings,
+    onFailedAttempt: ((record: AttemptRecord) => void) | undefined,
+  ): Promise<Lock> {
     const startMs = this.#clock.monotonicMs();
     const attempts: AttemptRecord[] = [];
     const automatic = onFailedAttempt !== undefined;
@@ -305,9 +334,16 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         );
       }
       const extend: LockOperation = { kind: 'extend', keys: lock.resources, value: lock.value, ttlMs };
-      const { vote, record } = await this.#vote(extend, effective, attempt);
+      const start = this.#attemptStart();
+      const expiration = expirationMs(start.epochMs, ttlMs, effective.driftFactor);
+      // Sent, this extend may run on a master even if it fails here (an answer that times out, a
+      // command that waits behind a paused master) and, with a ttl below the keys' remaining one,
+      // shorten them: so the lock is valid only as long as it would leave, until it succeeds.
+      lock.lowerExpiration(expiration);
+      const { vote, record } = await this.#vote(extend, effective, attempt, start);
       if (vote.reached && record.validityMs > 0) {
-        lock.extendedTo(expirationMs(this.#clock.epochMs(), record.validityMs), ttlMs);
+        // A lock lost meanwhile (its lowered validity ran out) stays lost.
+        if (!lock.extendedTo(expiration, ttlMs)) throw new LockExpiredError(lock.resources, lock.expiration);
         return record;
       }
       remember(attempts, record);
@@ -329,7 +365,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         );
       }
       // Never sleep through the last chance: at most half of the validity that is left.
-      await sleep(Math.min(fallbackDelayMs(effective), Math.max(0, (lock.expiration - this.#clock.epochMs()) / 2)));
+      await sleep(Math.min(fallbackDelayMs(effective), Math.max(0, (lock.expiration - this.#clock.epochMs()) / 2)), this.#closing.signal);
     }
   }
 
@@ -340,6 +376,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   async release(lock: Lock): Promise<ReleaseResult> {
     if (!(lock instanceof Lock)) throw new TypeError('release needs a Lock returned by acquire');
     if (lock.reentered) return lock.release();
+    // Releasing again answers with the first release's result: one release, one event.
+    return lock.releaseOnce(() => this.#release(lock));
+  }
+
+  async #release(lock: Lock): Promise<ReleaseResult> {
     this.#assertOpen();
     if (!lock.released && this.#clock.epochMs() >= lock.expiration) {
       this.lost(lock, new LockLostError(lock.resources, 'its validity ended before it was released', []));
@@ -416,6 +457,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   async quit(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort(new RedlockClosedError());
     for (const lifetime of this.#renewals.scheduled) lifetime.abandon('the Redlock was quit, so it is no longer extended');
     await this.#notifier.close();
     await Promise.all(this.#nodes.map((node) => node.close()));
@@ -426,20 +468,24 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     return this.#labels;
   }
 
+  #attemptStart(): AttemptStart {
+    return { monotonicMs: this.#clock.monotonicMs(), epochMs: this.#clock.epochMs() };
+  }
+
   async #vote(
     operation: LockOperation,
     effective: EffectiveSettings,
     attempt: number,
+    start: AttemptStart,
     signal?: AbortSignal,
   ): Promise<{ vote: FanOutResult; record: AttemptRecord }> {
-    const startMs = this.#clock.monotonicMs();
     const vote = await fanOut(this.#labels, this.#operation(operation, effective), {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
       signal,
       onAnswer: this.#stats.answer,
     });
-    const elapsedMs = this.#clock.monotonicMs() - startMs;
+    const elapsedMs = this.#clock.monotonicMs() - start.monotonicMs;
     const record: AttemptRecord = {
       attempt,
       outcomes: vote.outcomes,
@@ -543,22 +589,4 @@ function acquireFailure(keys: readonly string[], attempts: number, effective: Ef
     `could not acquire ${formatResources(keys)} on a quorum of masters after ${attempts} attempt${attempts === 1 ? '' : 's'}; ` +
     `last attempt: ${describeVote(last, effective)}`
   );
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

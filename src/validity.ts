@@ -31,11 +31,15 @@ export function validityMs(ttlMs: number, elapsedMs: number, driftFactor: number
 }
 
 /**
- * Epoch ms at which a lock's validity ends, given the epoch time at the end of the winning
- * attempt. Rounded down so the lock never looks valid for longer than it is.
+ * Epoch ms at which a lock's validity ends: the attempt's start (read on the epoch clock before
+ * its first command left) + ttl − drift. Every key was set at or after that start, so on every
+ * master it expires no earlier than start + ttl (within the drift allowance). Anchored to the
+ * start, never to a clock read after the decision: time spent between the decision and such a
+ * read (other locks of the batch, listeners, a GC pause) would otherwise count as validity.
+ * Equals the attempt's end + its validity. Rounded down.
  */
-export function expirationMs(attemptEndEpochMs: number, validity: number): number {
-  return Math.floor(attemptEndEpochMs + validity);
+export function expirationMs(startEpochMs: number, ttlMs: number, driftFactor: number): number {
+  return Math.floor(startEpochMs + ttlMs - driftMs(ttlMs, driftFactor));
 }
 
 /** retryDelay ± jitter, uniformly drawn, never negative. `random` is in [0, 1). */

@@ -9,6 +9,7 @@
  * Subscriber connections exist only while someone waits.
  */
 import { parseReleased } from './scripts/index.js';
+import { onAnyAbort, startTimer } from './timers.js';
 
 /** One master's subscription to release announcements; `close` ends it even while it connects. */
 export interface Subscription {
@@ -37,10 +38,12 @@ export class Waiter {
 
   /**
    * Sleep up to `ms`; resolves early when one of the keys is released (at once if that happened
-   * since the last sleep), saying what woke it. Rejects with the signal's reason if it aborts.
+   * since the last sleep), saying what woke it. Rejects with the reason of the first of `signals`
+   * to abort (the caller's signal, the Redlock being quit).
    */
-  sleep(ms: number, signal?: AbortSignal): Promise<WakeSource> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
+  sleep(ms: number, ...signals: readonly (AbortSignal | undefined)[]): Promise<WakeSource> {
+    const aborted = signals.find((signal) => signal?.aborted);
+    if (aborted) return Promise.reject(aborted.reason);
     const pending = this.#pendingWake;
     if (pending) {
       this.#pendingWake = undefined;
@@ -48,15 +51,15 @@ export class Waiter {
     }
     return new Promise<WakeSource>((resolve, reject) => {
       const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        cancelTimer();
+        stopListening();
         this.#wake = undefined;
       };
-      const onAbort = (): void => {
+      const stopListening = onAnyAbort(signals, (reason) => {
         done();
-        reject(signal?.reason);
-      };
-      const timer = setTimeout(() => {
+        reject(reason);
+      });
+      const cancelTimer = startTimer(() => {
         done();
         resolve('timeout');
       }, ms);
@@ -64,7 +67,6 @@ export class Waiter {
         done();
         resolve(source);
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

@@ -116,7 +116,9 @@ describe('fencing tokens on healthy masters', () => {
     const failure = await redlock.acquire(key, 2_000, { fencing: true, retryCount: 0 }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ExecutionError);
     const outcomes = (failure as ExecutionError).attempts[0]!.outcomes;
-    expect(outcomes.every((outcome) => outcome.status === 'error')).toBe(true);
+    // Decided once a quorum was impossible (3 errors); the rest answered the same, after it.
+    expect(outcomes.filter((outcome) => outcome.status === 'error').length).toBeGreaterThanOrEqual(3);
+    expect(outcomes.every((outcome) => outcome.status === 'error' || outcome.status === 'pending')).toBe(true);
     expect(outcomes[0]!.error?.message).toBe(`fence counter ${fenceKey(key)}: ERR value is not an integer or out of range`);
     expect(await valuesOn(direct, key)).toEqual([null, null, null, null, null]);
   });

@@ -55,7 +55,7 @@ describe('fanOut', () => {
     vi.useRealTimers();
   });
 
-  it('resolves the moment a quorum granted, leaving the slow master pending', async () => {
+  it('resolves the moment a quorum granted, leaving the slow master pending: what comes later goes to late', async () => {
     const { operation } = masters([
       { status: 'granted', afterMs: 1 },
       { status: 'granted', afterMs: 2 },
@@ -75,7 +75,18 @@ describe('fanOut', () => {
     expect(vote.reached).toBe(true);
     expect(vote.outcomes.map((o) => o.status)).toEqual(['granted', 'granted', 'granted', 'pending', 'pending']);
     await vi.advanceTimersByTimeAsync(1000);
-    expect(vote.outcomes.map((o) => o.status)).toEqual(['granted', 'granted', 'granted', 'granted', 'timeout']);
+    // A snapshot of the decision: statuses never change after it.
+    expect(vote.outcomes.map((o) => o.status)).toEqual(['granted', 'granted', 'granted', 'pending', 'pending']);
+    expect(vote.outcomes.map((o) => o.late)).toEqual([undefined, undefined, undefined, 'granted', 'timeout']);
+    expect(vote.granted).toBe(3);
+  });
+
+  it('masters timing out together are all timeouts, even when the first of them decides', async () => {
+    const { operation } = masters([{ status: 'locked', afterMs: 1 }, { status: 'locked', afterMs: 1 }, 'silent', 'silent', 'silent']);
+    const pending = fanOut(labels(5), operation, { quorum: 3, timeoutMs: 50 });
+    await vi.advanceTimersByTimeAsync(50);
+    const vote = await pending;
+    expect(vote.outcomes.map((o) => o.status)).toEqual(['locked', 'locked', 'timeout', 'timeout', 'timeout']);
   });
 
   it('resolves the moment a quorum became impossible', async () => {

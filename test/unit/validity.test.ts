@@ -16,17 +16,21 @@ describe('validity maths', () => {
     expect(validityMs(1_000, 1_500, 0.01)).toBeLessThan(0);
   });
 
-  it('an attempt measured on an injected clock gives the same expiration as start + ttl − drift', () => {
+  it('expiration is the attempt start + ttl − drift: the attempt end + its validity', () => {
     // Fake clocks: the attempt starts at monotonic 1000 / epoch 1_700_000_000_000 and takes 40 ms.
-    const monotonicStart = 1_000;
-    const monotonicEnd = 1_040;
-    const epochEnd = 1_700_000_000_040;
-    const validity = validityMs(5_000, monotonicEnd - monotonicStart, 0.01);
-    expect(expirationMs(epochEnd, validity)).toBe(1_700_000_000_000 + 5_000 - driftMs(5_000, 0.01));
+    const validity = validityMs(5_000, 1_040 - 1_000, 0.01);
+    const expiration = expirationMs(1_700_000_000_000, 5_000, 0.01);
+    expect(expiration).toBe(1_700_000_000_000 + 5_000 - driftMs(5_000, 0.01));
+    expect(expiration).toBe(1_700_000_000_040 + validity);
+  });
+
+  it('expiration depends on nothing measured after the start: a stall after the decision changes nothing', () => {
+    // However late the caller reads the clock after the decision, the anchor is the start.
+    expect(expirationMs(1_700_000_000_000, 1_000, 0.01)).toBe(1_700_000_000_000 + 1_000 - 12);
   });
 
   it('expiration rounds down so a lock never looks valid for longer than it is', () => {
-    expect(expirationMs(1_000, 99.9)).toBe(1_099);
+    expect(expirationMs(1_000.9, 100, 0)).toBe(1_098);
   });
 
   it('retry delay spreads ± jitter uniformly and is never negative', () => {

@@ -1,0 +1,182 @@
+/**
+ * The double-grant paths found in review (issue 11), each checked on the masters: what the library
+ * believes (`lock.expiration`, `lock.signal`, `lock.released`) against the keys' PEXPIRETIME and a
+ * second client's acquire. This file starts its own masters: it pauses them.
+ */
+import { describe, expect, it } from 'vitest';
+import { ExecutionError, Redlock, RedlockClosedError, type Lock } from '../../src/index.js';
+import { eventually, redlockOn, sleep, uniquePrefix, useOwnMasters, type DirectClient } from '../harness/cluster.js';
+
+const own = useOwnMasters(5);
+
+/**
+ * The instant by which a quorum of `key`'s copies no longer hold `value` (masters not holding it
+ * count as already free): after it another client can be granted the key. PEXPIRETIME, master clock.
+ */
+async function quorumFreeAt(direct: readonly DirectClient[], key: string, value: string, quorum: number): Promise<number> {
+  const expiries = await Promise.all(
+    direct.map(async (client) => {
+      const [held, expiresAt] = await Promise.all([client.get(key), client.pExpireTime(key)]);
+      if (held !== value) return Number.NEGATIVE_INFINITY;
+      return expiresAt === -1 ? Number.POSITIVE_INFINITY : expiresAt;
+    }),
+  );
+  return expiries.sort((a, b) => a - b)[quorum - 1]!;
+}
+
+/** Valid in the library's eyes: what a caller checking its lock would believe. */
+const readsValid = (lock: Lock): boolean => !lock.released && !lock.signal.aborted && Date.now() < lock.expiration;
+
+function busyWait(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // a synchronous listener, a GC pause: the event loop is held
+  }
+}
+
+describe('expiration is anchored to the attempt start', () => {
+  it('a 300 ms synchronous acquired listener never makes a lock claim validity past its keys', async () => {
+    const key = uniquePrefix('late-read');
+    const redlock = own.lockOn();
+    let stalled = false;
+    redlock.on('acquired', () => {
+      if (stalled) return;
+      stalled = true;
+      busyWait(300);
+    });
+    const resources = Array.from({ length: 20 }, (_, i) => key(`r${i}`));
+    const locks = await Promise.all(resources.map((resource) => redlock.acquire(resource, 1_000)));
+    for (const lock of locks) {
+      const freeAt = await quorumFreeAt(own.direct, lock.resources[0]!, lock.value, 3);
+      expect(lock.expiration, `${lock.resources[0]} claims ${lock.expiration - freeAt} ms past its keys`).toBeLessThanOrEqual(freeAt);
+    }
+    // A second client gets each resource only once the first no longer reads as valid.
+    const second = own.lockOn({ retryCount: -1, retryDelay: 5, retryJitter: 2 });
+    await Promise.all(
+      locks.map(async (lock) => {
+        const next = await second.acquire(lock.resources[0]!, 1_000);
+        expect(Date.now(), `${lock.resources[0]} still read as valid when another client got it`).toBeGreaterThanOrEqual(lock.expiration);
+        await next.release();
+      }),
+    );
+  });
+});
+
+describe('a failed extend never leaves the lock claiming more than its keys hold', () => {
+  it('extend(300) that times out on 2 of 3 masters and lands late: the lock reads as lost before another client gets it', async () => {
+    const key = uniquePrefix('short-extend')('r');
+    const three = own.ports.slice(0, 3);
+    const redlock = new Redlock(three.map((port) => `redis://127.0.0.1:${port}`), { retryCount: 0 });
+    redlock.on('error', () => undefined);
+    try {
+      const lock = await redlock.acquire(key, 10_000);
+      expect(lock.signal.aborted).toBe(false);
+      own.masters[1]!.pause();
+      own.masters[2]!.pause();
+      const extendStart = Date.now();
+      await expect(lock.extend(300)).rejects.toBeInstanceOf(ExecutionError);
+      // Before it was sent, expiration dropped to what the extend could leave: the late extend
+      // may still shorten the keys to 300 ms.
+      expect(lock.expiration).toBeLessThanOrEqual(extendStart + 300);
+      own.masters[1]!.resume();
+      own.masters[2]!.resume();
+      const other = redlockOn(three, { retryCount: -1, retryDelay: 20, retryJitter: 5 });
+      try {
+        const next = await other.acquire(key, 1_000);
+        expect(readsValid(lock)).toBe(false);
+        expect(lock.signal.aborted).toBe(true);
+        await next.release();
+      } finally {
+        await other.quit();
+      }
+    } finally {
+      await redlock.quit();
+    }
+  });
+});
+
+describe('re-entry never hands out a lost or released lock', () => {
+  it('a nested acquire after the outer lock was lost goes to the masters', async () => {
+    const key = uniquePrefix('reenter-lost')('r');
+    const redlock = own.lockOn({ automaticExtensionThreshold: 1_500, retryCount: 0, nodeTimeout: 50 });
+    const outcome = await redlock.using(key, 2_000, async (signal, lock) => {
+      // 3 of 5 masters stop answering: the renewal (≈500 ms in, no retries) fails and the lock is
+      // lost while its validity has not yet run out.
+      for (const master of own.masters.slice(0, 3)) master.pause();
+      await eventually(() => signal.aborted, 3_000);
+      expect(lock.expiration).toBeLessThanOrEqual(Date.now());
+      return redlock.acquire(key, 1_000).catch((error: unknown) => error);
+    });
+    expect(outcome).toBeInstanceOf(ExecutionError);
+    const outcomes = (outcome as ExecutionError).attempts[0]!.outcomes;
+    expect(outcomes.map((o) => o.status)).toEqual(['timeout', 'timeout', 'timeout', 'locked', 'locked']);
+  });
+
+  it('a fire-and-forget nested using() that outlives its outer routine reads as lost once the outer released', async () => {
+    const key = uniquePrefix('reenter-released')('r');
+    const redlock = own.lockOn();
+    let nested: Promise<boolean> | undefined;
+    await redlock.using(key, 5_000, () => {
+      nested = redlock.using(key, 5_000, async (signal, inner) => {
+        expect(inner.reentered).toBe(true);
+        await sleep(300); // the outer routine has returned and released meanwhile
+        return readsValid(inner) || !signal.aborted;
+      });
+    });
+    await eventually(async () => (await Promise.all(own.direct.map((client) => client.exists(key)))).every((n) => n === 0));
+    const second = own.lockOn({ retryCount: 0 });
+    const next = await second.acquire(key, 1_000);
+    expect(await nested).toBe(false);
+    await next.release();
+  });
+});
+
+describe('quit() ends waiting', () => {
+  it('an acquire sleeping between attempts rejects at once when the Redlock is quit', async () => {
+    const key = uniquePrefix('quit-waiter')('r');
+    await Promise.all(own.direct.map((client) => client.set(key, 'held-forever'))); // no PTTL: retryDelay applies
+    const redlock = new Redlock(own.ports.map((port) => `redis://127.0.0.1:${port}`), { retryDelay: 5_000, retryJitter: 0 });
+    redlock.on('error', () => undefined);
+    const pending = redlock.acquire(key, 1_000).catch((error: unknown) => error);
+    await sleep(200); // first attempt refused, now asleep
+    const quitAt = performance.now();
+    await redlock.quit();
+    const error = await pending;
+    expect(error).toBeInstanceOf(RedlockClosedError);
+    expect(performance.now() - quitAt).toBeLessThan(1_000);
+    await Promise.all(own.direct.map((client) => client.del(key)));
+  });
+});
+
+describe('error records are a snapshot of the decision', () => {
+  it('with 3 of 5 masters down, the two still pending stay pending; their answers go to late', async () => {
+    const key = uniquePrefix('snapshot')('r');
+    await Promise.all(own.masters.slice(0, 3).map((master) => master.kill()));
+    const redlock = own.lockOn({ retryCount: 0 });
+    const error = (await redlock.acquire(key, 1_000).catch((e: unknown) => e)) as ExecutionError;
+    expect(error).toBeInstanceOf(ExecutionError);
+    const last = error.attempts.at(-1)!;
+    expect(error.message).toContain('0 of a needed 3 granted (3 error, 2 pending)');
+    await sleep(200); // the two live masters have answered by now
+    expect(last.granted).toBe(0);
+    expect(last.outcomes.map((outcome) => outcome.status)).toEqual(['error', 'error', 'error', 'pending', 'pending']);
+    expect(last.outcomes.slice(3).map((outcome) => outcome.late)).toEqual(['granted', 'granted']);
+  });
+});
+
+describe('release is idempotent', () => {
+  it('releasing twice emits released once, counts once, and deletes once', async () => {
+    const key = uniquePrefix('twice')('r');
+    const redlock = own.lockOn();
+    const events: unknown[] = [];
+    redlock.on('released', (event) => events.push(event));
+    const lock = await redlock.acquire(key, 2_000);
+    const first = await lock.release();
+    const second = await lock.release();
+    expect(first.released).toBe(true);
+    expect(second).toEqual(first);
+    expect(events).toHaveLength(1);
+    expect(redlock.stats().releases).toBe(1);
+    expect(await Promise.all(own.direct.map((client) => client.exists(key)))).toEqual([0, 0, 0, 0, 0]);
+  });
+});
