@@ -3,8 +3,10 @@
  * believes (`lock.expiration`, `lock.signal`, `lock.released`) against the keys' PEXPIRETIME and a
  * second client's acquire. This file starts its own masters: it pauses them.
  */
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ExecutionError, Redlock, RedlockClosedError, type Lock } from '../../src/index.js';
+import { collectOutput, exitWithin } from '../harness/processes.js';
 import { eventually, redlockOn, sleep, uniquePrefix, useOwnMasters, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);
@@ -144,6 +146,32 @@ describe('quit() ends waiting', () => {
     const error = await pending;
     expect(error).toBeInstanceOf(RedlockClosedError);
     expect(performance.now() - quitAt).toBeLessThan(1_000);
+    await Promise.all(own.direct.map((client) => client.del(key)));
+  });
+
+  it('a process with an acquire asleep between attempts exits by itself within 200 ms of quit()', async () => {
+    const key = uniquePrefix('quit-exit')('r');
+    await Promise.all(own.direct.map((client) => client.set(key, 'held-forever')));
+    const script = `
+      import { Redlock } from './src/index.ts';
+      const redlock = new Redlock(${JSON.stringify(own.ports.map((port) => `redis://127.0.0.1:${port}`))}, { retryDelay: 5000, retryJitter: 0 });
+      redlock.on('error', () => {});
+      const pending = redlock.acquire(${JSON.stringify(key)}, 1000).catch((error) => console.log('rejected:', error.name));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await redlock.quit();
+      const quitAt = performance.now();
+      process.on('exit', () => console.log('exit after quit:', Math.round(performance.now() - quitAt), 'ms'));
+      await pending;
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = collectOutput(child);
+    expect(await exitWithin(child, 10_000)).toBe(0);
+    expect(output()).toContain('rejected: RedlockClosedError');
+    const afterQuitMs = Number(/exit after quit: (\d+) ms/.exec(output())?.[1]);
+    expect(afterQuitMs, output()).toBeLessThan(200);
     await Promise.all(own.direct.map((client) => client.del(key)));
   });
 });
