@@ -62,6 +62,8 @@ const acquireCases: Array<[string, Call, typeof TypeError | typeof RangeError, R
   ['signal that is not an AbortSignal', acquire('r', 1000, { signal: 'stop' }), TypeError, /signal must be an AbortSignal/],
   ['fencing as a string', acquire('r', 1000, { fencing: 'yes' }), TypeError, /fencing must be a boolean/],
   ['autoExtend as a number', acquire('r', 1000, { autoExtend: 1 }), TypeError, /autoExtend must be a boolean/],
+  // node-redis sends a lone surrogate as U+FFFD: these two names would be one key on the masters.
+  ['resources that are not well-formed UTF-16', acquire(['utf16:\uD800', 'utf16:\uDC00'], 1000), TypeError, /resources\[0\] is not well-formed UTF-16/],
   ['a resource named like a fence counter', acquire(['a', 'a:redlock-fence'], 1000), RangeError, /resources\[1\] ends in ':redlock-fence'/],
   ['extend of something not a Lock', () => redlock.extend({} as Lock, 1000), TypeError, /needs a Lock/],
   ['extend with a bad ttl', () => lock.extend(-1), RangeError, /positive safe integer/],
