@@ -34,6 +34,7 @@ beforeAll(async () => {
     await client.sendCommand(['ACL', 'SETUSER', 'locker', 'on', `>${PASSWORD}`, ...LOCKER_RULES]);
     await client.sendCommand(['ACL', 'SETUSER', 'noset', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-set']);
     await client.sendCommand(['ACL', 'SETUSER', 'noincr', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-incr']);
+    await client.sendCommand(['ACL', 'SETUSER', 'nopublish', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-publish']);
   }
 });
 
@@ -85,6 +86,27 @@ describe('ACL and passwords', () => {
     expect(outcome?.error?.message).toMatch(/^fence counter .*:redlock-fence: .*(NOPERM|can't run this command)/);
     expect(await valuesOn(direct, key('r'))).toEqual([null, null, null]);
     await redlock.quit();
+  });
+
+  it('a user without +publish releases (the announcement is best effort): released, keys gone, no error', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'nopublish', PASSWORD)), { retryDelay: 200, retryJitter: 0 });
+    const errors: NodeError[] = [];
+    redlock.on('error', (error: NodeError) => errors.push(error));
+    const key = uniquePrefix('nopublish');
+    const lock = await redlock.acquire(key('r'), 5_000);
+    const waiter = redlock.acquire(key('r'), 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const result = await lock.release();
+    expect(result.released).toBe(true);
+    await eventually(() => result.outcomes.every((outcome) => outcome.status !== 'pending'));
+    expect(result.outcomes.map((outcome) => outcome.status)).toEqual(['granted', 'granted', 'granted']);
+    // The waiter, woken by its retryDelay instead of an announcement, gets the lock.
+    const next = await waiter;
+    expect(await valuesOn(direct, key('r'))).toEqual([next.value, next.value, next.value]);
+    expect((await next.release()).released).toBe(true);
+    expect(await valuesOn(direct, key('r'))).toEqual([null, null, null]);
+    await redlock.quit();
+    expect(errors).toEqual([]);
   });
 
   it('a wrong password never appears in errors, events or outcomes', async () => {
