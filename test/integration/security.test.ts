@@ -35,6 +35,7 @@ beforeAll(async () => {
     await client.sendCommand(['ACL', 'SETUSER', 'noset', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-set']);
     await client.sendCommand(['ACL', 'SETUSER', 'noincr', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-incr']);
     await client.sendCommand(['ACL', 'SETUSER', 'nopublish', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-publish']);
+    await client.sendCommand(['ACL', 'SETUSER', 'noget', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-get']);
   }
 });
 
@@ -107,6 +108,23 @@ describe('ACL and passwords', () => {
     expect(await valuesOn(direct, key('r'))).toEqual([null, null, null]);
     await redlock.quit();
     expect(errors).toEqual([]);
+  });
+
+  it('a user without +get gets the refusal of extend and release as errors, not as a lost lock', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'noget', PASSWORD)), { retryCount: 0 });
+    redlock.on('error', () => undefined);
+    const key = uniquePrefix('noget');
+    const lock = await redlock.acquire(key('r'), 2_000); // acquire needs no GET
+    const extended = await lock.extend(2_000).catch((e: unknown) => e);
+    expect(extended).toBeInstanceOf(ExecutionError);
+    const extendOutcomes = (extended as ExecutionError).attempts[0]!.outcomes;
+    await eventually(() => extendOutcomes.every((outcome) => outcome.status !== 'pending'));
+    expect(extendOutcomes.map((outcome) => outcome.status)).toEqual(['error', 'error', 'error']);
+    expect(extendOutcomes[0]!.error!.message).toMatch(/can't run this command|NOPERM/);
+    const released = await lock.release();
+    await eventually(() => released.outcomes.every((outcome) => outcome.status !== 'pending'));
+    expect(released.outcomes.map((outcome) => outcome.status)).toEqual(['error', 'error', 'error']);
+    await redlock.quit();
   });
 
   it('a wrong password never appears in errors, events or outcomes', async () => {
