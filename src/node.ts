@@ -94,6 +94,12 @@ export class RedisNode {
   constructor(input: unknown, index: number, onError: (error: NodeError) => void, restartGraceMs?: number) {
     this.#onError = onError;
     this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
+    if (isClusterClient(input)) {
+      throw new TypeError(
+        `nodes[${index}] is a Redis Cluster client: pass one client per independent master (createClient, a redis:// URL ` +
+          'or client options); cluster voters are not supported yet',
+      );
+    }
     if (isClient(input)) {
       if (typeof input.isOpen !== 'boolean' || typeof input.isReady !== 'boolean') {
         // An ioredis client has sendCommand/connect/on too, but no isOpen/isReady (it has `status`).
@@ -379,6 +385,13 @@ function dispose(client: Pick<RedisClientLike, 'on'> & { destroy?(): unknown }):
   client.on('connect', destroy);
   client.on('ready', destroy);
   destroy();
+}
+
+/** node-redis' createCluster() (it routes by slot) or an ioredis Cluster. */
+function isClusterClient(input: unknown): boolean {
+  if (typeof input !== 'object' || input === null) return false;
+  const cluster = input as { isCluster?: unknown; getSlotMaster?: unknown };
+  return cluster.isCluster === true || typeof cluster.getSlotMaster === 'function';
 }
 
 function isClient(input: unknown): input is RedisClientLike {

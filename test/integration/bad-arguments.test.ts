@@ -3,10 +3,11 @@
  * behind. Own three masters, tapped with MONITOR, so the check "no lock command was sent" is exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
+import IORedis from 'ioredis';
 import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
-import { closeAll, directClients, eventually, monitor, sleep, urlOf, type DirectClient } from '../harness/cluster.js';
+import { closeAll, directClients, eventually, monitor, sleep, urlOf, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 let masters: RedisMaster[];
 let urls: string[];
@@ -20,6 +21,8 @@ beforeAll(async () => {
   direct = await directClients(masters.map((master) => master.port));
   redlock = new Redlock(urls);
   lock = await redlock.acquire('bad-args:held', 60_000);
+  // Decided at quorum: let the last master's answer land before the taps start counting commands.
+  await eventually(async () => (await valuesOn(direct, 'bad-args:held')).every((value) => value === lock.value));
 });
 
 afterAll(async () => {
@@ -97,6 +100,10 @@ describe('bad arguments to new Redlock', () => {
     ['the same master under two DB numbers', () => construct([`${urls[0]}/1`, `${urls[0]}/2`, urls[1]]), RangeError, /same master/],
     ['a quorum that is not a majority', () => construct(urls, { quorum: 1 }), RangeError, /majority/],
     ['a negative retryDelay', () => construct(urls, { retryDelay: -1 }), RangeError, /retryDelay/],
+    ['a node-redis cluster client', () => construct([createCluster({ rootNodes: [{ url: urls[0] }] })]), TypeError,
+      /nodes\[0\] is a Redis Cluster client.*one client per independent master.*cluster voters are not supported yet/],
+    ['an ioredis Cluster', () => construct([urls[0], new IORedis.Cluster([{ host: '127.0.0.1', port: masters[1]!.port }], { lazyConnect: true })]),
+      TypeError, /nodes\[1\] is a Redis Cluster client/],
     ['signal as a constructor setting', () => construct(urls, { signal: new AbortController().signal }), TypeError, /unknown setting 'signal'/],
   ];
 
