@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, createCluster } from 'redis';
 import IORedis from 'ioredis';
-import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
+import { ClusterModeError, ExecutionError, Redlock, type Lock, type NodeError, type NodeOutcome } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
 import { closeAll, directClients, eventually, monitor, sleep, urlOf, valuesOn, type DirectClient } from '../harness/cluster.js';
 
@@ -146,6 +146,46 @@ describe('masters that cannot take a lock', () => {
     } finally {
       await closeAll(clients);
       for (const master of extra) master.stop();
+    }
+  });
+
+  it('a cluster-enabled server is refused with ClusterModeError (outcomes and an error event), never CROSSSLOT', async () => {
+    const [clusterNode] = await startMasters(1, { args: ['--cluster-enabled', 'yes'] });
+    const [admin] = await directClients([clusterNode!.port]);
+    const tap = await monitor(clusterNode!.port);
+    try {
+      // Every slot on it: single-key commands work there, multi-key ones answer CROSSSLOT.
+      await admin!.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+      await eventually(async () => /cluster_state:ok/.test(await admin!.clusterInfo()));
+      const redlock = new Redlock([clusterNode!.url, urls[1]!, urls[2]!], { retryCount: 0 });
+      const events: NodeError[] = [];
+      redlock.on('error', (error) => events.push(error));
+      const outcomes: NodeOutcome[] = [];
+      redlock.on('acquired', (event) => outcomes.push(event.attempt.outcomes[0]!));
+      // A multi-key lock, a fenced one and a plain one in the same tick (one batch).
+      const locks = await Promise.all([
+        redlock.acquire(['cluster:a', 'cluster:b'], 2_000),
+        redlock.acquire('cluster:c', 2_000, { fencing: true }),
+        redlock.acquire('cluster:d', 2_000),
+      ]);
+      await eventually(() => outcomes.length === 3 && outcomes.every((outcome) => outcome.status !== 'pending'));
+      const label = `127.0.0.1:${clusterNode!.port}`;
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe('error');
+        expect(outcome.error).toBeInstanceOf(ClusterModeError);
+        expect((outcome.error as ClusterModeError).node).toBe(label);
+        expect(outcome.error!.message).toMatch(/cluster mode/);
+        expect(outcome.error!.message).not.toMatch(/don't hash to the same slot|slot not served|MOVED/); // the server's own errors
+      }
+      expect(events.filter((event) => event instanceof ClusterModeError).map((event) => event.node)).toContain(label);
+      await Promise.all(locks.map((lock) => lock.release()));
+      await redlock.quit();
+      expect(tap.lines.filter((line) => /"EVAL(SHA)?"/i.test(line))).toEqual([]);
+      expect(await admin!.dbSize()).toBe(0);
+    } finally {
+      tap.stop();
+      await closeAll([admin!]);
+      clusterNode!.stop();
     }
   });
 });

@@ -36,6 +36,7 @@ beforeAll(async () => {
     await client.sendCommand(['ACL', 'SETUSER', 'noincr', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-incr']);
     await client.sendCommand(['ACL', 'SETUSER', 'nopublish', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-publish']);
     await client.sendCommand(['ACL', 'SETUSER', 'noget', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-get']);
+    await client.sendCommand(['ACL', 'SETUSER', 'noinfo', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-info']);
   }
 });
 
@@ -106,6 +107,19 @@ describe('ACL and passwords', () => {
     expect(await valuesOn(direct, key('r'))).toEqual([next.value, next.value, next.value]);
     expect((await next.release()).released).toBe(true);
     expect(await valuesOn(direct, key('r'))).toEqual([null, null, null]);
+    await redlock.quit();
+    expect(errors).toEqual([]);
+  });
+
+  it('a user without +info locks as usual without the restart guard (only the cluster-mode check is skipped)', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'noinfo', PASSWORD)));
+    const errors: NodeError[] = [];
+    redlock.on('error', (error: NodeError) => errors.push(error));
+    const key = uniquePrefix('noinfo');
+    const lock = await redlock.acquire(key('r'), 2_000);
+    await lock.extend(2_000);
+    await eventually(async () => (await valuesOn(direct, key('r'))).every((value) => value === lock.value));
+    expect((await lock.release()).released).toBe(true);
     await redlock.quit();
     expect(errors).toEqual([]);
   });
