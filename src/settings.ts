@@ -34,7 +34,7 @@ export interface Settings {
    */
   reentrant: boolean;
   /**
-   * Opt-in, constructor only: a master whose uptime (INFO server) is below `graceMs`, or whose run
+   * Opt-in, constructor only: a master whose uptime (INFO) is below `graceMs`, or whose run
    * id changed since we last saw it, gets no vote until the grace has passed. Use ≥ your largest
    * ttl. Default off.
    */
