@@ -149,11 +149,37 @@ export class NodeError extends Error {
   }
 }
 
-/** The master cannot take commands now (connection down, reconnecting or closed). */
+/**
+ * The master cannot take commands now (connection down, reconnecting or closed). `cause` is the
+ * last connection error seen for it (e.g. `ECONNREFUSED`), if any.
+ */
 export class NodeUnavailableError extends Error {
   override name = 'NodeUnavailableError';
-  constructor(readonly node: string) {
-    super(`redis master ${node} is not connected; the call fails now rather than waiting in a queue`);
+  constructor(
+    readonly node: string,
+    cause?: unknown,
+  ) {
+    const why = cause instanceof Error ? ` (${cause.message})` : '';
+    super(
+      `redis master ${node} is not connected${why}; the call fails now rather than waiting in a queue`,
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}
+
+/**
+ * A master that runs in cluster mode (`cluster_enabled:1`): its keys live in hash slots, so
+ * multi-key, fenced and batched lock scripts would fail there (CROSSSLOT). It gets no lock
+ * command: its outcomes carry this error, and it is emitted as an `error` event on each connection.
+ */
+export class ClusterModeError extends NodeError {
+  override name = 'ClusterModeError';
+  constructor(node: string) {
+    super(
+      node,
+      'runs in cluster mode (cluster_enabled:1), so it takes no lock command (keys in different hash slots would fail ' +
+        'with CROSSSLOT); pass independent standalone masters (cluster voters are not supported yet)',
+    );
   }
 }
 

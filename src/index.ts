@@ -2,6 +2,7 @@ export { Redlock, type ReleaseResult, type Routine } from './redlock.js';
 export { Lock } from './lock.js';
 export type { LockSignal } from './lifetime.js';
 export {
+  ClusterModeError,
   ExecutionError,
   LockExpiredError,
   LockLostError,

@@ -7,7 +7,7 @@
  * being made for the first time, bounded by the caller's per-master timeout.
  */
 import { createClient, type RedisClientOptions } from 'redis';
-import { MasterRestartedError, NodeError, NodeUnavailableError } from './errors.js';
+import { ClusterModeError, MasterRestartedError, NodeError, NodeUnavailableError } from './errors.js';
 import { RestartGuard, parseServerInfo } from './restart-guard.js';
 import { Batcher, type SentBatch } from './batch.js';
 import type { Cancellation } from './quorum.js';
@@ -32,8 +32,8 @@ export interface RedisClientLike {
   off(event: string, listener: (...args: unknown[]) => void): unknown;
   close?(): Promise<unknown>;
   destroy?(): unknown;
-  /** A new client with the same options (node-redis); used for the subscriber connection. */
-  duplicate?(): SubscriberClient;
+  /** A new client with the same options but these (node-redis); used for the subscriber connection. */
+  duplicate?(overrides?: { socket?: object }): SubscriberClient;
   readonly options?: { url?: string; socket?: object; disableOfflineQueue?: boolean } | undefined;
 }
 
@@ -58,7 +58,12 @@ const CLOSE_GRACE_MS = 1000;
 export const STALL_MS = 2_000;
 const NO_QUEUE_TIMEOUT = { timeout: 0 } as const;
 
-/** Reconnect forever with capped exponential backoff and jitter: a master that comes back is used again. */
+/**
+ * Reconnect forever with capped exponential backoff and jitter: a master that comes back is used
+ * again. We reconnect our connections ourselves, on unref'd timers that close() clears: node-redis'
+ * own reconnect loop sleeps on a ref'd timer that destroy() cannot cut, which kept a process alive
+ * for up to 2 s after quit() while a master was down.
+ */
 export function reconnectDelayMs(retries: number): number {
   return Math.min(50 * 2 ** Math.min(retries, 10), 2000) + Math.floor(Math.random() * 100);
 }
@@ -72,6 +77,11 @@ export class RedisNode {
   readonly #ownedOptions: RedisClientOptions | undefined;
   /** Our listeners on the current client (see #listen). */
   #listeners: { ready: () => void; error: (error: unknown) => void } | undefined;
+  /** The latest connection error: the cause of NodeUnavailableError. Cleared when a connection is ready. */
+  #lastError: unknown;
+  /** Connections of ours that ended before becoming ready since the last ready one (the backoff). */
+  #failedConnects = 0;
+  #reconnectTimer: NodeJS.Timeout | undefined;
   #everReady = false;
   #failedBeforeReady = false;
   #closed = false;
@@ -80,10 +90,12 @@ export class RedisNode {
   readonly #inFlight = new Set<AbortController>();
   readonly #onError: (error: NodeError) => void;
   readonly #guard: RestartGuard | undefined;
-  /** The INFO read on the latest connection, while it is in flight. */
-  #guardCheck: Promise<void> | undefined;
+  /** The INFO read on the latest connection, while it is in flight: lock commands wait for it. */
+  #infoCheck: Promise<void> | undefined;
+  /** The latest INFO said `cluster_enabled:1`: keys live in hash slots, multi-key scripts fail there. */
+  #clusterMode = false;
   readonly #batcher = new Batcher((operations) => this.#send(operations));
-  /** Script calls sent and unanswered, and when the last answer came (see STALL_MS). */
+  /** Commands sent and unanswered (script calls and INFO), and when the last answer came (see STALL_MS). */
   #outstanding = 0;
   #lastProgressAt = 0;
   #stallTimer: NodeJS.Timeout | undefined;
@@ -94,6 +106,12 @@ export class RedisNode {
   constructor(input: unknown, index: number, onError: (error: NodeError) => void, restartGraceMs?: number) {
     this.#onError = onError;
     this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
+    if (isClusterClient(input)) {
+      throw new TypeError(
+        `nodes[${index}] is a Redis Cluster client: pass one client per independent master (createClient, a redis:// URL ` +
+          'or client options); cluster voters are not supported yet',
+      );
+    }
     if (isClient(input)) {
       if (typeof input.isOpen !== 'boolean' || typeof input.isReady !== 'boolean') {
         // An ioredis client has sendCommand/connect/on too, but no isOpen/isReady (it has `status`).
@@ -143,6 +161,8 @@ export class RedisNode {
     };
     client.on('ready', listeners.ready);
     client.on('error', listeners.error);
+    // Ours have no reconnect loop of their own: one that ended for good is replaced after a backoff.
+    if (this.owned) client.on('terminated', () => void (current() && this.#scheduleReconnect()));
     this.#listeners = listeners;
   }
 
@@ -150,8 +170,13 @@ export class RedisNode {
   start(): void {
     this.#listen(this.client);
     if (this.client.isReady) this.#handleReady();
-    else if (!this.client.isOpen) this.client.connect().catch(this.#handleError);
+    else if (!this.client.isOpen) this.#connect();
     if (this.owned && !this.client.isReady) this.#watchReadiness();
+  }
+
+  #connect(): void {
+    // Ours emit every failure as an 'error' before connect() rejects (ours are never retried by node-redis).
+    this.client.connect().catch(this.owned ? ignore : this.#handleError);
   }
 
   /**
@@ -159,29 +184,27 @@ export class RedisNode {
    * false. Rejects with NodeUnavailableError at once if the master cannot take it now.
    */
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
-    const send = (): Promise<OperationReply> =>
-      this.#guard && operation.kind !== 'release'
-        ? this.#guarded(() => this.#batcher.submit(operation, cancellation, coalesce))
-        : this.#batcher.submit(operation, cancellation, coalesce);
-    if (this.client.isReady) return send();
-    return this.#awaitFirstConnection(cancellation).then(send);
+    if (this.client.isReady) return this.#checked(operation, cancellation, coalesce);
+    return this.#awaitFirstConnection(cancellation).then(() => this.#checked(operation, cancellation, coalesce));
   }
 
   /**
-   * Restart guard: a master that (re)started within the grace gets no acquire or extend (a
-   * release may still clean up). Its INFO is the first command on each connection, so waiting for
-   * it costs nothing extra.
+   * Lock commands wait for the connection's INFO (its first command, so this costs nothing extra,
+   * and bounded by the caller's per-master timeout should it never answer): a cluster-mode master
+   * takes none, and with the restart guard a master that (re)started within the grace takes no
+   * acquire or extend (a release may still clean up).
    */
-  async #guarded(send: () => Promise<OperationReply>): Promise<OperationReply> {
-    if (this.#guardCheck) await this.#guardCheck;
-    const waitMs = this.#guard!.waitMs(Date.now());
+  async #checked(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
+    if (this.#infoCheck) await untilCancelled(this.#infoCheck, cancellation);
+    if (this.#clusterMode) throw new ClusterModeError(this.label);
+    const waitMs = this.#guard && operation.kind !== 'release' ? this.#guard.waitMs(Date.now()) : 0;
     if (waitMs > 0) throw new MasterRestartedError(this.label, waitMs);
-    return send();
+    return this.#batcher.submit(operation, cancellation, coalesce);
   }
 
   /** One script call for a batch. */
   #send(operations: LockOperation[]): SentBatch {
-    if (this.#closed || !this.client.isReady) return { replies: Promise.reject(new NodeUnavailableError(this.label)) };
+    if (this.#closed || !this.client.isReady) return { replies: Promise.reject(this.#unavailable()) };
     // With node-redis' offline queue on (your clients' default), an unsent command would survive a
     // dropped connection and be sent after the reconnect. Such calls carry an AbortSignal: aborted
     // when the connection drops (#handleError) or when nobody waits for them any more, node-redis
@@ -195,20 +218,29 @@ export class RedisNode {
     // node-redis' own 5 s queue timeout is off: ours is per master and shorter.
     const options = withdraw ? { abortSignal: withdraw.signal, timeout: 0 } : NO_QUEUE_TIMEOUT;
     if (withdraw) this.#inFlight.add(withdraw);
-    if (this.#outstanding++ === 0) this.#lastProgressAt = Date.now();
-    this.#stallTimer ??= setTimeout(() => this.#checkStall(), STALL_MS).unref();
     try {
-      let reply: unknown;
-      try {
-        reply = await this.client.sendCommand(['EVALSHA', lockScript.sha, ...tail], options);
-      } catch (error) {
-        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-        // Flushed or restarted master: EVAL runs it and caches it again.
-        reply = await this.client.sendCommand(['EVAL', lockScript.source, ...tail], options);
-      }
+      const reply = await this.#watched(async () => {
+        try {
+          return await this.client.sendCommand(['EVALSHA', lockScript.sha, ...tail], options);
+        } catch (error) {
+          if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+          // Flushed or restarted master: EVAL runs it and caches it again.
+          return await this.client.sendCommand(['EVAL', lockScript.source, ...tail], options);
+        }
+      });
       return decodeBatch(reply, count);
     } finally {
       if (withdraw) this.#inFlight.delete(withdraw);
+    }
+  }
+
+  /** Run a command under the health check: counted as waiting until it is answered (see STALL_MS). */
+  async #watched<T>(command: () => Promise<T>): Promise<T> {
+    if (this.#outstanding++ === 0) this.#lastProgressAt = Date.now();
+    this.#stallTimer ??= setTimeout(() => this.#checkStall(), STALL_MS).unref();
+    try {
+      return await command();
+    } finally {
       this.#outstanding--;
       this.#lastProgressAt = Date.now();
     }
@@ -222,7 +254,7 @@ export class RedisNode {
       this.#stallTimer = setTimeout(() => this.#checkStall(), STALL_MS - quietMs).unref();
       return;
     }
-    const stalled = new Error(`no answer for ${quietMs} ms with ${this.#outstanding} script calls waiting`);
+    const stalled = new Error(`no answer for ${quietMs} ms with ${this.#outstanding} commands waiting`);
     if (!this.owned) {
       this.#onError(new NodeError(this.label, stalled));
       this.#stallTimer = setTimeout(() => this.#checkStall(), STALL_MS).unref();
@@ -238,43 +270,72 @@ export class RedisNode {
    * or one sleeping before a retry) survives the destroy() when connect() reopens the client at
    * once, and two loops leave a connected socket that nothing closes.
    */
-  #reconnect(why: string): void {
+  #reconnect(why?: string): void {
     if (this.#closed) return;
+    clearTimeout(this.#reconnectTimer);
+    this.#reconnectTimer = undefined;
     const stale = this.#client;
     this.#client = ownedClient(this.#ownedOptions!);
     dispose(stale); // fails every waiting command; its listeners ignore it from now on
-    this.#handleError(new Error(why));
+    if (why !== undefined) this.#handleError(new Error(why));
     this.#listen(this.#client);
-    this.#client.connect().catch(this.#handleError);
+    this.#connect();
     this.#watchReadiness();
   }
 
-  /** A connection of ours that is not ready STALL_MS after it began is reset (blackholed handshake). */
+  /** A connection of ours ended for good (node-redis does not retry ours): a new one, after a backoff. */
+  #scheduleReconnect(): void {
+    if (this.#closed || this.#reconnectTimer) return;
+    const delayMs = reconnectDelayMs(this.#failedConnects++);
+    this.#reconnectTimer = setTimeout(() => this.#reconnect(), delayMs).unref();
+  }
+
+  /** A connection of ours still connecting STALL_MS after it began is reset (blackholed handshake). */
   #watchReadiness(): void {
     clearTimeout(this.#readinessTimer);
     this.#readinessTimer = setTimeout(() => {
       this.#readinessTimer = undefined;
-      if (!this.client.isReady) this.#reconnect(`not ready ${STALL_MS} ms after connecting: resetting the connection`);
+      if (this.client.isOpen && !this.client.isReady) {
+        this.#reconnect(`not ready ${STALL_MS} ms after connecting: resetting the connection`);
+      }
     }, STALL_MS).unref();
   }
 
   /**
    * Subscribe to this master's release announcements on a connection of its own (a duplicate of
-   * the client, which we close). Without `duplicate()` there is no subscription: waiters poll.
+   * the client, which we close), made again after a backoff when it ends, as ours are (see
+   * reconnectDelayMs). Without `duplicate()` there is no subscription: waiters poll. While there
+   * is none (a master that is down), waiters still wake on PTTL and retryDelay.
    */
   subscribeReleases(onMessage: (message: string) => void): Subscription {
-    const subscriber = this.#closed ? undefined : this.client.duplicate?.();
-    if (!subscriber) return { close: () => Promise.resolve() };
-    subscriber.on('error', ignore);
+    let subscriber: SubscriberClient | undefined;
+    let retryTimer: NodeJS.Timeout | undefined;
+    let failures = 0;
     let closed = false;
-    subscriber
-      .connect()
-      .then(() => (closed ? undefined : subscriber.subscribe(releasedChannel, onMessage)))
-      .catch(ignore); // a master that is down: waiters still wake on PTTL and retryDelay
+    const open = (): void => {
+      const client = closed || this.#closed ? undefined : this.client.duplicate?.(noReconnectLoop(this.client));
+      if (!client) return;
+      subscriber = client;
+      client.on('error', ignore);
+      client.on('terminated', () => {
+        if (closed || subscriber !== client) return;
+        dispose(client);
+        retryTimer = setTimeout(open, reconnectDelayMs(failures++)).unref();
+      });
+      client
+        .connect()
+        .then(() => {
+          failures = 0;
+          return closed ? undefined : client.subscribe(releasedChannel, onMessage);
+        })
+        .catch(ignore);
+    };
+    open();
     return {
       close: () => {
         closed = true;
-        dispose(subscriber);
+        clearTimeout(retryTimer);
+        if (subscriber) dispose(subscriber);
         return Promise.resolve();
       },
     };
@@ -285,6 +346,7 @@ export class RedisNode {
     this.#closed = true;
     clearTimeout(this.#stallTimer);
     clearTimeout(this.#readinessTimer);
+    clearTimeout(this.#reconnectTimer);
     this.#wakeWaiters();
     if (!this.owned) {
       // Yours: stop listening (the listeners ignore it anyway, should node-redis keep them; see #listen).
@@ -306,9 +368,7 @@ export class RedisNode {
   }
 
   #awaitFirstConnection(cancellation: Cancellation): Promise<void> {
-    if (this.#closed || this.#everReady || this.#failedBeforeReady) {
-      return Promise.reject(new NodeUnavailableError(this.label));
-    }
+    if (this.#closed || this.#everReady || this.#failedBeforeReady) return Promise.reject(this.#unavailable());
     if (cancellation.aborted) return Promise.reject(cancellation.reason);
     return new Promise<void>((resolve, reject) => {
       const wake = (): void => {
@@ -316,7 +376,7 @@ export class RedisNode {
         cancellation.onCancel(undefined);
         if (cancellation.aborted) reject(cancellation.reason);
         else if (this.client.isReady && !this.#closed) resolve();
-        else reject(new NodeUnavailableError(this.label));
+        else reject(this.#unavailable());
       };
       this.#readyWaiters.add(wake);
       cancellation.onCancel(wake);
@@ -327,37 +387,67 @@ export class RedisNode {
     for (const wake of [...this.#readyWaiters]) wake();
   }
 
+  #unavailable(): NodeUnavailableError {
+    return new NodeUnavailableError(this.label, this.#lastError);
+  }
+
   readonly #handleReady = (): void => {
     this.#everReady = true;
-    const guard = this.#guard;
-    if (guard) {
-      const check = this.client
-        .sendCommand(['INFO', 'server'])
-        .then((info) => {
-          const parsed = parseServerInfo(String(info));
-          if (parsed) guard.observe(parsed, Date.now());
-        })
-        .catch(this.#handleError)
-        .finally(() => {
-          if (this.#guardCheck === check) this.#guardCheck = undefined;
-        });
-      this.#guardCheck = check;
-    }
+    this.#failedConnects = 0;
+    this.#lastError = undefined;
+    const client = this.client;
+    // A connection of ours that was replaced fails its commands: that is no news.
+    const onFailure = (error: unknown): void => void (client === this.#client && !this.#closed && this.#handleError(error));
+    // One INFO (its default sections include server and cluster, on every Redis version) serves the
+    // cluster-mode check and the restart guard. Refused (an ACL without +info), it matters only to the guard.
+    const check = this.#watched(() => client.sendCommand(['INFO']))
+      .then((info) => {
+        const text = String(info);
+        this.#clusterMode = /^cluster_enabled:1\r?$/m.test(text);
+        if (this.#clusterMode) this.#onError(new ClusterModeError(this.label));
+        const parsed = parseServerInfo(text);
+        if (parsed) this.#guard?.observe(parsed, Date.now());
+      })
+      .catch((error: unknown) => void (this.#guard && onFailure(error)))
+      .finally(() => {
+        if (this.#infoCheck === check) this.#infoCheck = undefined;
+      });
+    this.#infoCheck = check;
     // Load ahead of the first EVALSHA on this connection; EVALSHA falls back to EVAL anyway.
-    this.client.sendCommand(['SCRIPT', 'LOAD', lockScript.source]).catch(this.#handleError);
+    client.sendCommand(['SCRIPT', 'LOAD', lockScript.source]).catch(onFailure);
     this.#wakeWaiters();
   };
 
   readonly #handleError = (error: unknown): void => {
+    this.#lastError = error;
     if (!this.#everReady) this.#failedBeforeReady = true;
     if (!this.client.isReady) {
       this.#guard?.forget();
       // The connection dropped: nothing queued for it may run later, after a reconnect.
-      for (const command of this.#inFlight) command.abort(new NodeUnavailableError(this.label));
+      for (const command of this.#inFlight) command.abort(this.#unavailable());
     }
     this.#wakeWaiters();
     this.#onError(new NodeError(this.label, error));
   };
+}
+
+/** `promise`, or the cancellation's reason as soon as it is cancelled. */
+function untilCancelled<T>(promise: Promise<T>, cancellation: Cancellation): Promise<T> {
+  if (cancellation.aborted) return Promise.reject(cancellation.reason);
+  return new Promise<T>((resolve, reject) => {
+    cancellation.onCancel(() => reject(cancellation.reason));
+    // The listener goes before the caller resumes: it may set its own (Batcher.submit).
+    promise.then(
+      (value) => {
+        cancellation.onCancel(undefined);
+        resolve(value);
+      },
+      (error: unknown) => {
+        cancellation.onCancel(undefined);
+        reject(error);
+      },
+    );
+  });
 }
 
 function ignore(): void {}
@@ -381,6 +471,13 @@ function dispose(client: Pick<RedisClientLike, 'on'> & { destroy?(): unknown }):
   destroy();
 }
 
+/** node-redis' createCluster() (it routes by slot) or an ioredis Cluster. */
+function isClusterClient(input: unknown): boolean {
+  if (typeof input !== 'object' || input === null) return false;
+  const cluster = input as { isCluster?: unknown; getSlotMaster?: unknown };
+  return cluster.isCluster === true || typeof cluster.getSlotMaster === 'function';
+}
+
 function isClient(input: unknown): input is RedisClientLike {
   return (
     typeof input === 'object' &&
@@ -392,11 +489,12 @@ function isClient(input: unknown): input is RedisClientLike {
 }
 
 function ownedClient(options: RedisClientOptions): RedisClientLike {
-  return createClient({
-    ...options,
-    disableOfflineQueue: true,
-    socket: { connectTimeout: 2000, reconnectStrategy: reconnectDelayMs, ...options.socket },
-  });
+  return createClient({ ...options, disableOfflineQueue: true, socket: { connectTimeout: 2000, ...options.socket, reconnectStrategy: false } });
+}
+
+/** A client's socket options without node-redis' reconnect loop (see reconnectDelayMs), for duplicate(). */
+function noReconnectLoop(client: RedisClientLike): { socket: object } {
+  return { socket: { ...client.options?.socket, reconnectStrategy: false } };
 }
 
 /** `host:port` (or socket path) of a client, never its URL: URLs may carry a password. */

@@ -4,7 +4,7 @@
  * its start, it gets no vote, so no lock can be granted by young masters while an older holder's
  * keys still live on the others: the Redlock spec's "delayed restart", enforced by the client.
  *
- * Pure logic over what `INFO server` says; node.ts asks it on every (re)connection.
+ * Pure logic over what `INFO` says (its server section); node.ts asks it on every (re)connection.
  */
 export interface ServerInfo {
   readonly runId: string;

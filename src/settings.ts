@@ -34,7 +34,7 @@ export interface Settings {
    */
   reentrant: boolean;
   /**
-   * Opt-in, constructor only: a master whose uptime (INFO server) is below `graceMs`, or whose run
+   * Opt-in, constructor only: a master whose uptime (INFO) is below `graceMs`, or whose run
    * id changed since we last saw it, gets no vote until the grace has passed. Use ≥ your largest
    * ttl. Default off.
    */
@@ -235,6 +235,10 @@ export function normalizeResources(resources: unknown): string[] {
       throw new TypeError(`resources[${index}] must be a string, got ${describe(resource)}`);
     }
     if (resource.length === 0) throw new RangeError(`resources[${index}] is an empty string`);
+    if (!resource.isWellFormed()) {
+      // node-redis sends a lone surrogate as U+FFFD: two different names would be one key.
+      throw new TypeError(`resources[${index}] is not well-formed UTF-16 (it has a lone surrogate), so it has no exact key on the masters`);
+    }
     if (resource.endsWith(FENCE_SUFFIX)) {
       throw new RangeError(`resources[${index}] ends in '${FENCE_SUFFIX}', which names fence counters; choose another name`);
     }

@@ -60,14 +60,24 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *   extend  {1, 0} every key held the value and now expires in ttl ms; {0, 0} one did not, nothing changed
  *   release {n, 0} n keys held the value and were deleted (compare-and-delete, never a blind DEL);
  *           each deleted key is announced on the channel redlock-quorum:released as "<value>:<key>",
- *           so waiters wake at once instead of polling
+ *           so waiters wake at once instead of polling; best effort (pcall): a refused PUBLISH (an
+ *           ACL without +publish) comes after the DEL and must not turn a done release into an error
  * Operations run in order, so a batch behaves exactly like the same calls sent one by one, and one
- * operation's refusal never affects another's. `redis.pcall('GET', …)` treats a key of another type
- * as "not ours" instead of failing the batch.
+ * operation's refusal never affects another's. A key of another type is "not ours" (GET's WRONGTYPE
+ * is caught) instead of failing the batch; any other refusal of GET (an ACL without +get) fails the
+ * script, as a refused command does, rather than passing for "not held".
  */
-const source = `local function holds(from, to, value)
+const source = `local function valueOf(key)
+  local value = redis.pcall('GET', key)
+  if type(value) == 'table' then
+    if string.sub(value.err, 1, 9) ~= 'WRONGTYPE' then error(value) end
+    return false
+  end
+  return value
+end
+local function holds(from, to, value)
   for k = from, to do
-    if redis.pcall('GET', KEYS[k]) ~= value then return false end
+    if valueOf(KEYS[k]) ~= value then return false end
   end
   return true
 end
@@ -121,9 +131,9 @@ for i = 1, #ARGV, 4 do
   else
     status = 0
     for k = first, last do
-      if redis.pcall('GET', KEYS[k]) == value then
+      if valueOf(KEYS[k]) == value then
         status = status + redis.call('DEL', KEYS[k])
-        redis.call('PUBLISH', 'redlock-quorum:released', value .. ':' .. KEYS[k])
+        redis.pcall('PUBLISH', 'redlock-quorum:released', value .. ':' .. KEYS[k])
       end
     end
   end

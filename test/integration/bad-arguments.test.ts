@@ -3,10 +3,11 @@
  * behind. Own three masters, tapped with MONITOR, so the check "no lock command was sent" is exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from 'redis';
-import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
+import { createClient, createCluster } from 'redis';
+import IORedis from 'ioredis';
+import { ClusterModeError, ExecutionError, Redlock, type Lock, type NodeError, type NodeOutcome } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
-import { closeAll, directClients, eventually, monitor, sleep, urlOf, type DirectClient } from '../harness/cluster.js';
+import { closeAll, directClients, eventually, monitor, sleep, urlOf, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 let masters: RedisMaster[];
 let urls: string[];
@@ -20,6 +21,8 @@ beforeAll(async () => {
   direct = await directClients(masters.map((master) => master.port));
   redlock = new Redlock(urls);
   lock = await redlock.acquire('bad-args:held', 60_000);
+  // Decided at quorum: let the last master's answer land before the taps start counting commands.
+  await eventually(async () => (await valuesOn(direct, 'bad-args:held')).every((value) => value === lock.value));
 });
 
 afterAll(async () => {
@@ -62,6 +65,8 @@ const acquireCases: Array<[string, Call, typeof TypeError | typeof RangeError, R
   ['signal that is not an AbortSignal', acquire('r', 1000, { signal: 'stop' }), TypeError, /signal must be an AbortSignal/],
   ['fencing as a string', acquire('r', 1000, { fencing: 'yes' }), TypeError, /fencing must be a boolean/],
   ['autoExtend as a number', acquire('r', 1000, { autoExtend: 1 }), TypeError, /autoExtend must be a boolean/],
+  // node-redis sends a lone surrogate as U+FFFD: these two names would be one key on the masters.
+  ['resources that are not well-formed UTF-16', acquire(['utf16:\uD800', 'utf16:\uDC00'], 1000), TypeError, /resources\[0\] is not well-formed UTF-16/],
   ['a resource named like a fence counter', acquire(['a', 'a:redlock-fence'], 1000), RangeError, /resources\[1\] ends in ':redlock-fence'/],
   ['extend of something not a Lock', () => redlock.extend({} as Lock, 1000), TypeError, /needs a Lock/],
   ['extend with a bad ttl', () => lock.extend(-1), RangeError, /positive safe integer/],
@@ -95,6 +100,10 @@ describe('bad arguments to new Redlock', () => {
     ['the same master under two DB numbers', () => construct([`${urls[0]}/1`, `${urls[0]}/2`, urls[1]]), RangeError, /same master/],
     ['a quorum that is not a majority', () => construct(urls, { quorum: 1 }), RangeError, /majority/],
     ['a negative retryDelay', () => construct(urls, { retryDelay: -1 }), RangeError, /retryDelay/],
+    ['a node-redis cluster client', () => construct([createCluster({ rootNodes: [{ url: urls[0] }] })]), TypeError,
+      /nodes\[0\] is a Redis Cluster client.*one client per independent master.*cluster voters are not supported yet/],
+    ['an ioredis Cluster', () => construct([urls[0], new IORedis.Cluster([{ host: '127.0.0.1', port: masters[1]!.port }], { lazyConnect: true })]),
+      TypeError, /nodes\[1\] is a Redis Cluster client/],
     ['signal as a constructor setting', () => construct(urls, { signal: new AbortController().signal }), TypeError, /unknown setting 'signal'/],
   ];
 
@@ -137,6 +146,46 @@ describe('masters that cannot take a lock', () => {
     } finally {
       await closeAll(clients);
       for (const master of extra) master.stop();
+    }
+  });
+
+  it('a cluster-enabled server is refused with ClusterModeError (outcomes and an error event), never CROSSSLOT', async () => {
+    const [clusterNode] = await startMasters(1, { args: ['--cluster-enabled', 'yes'] });
+    const [admin] = await directClients([clusterNode!.port]);
+    const tap = await monitor(clusterNode!.port);
+    try {
+      // Every slot on it: single-key commands work there, multi-key ones answer CROSSSLOT.
+      await admin!.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+      await eventually(async () => /cluster_state:ok/.test(await admin!.clusterInfo()));
+      const redlock = new Redlock([clusterNode!.url, urls[1]!, urls[2]!], { retryCount: 0 });
+      const events: NodeError[] = [];
+      redlock.on('error', (error) => events.push(error));
+      const outcomes: NodeOutcome[] = [];
+      redlock.on('acquired', (event) => outcomes.push(event.attempt.outcomes[0]!));
+      // A multi-key lock, a fenced one and a plain one in the same tick (one batch).
+      const locks = await Promise.all([
+        redlock.acquire(['cluster:a', 'cluster:b'], 2_000),
+        redlock.acquire('cluster:c', 2_000, { fencing: true }),
+        redlock.acquire('cluster:d', 2_000),
+      ]);
+      await eventually(() => outcomes.length === 3 && outcomes.every((outcome) => outcome.status !== 'pending'));
+      const label = `127.0.0.1:${clusterNode!.port}`;
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe('error');
+        expect(outcome.error).toBeInstanceOf(ClusterModeError);
+        expect((outcome.error as ClusterModeError).node).toBe(label);
+        expect(outcome.error!.message).toMatch(/cluster mode/);
+        expect(outcome.error!.message).not.toMatch(/don't hash to the same slot|slot not served|MOVED/); // the server's own errors
+      }
+      expect(events.filter((event) => event instanceof ClusterModeError).map((event) => event.node)).toContain(label);
+      await Promise.all(locks.map((lock) => lock.release()));
+      await redlock.quit();
+      expect(tap.lines.filter((line) => /"EVAL(SHA)?"/i.test(line))).toEqual([]);
+      expect(await admin!.dbSize()).toBe(0);
+    } finally {
+      tap.stop();
+      await closeAll([admin!]);
+      clusterNode!.stop();
     }
   });
 });

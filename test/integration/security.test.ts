@@ -34,6 +34,9 @@ beforeAll(async () => {
     await client.sendCommand(['ACL', 'SETUSER', 'locker', 'on', `>${PASSWORD}`, ...LOCKER_RULES]);
     await client.sendCommand(['ACL', 'SETUSER', 'noset', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-set']);
     await client.sendCommand(['ACL', 'SETUSER', 'noincr', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-incr']);
+    await client.sendCommand(['ACL', 'SETUSER', 'nopublish', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-publish']);
+    await client.sendCommand(['ACL', 'SETUSER', 'noget', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-get']);
+    await client.sendCommand(['ACL', 'SETUSER', 'noinfo', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-info']);
   }
 });
 
@@ -84,6 +87,57 @@ describe('ACL and passwords', () => {
     const outcome = (error as ExecutionError).attempts[0]!.outcomes.find((o) => o.status === 'error');
     expect(outcome?.error?.message).toMatch(/^fence counter .*:redlock-fence: .*(NOPERM|can't run this command)/);
     expect(await valuesOn(direct, key('r'))).toEqual([null, null, null]);
+    await redlock.quit();
+  });
+
+  it('a user without +publish releases (the announcement is best effort): released, keys gone, no error', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'nopublish', PASSWORD)), { retryDelay: 200, retryJitter: 0 });
+    const errors: NodeError[] = [];
+    redlock.on('error', (error: NodeError) => errors.push(error));
+    const key = uniquePrefix('nopublish');
+    const lock = await redlock.acquire(key('r'), 5_000);
+    const waiter = redlock.acquire(key('r'), 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const result = await lock.release();
+    expect(result.released).toBe(true);
+    await eventually(() => result.outcomes.every((outcome) => outcome.status !== 'pending'));
+    expect(result.outcomes.map((outcome) => outcome.status)).toEqual(['granted', 'granted', 'granted']);
+    // The waiter, woken by its retryDelay instead of an announcement, gets the lock.
+    const next = await waiter;
+    expect(await valuesOn(direct, key('r'))).toEqual([next.value, next.value, next.value]);
+    expect((await next.release()).released).toBe(true);
+    expect(await valuesOn(direct, key('r'))).toEqual([null, null, null]);
+    await redlock.quit();
+    expect(errors).toEqual([]);
+  });
+
+  it('a user without +info locks as usual without the restart guard (only the cluster-mode check is skipped)', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'noinfo', PASSWORD)));
+    const errors: NodeError[] = [];
+    redlock.on('error', (error: NodeError) => errors.push(error));
+    const key = uniquePrefix('noinfo');
+    const lock = await redlock.acquire(key('r'), 2_000);
+    await lock.extend(2_000);
+    await eventually(async () => (await valuesOn(direct, key('r'))).every((value) => value === lock.value));
+    expect((await lock.release()).released).toBe(true);
+    await redlock.quit();
+    expect(errors).toEqual([]);
+  });
+
+  it('a user without +get gets the refusal of extend and release as errors, not as a lost lock', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'noget', PASSWORD)), { retryCount: 0 });
+    redlock.on('error', () => undefined);
+    const key = uniquePrefix('noget');
+    const lock = await redlock.acquire(key('r'), 2_000); // acquire needs no GET
+    const extended = await lock.extend(2_000).catch((e: unknown) => e);
+    expect(extended).toBeInstanceOf(ExecutionError);
+    const extendOutcomes = (extended as ExecutionError).attempts[0]!.outcomes;
+    await eventually(() => extendOutcomes.every((outcome) => outcome.status !== 'pending'));
+    expect(extendOutcomes.map((outcome) => outcome.status)).toEqual(['error', 'error', 'error']);
+    expect(extendOutcomes[0]!.error!.message).toMatch(/can't run this command|NOPERM/);
+    const released = await lock.release();
+    await eventually(() => released.outcomes.every((outcome) => outcome.status !== 'pending'));
+    expect(released.outcomes.map((outcome) => outcome.status)).toEqual(['error', 'error', 'error']);
     await redlock.quit();
   });
 
