@@ -27,7 +27,11 @@ export interface NodeOutcome {
   error?: Error;
   /** Time from sending to this answer. */
   latencyMs?: number;
-  /** For `timeout` and `pending`: what arrived after the timeout or the decision (`timeout` for a pending one that then timed out). */
+  /**
+   * For `pending`: what arrived after the decision (`timeout` for one that then timed out; its
+   * `error`, `pttlMs` or `fence` are filled in too). For `timeout`: the status of an answer that
+   * arrived after the timeout.
+   */
   late?: NodeStatus;
 }
 

@@ -154,8 +154,8 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
         if (!settledLate(outcome, status)) {
           outcome.status = status;
           outcome.latencyMs = now() - startMs;
-          fill();
         }
+        fill(); // a late answer's details (its error, pttl or fence) are kept beside `late`
         options.onAnswer?.(index, status);
         if (!counted[index]) count(index, status === 'granted');
       };
@@ -165,10 +165,12 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
             if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
             if (answer.fence !== undefined) outcome.fence = answer.fence;
           }),
-        (error: unknown) =>
+        (error: unknown) => {
+          if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
           answered('error', () => {
             outcome.error = error instanceof Error ? error : new Error(String(error));
-          }),
+          });
+        },
       );
     });
     if (options.signal?.aborted) onAbort();

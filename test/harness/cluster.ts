@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createClient } from 'redis';
-import { Redlock } from '../../src/index.js';
+import { Redlock, type NodeOutcome, type NodeStatus } from '../../src/index.js';
 import { startMasters, type MasterOptions, type RedisMaster } from './redis-server.js';
 import type { CallSettings } from '../../src/settings.js';
 
@@ -80,6 +80,14 @@ export async function monitor(port: number): Promise<{ lines: string[]; stop: ()
   // Wait for +OK so commands sent after this resolves are seen.
   while (!lines.includes('+OK')) await new Promise((resolve) => setTimeout(resolve, 5));
   return { lines, stop: () => socket.destroy() };
+}
+
+/**
+ * A master's answer to a decided operation: its status, or for one still pending at the decision,
+ * what arrived afterwards (`late`); undefined while nothing has.
+ */
+export function settled(outcome: NodeOutcome): NodeStatus | undefined {
+  return outcome.status === 'pending' ? outcome.late : outcome.status;
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

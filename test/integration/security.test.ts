@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, NodeError, Redlock } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
-import { closeAll, directClients, eventually, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
+import { closeAll, directClients, eventually, settled, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 /** The ACL rules documented in the README for a lock-only user. */
 const LOCKER_RULES = [
@@ -100,8 +100,8 @@ describe('ACL and passwords', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const result = await lock.release();
     expect(result.released).toBe(true);
-    await eventually(() => result.outcomes.every((outcome) => outcome.status !== 'pending'));
-    expect(result.outcomes.map((outcome) => outcome.status)).toEqual(['granted', 'granted', 'granted']);
+    await eventually(() => result.outcomes.every((outcome) => settled(outcome) !== undefined));
+    expect(result.outcomes.map(settled)).toEqual(['granted', 'granted', 'granted']);
     // The waiter, woken by its retryDelay instead of an announcement, gets the lock.
     const next = await waiter;
     expect(await valuesOn(direct, key('r'))).toEqual([next.value, next.value, next.value]);
@@ -132,12 +132,12 @@ describe('ACL and passwords', () => {
     const extended = await lock.extend(2_000).catch((e: unknown) => e);
     expect(extended).toBeInstanceOf(ExecutionError);
     const extendOutcomes = (extended as ExecutionError).attempts[0]!.outcomes;
-    await eventually(() => extendOutcomes.every((outcome) => outcome.status !== 'pending'));
-    expect(extendOutcomes.map((outcome) => outcome.status)).toEqual(['error', 'error', 'error']);
+    await eventually(() => extendOutcomes.every((outcome) => settled(outcome) !== undefined));
+    expect(extendOutcomes.map(settled)).toEqual(['error', 'error', 'error']);
     expect(extendOutcomes[0]!.error!.message).toMatch(/can't run this command|NOPERM/);
     const released = await lock.release();
-    await eventually(() => released.outcomes.every((outcome) => outcome.status !== 'pending'));
-    expect(released.outcomes.map((outcome) => outcome.status)).toEqual(['error', 'error', 'error']);
+    await eventually(() => released.outcomes.every((outcome) => settled(outcome) !== undefined));
+    expect(released.outcomes.map(settled)).toEqual(['error', 'error', 'error']);
     await redlock.quit();
   });
 
