@@ -1,0 +1,147 @@
+/**
+ * The safety oracle's eyes: its own node-redis clients, one per real master, reading a lock's keys
+ * (value and PEXPIRETIME) and the master's run id and uptime in one MULTI, so what it sees of one
+ * master is one instant. A master that does not answer within `timeoutMs` (paused, blackholed, down)
+ * reads as undefined. Fault proxies register here which master they stand for: the oracle reads the
+ * real master, never through a proxy that may be swallowing bytes.
+ */
+import { createClient } from 'redis';
+import { parseServerInfo } from '../../src/restart-guard.js';
+import type { KeyReader } from './oracle.js';
+
+/** Proxy port → the master port behind it, for every proxy this process started. */
+const aliases = new Map<number, number>();
+
+export function aliasMaster(proxyPort: number, masterPort: number): void {
+  aliases.set(proxyPort, masterPort);
+}
+
+export function unaliasMaster(proxyPort: number): void {
+  aliases.delete(proxyPort);
+}
+
+/** What one master holds for some keys, read atomically. */
+export interface MasterReading {
+  /** Per key: its value if it is a string (null: none, or another type) and its PEXPIRETIME (−1: none, −2: no key). */
+  readonly keys: ReadonlyMap<string, { readonly value: string | null; readonly expireTimeMs: number }>;
+  readonly runId: string;
+  readonly uptimeSeconds: number;
+  /** Epoch ms at which the reply arrived. */
+  readonly receivedAtMs: number;
+}
+
+/** KEYS: the keys to read. Reply: per key {value or nil, PEXPIRETIME}; a key of another type reads {nil, −2}. */
+const READ_KEYS = `
+local out = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('TYPE', key).ok == 'string' then
+    out[i] = { redis.call('GET', key), redis.call('PEXPIRETIME', key) }
+  else
+    out[i] = { false, -2 }
+  end
+end
+return out`;
+
+function makeClient(port: number) {
+  const client = createClient({
+    socket: { host: '127.0.0.1', port, connectTimeout: 1_000, reconnectStrategy: (retries: number) => Math.min(20 * 2 ** retries, 500) },
+    // A read that cannot be sent now is of no use later.
+    disableOfflineQueue: true,
+  });
+  client.on('error', () => undefined);
+  return client;
+}
+type Client = ReturnType<typeof makeClient>;
+
+export class MasterReader implements KeyReader {
+  readonly #clients = new Map<number, Client>();
+  /** Per port, per run id: when its first reply arrived. */
+  readonly #firstSeen = new Map<number, Map<string, number>>();
+  /** Ports with a read still unanswered: a paused master gets no pile of them. */
+  readonly #inFlight = new Set<number>();
+  #closed = false;
+
+  constructor(readonly timeoutMs = 250) {}
+
+  resolve(label: string): string {
+    const port = portOf(label);
+    return `127.0.0.1:${aliases.get(port) ?? port}`;
+  }
+
+  firstSeenMs(label: string, runId: string): number | undefined {
+    return this.#firstSeen.get(portOf(this.resolve(label)))?.get(runId);
+  }
+
+  async read(label: string, keys: readonly string[]): Promise<MasterReading | undefined> {
+    const port = portOf(this.resolve(label));
+    if (this.#closed || !Number.isInteger(port) || this.#inFlight.has(port)) return undefined;
+    this.#inFlight.add(port);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.timeoutMs);
+      timer.unref();
+    });
+    const reading = this.#readNow(port, keys).finally(() => this.#inFlight.delete(port));
+    try {
+      return await Promise.race([reading, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Close every client at once: a paused master would never answer a polite QUIT. */
+  close(): void {
+    this.#closed = true;
+    for (const client of this.#clients.values()) client.destroy();
+    this.#clients.clear();
+  }
+
+  async #readNow(port: number, keys: readonly string[]): Promise<MasterReading | undefined> {
+    try {
+      const client = await this.#ready(port);
+      if (!client) return undefined;
+      const [values, info] = (await client.multi().eval(READ_KEYS, { keys: [...keys] }).info('server').exec()) as unknown[];
+      const receivedAtMs = Date.now();
+      const server = typeof info === 'string' ? parseServerInfo(info) : undefined;
+      if (!server || !Array.isArray(values)) return undefined;
+      const read = new Map<string, { value: string | null; expireTimeMs: number }>();
+      keys.forEach((key, index) => {
+        const [value, expireTimeMs] = values[index] as [unknown, unknown];
+        read.set(key, { value: typeof value === 'string' ? value : null, expireTimeMs: Number(expireTimeMs) });
+      });
+      const seen = this.#firstSeen.get(port) ?? new Map<string, number>();
+      this.#firstSeen.set(port, seen);
+      if (!seen.has(server.runId)) seen.set(server.runId, receivedAtMs);
+      return { keys: read, runId: server.runId, uptimeSeconds: server.uptimeSeconds, receivedAtMs };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The client for `port`, once it is ready (within the read's time), or undefined. */
+  async #ready(port: number): Promise<Client | undefined> {
+    let client = this.#clients.get(port);
+    if (!client) {
+      client = makeClient(port);
+      this.#clients.set(port, client);
+      client.connect().catch(() => undefined);
+    }
+    if (client.isReady) return client;
+    const waiting = client;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, this.timeoutMs);
+      timer.unref();
+      function done(): void {
+        clearTimeout(timer);
+        waiting.off('ready', done);
+        resolve();
+      }
+      waiting.once('ready', done);
+    });
+    return client.isReady && !this.#closed ? client : undefined;
+  }
+}
+
+function portOf(label: string): number {
+  return Number(label.slice(label.lastIndexOf(':') + 1));
+}

@@ -1,0 +1,131 @@
+/**
+ * The safety oracle in a vitest worker: one per process (kept on globalThis, so the setup file, the
+ * runner and the tests share it whatever module instance imports it). It judges locks only while a
+ * test body runs: from the first beforeEach to the end of the body (oracle-runner.ts), before the
+ * test's own afterEach hooks quit Redlocks and heal masters. Tests use the exported `oracle`:
+ * `await oracle.check(lock)`, `oracle.expectViolations()`, `oracle.ignore(lock)`.
+ */
+import { MasterReader } from './master-reader.js';
+import { SafetyOracle, type CheckResult, type ObservedLock, type OracleCounts } from './oracle.js';
+
+/** How often every live lock is read again while a test runs. */
+const SWEEP_INTERVAL_MS = 150;
+
+class TestOracle {
+  readonly reader = new MasterReader();
+  readonly safety = new SafetyOracle(this.reader, (violation) => this.#violation(violation));
+  /** Violations the tests of this file expected (hazard demonstrations). */
+  expected = 0;
+  /** Tests of this file the oracle failed. */
+  readonly flagged: string[] = [];
+  #judging = false;
+  #ended: Promise<void> | undefined;
+  #expecting = false;
+  #violations: string[] = [];
+  #sweep: NodeJS.Timeout | undefined;
+  #sweeping = false;
+
+  /** Totals for this file (reset by `beginFile`). */
+  get counts(): OracleCounts & { expected: number } {
+    return { ...this.safety.counts, expected: this.expected };
+  }
+
+  get judging(): boolean {
+    return this.#judging;
+  }
+
+  beginFile(): void {
+    Object.assign(this.safety.counts, { full: 0, partial: 0, skipped: 0, exclusion: 0, violations: 0 });
+    this.expected = 0;
+    this.flagged.length = 0;
+  }
+
+  beginTest(): void {
+    this.safety.forgetAll();
+    this.#violations = [];
+    this.#expecting = false;
+    this.#ended = undefined;
+    this.#judging = true;
+    this.#sweep = setInterval(() => {
+      if (this.#sweeping) return;
+      this.#sweeping = true;
+      void this.safety.sweep().finally(() => (this.#sweeping = false));
+    }, SWEEP_INTERVAL_MS);
+    this.#sweep.unref();
+  }
+
+  /**
+   * End of the test body: one last sweep, wait for every check, then stop judging. Rejects with the
+   * violations (or, for a test that expected some, with their absence). Later calls resolve.
+   */
+  endTest(testName: string): Promise<void> {
+    this.#ended ??= this.#end(testName);
+    return this.#ended;
+  }
+
+  /** For a test demonstrating a hazard outside the library's assumptions: it must see a violation. */
+  expectViolations(): void {
+    this.#expecting = true;
+  }
+
+  /** Stop judging `lock`: the test breaks its keys behind the library's back on purpose. */
+  ignore(lock: ObservedLock): void {
+    this.safety.forget(lock);
+  }
+
+  /** Check `lock` now; a violation also fails the test (unless expected). */
+  async check(lock: ObservedLock): Promise<CheckResult> {
+    const [result] = await this.safety.check([lock]);
+    return result!;
+  }
+
+  acquired(lock: ObservedLock, waitMs: number): void {
+    if (this.#judging) this.safety.acquired(lock, waitMs);
+  }
+
+  /** An extend succeeded or failed: its keys may have moved. */
+  extendedOrFailed(lock: ObservedLock): void {
+    if (this.#judging) this.safety.soon(lock);
+  }
+
+  released(lock: ObservedLock, deleted: boolean): void {
+    if (this.#judging) this.safety.released(lock, deleted);
+  }
+
+  /** A re-entered view: it emits no event of its own, so the setup file reports it. */
+  reentered(view: ObservedLock): void {
+    if (this.#judging) this.safety.soon(view);
+  }
+
+  async #end(testName: string): Promise<void> {
+    clearInterval(this.#sweep);
+    await this.safety.sweep();
+    await this.safety.settle();
+    this.#judging = false;
+    this.safety.forgetAll();
+    const violations = this.#violations;
+    if (this.#expecting) {
+      this.expected += violations.length;
+      this.safety.counts.violations -= violations.length;
+      if (violations.length === 0) {
+        this.flagged.push(testName);
+        throw new Error('safety oracle: this test expected a violation (oracle.expectViolations()), but the oracle saw none');
+      }
+      return;
+    }
+    if (violations.length > 0) {
+      this.flagged.push(testName);
+      throw new Error(`safety oracle: ${violations.length} violation(s)\n${violations.join('\n')}`);
+    }
+  }
+
+  #violation(message: string): void {
+    if (this.#judging) this.#violations.push(message);
+  }
+}
+
+const KEY = Symbol.for('redlock-quorum.test-oracle');
+const registry = globalThis as typeof globalThis & { [KEY]?: TestOracle };
+
+/** This worker's oracle. */
+export const oracle: TestOracle = (registry[KEY] ??= new TestOracle());
