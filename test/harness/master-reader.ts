@@ -9,8 +9,13 @@ import { createClient } from 'redis';
 import { parseServerInfo } from '../../src/restart-guard.js';
 import type { KeyReader } from './oracle.js';
 
-/** Proxy port → the master port behind it, for every proxy this process started. */
-const aliases = new Map<number, number>();
+/**
+ * Proxy port → the master port behind it, for every proxy this process started. On globalThis: a
+ * vitest worker may load this module more than once (the runner's graph, each file's graph).
+ */
+const ALIASES = Symbol.for('redlock-quorum.master-aliases');
+const registry = globalThis as typeof globalThis & { [ALIASES]?: Map<number, number> };
+const aliases = (registry[ALIASES] ??= new Map<number, number>());
 
 export function aliasMaster(proxyPort: number, masterPort: number): void {
   aliases.set(proxyPort, masterPort);
@@ -57,11 +62,20 @@ export class MasterReader implements KeyReader {
   readonly #clients = new Map<number, Client>();
   /** Per port, per run id: when its first reply arrived. */
   readonly #firstSeen = new Map<number, Map<string, number>>();
-  /** Ports with a read still unanswered: a paused master gets no pile of them. */
-  readonly #inFlight = new Set<number>();
+  /** Ports with a read unanswered past its time: a paused master gets no pile of them. */
+  readonly #stuck = new Set<number>();
   #closed = false;
 
-  constructor(readonly timeoutMs = 250) {}
+  constructor(
+    readonly timeoutMs = 250,
+    readonly connectTimeoutMs = 1_000,
+  ) {}
+
+  /** Start connecting to the master behind `label` now, so the first read need not wait for it. */
+  warm(label: string): void {
+    const port = portOf(this.resolve(label));
+    if (!this.#closed && Number.isInteger(port)) this.#client(port);
+  }
 
   resolve(label: string): string {
     const port = portOf(label);
@@ -74,16 +88,21 @@ export class MasterReader implements KeyReader {
 
   async read(label: string, keys: readonly string[]): Promise<MasterReading | undefined> {
     const port = portOf(this.resolve(label));
-    if (this.#closed || !Number.isInteger(port) || this.#inFlight.has(port)) return undefined;
-    this.#inFlight.add(port);
+    if (this.#closed || !Number.isInteger(port) || this.#stuck.has(port)) return undefined;
+    const client = await this.#ready(port);
+    if (!client) return undefined;
     let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.timeoutMs);
+    const deadline = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.timeoutMs);
       timer.unref();
     });
-    const reading = this.#readNow(port, keys).finally(() => this.#inFlight.delete(port));
+    const reading = this.#readNow(port, client, keys);
     try {
-      return await Promise.race([reading, deadline]);
+      const outcome = await Promise.race([reading, deadline]);
+      if (outcome !== 'timeout') return outcome;
+      this.#stuck.add(port);
+      void reading.finally(() => this.#stuck.delete(port));
+      return undefined;
     } finally {
       clearTimeout(timer);
     }
@@ -96,10 +115,8 @@ export class MasterReader implements KeyReader {
     this.#clients.clear();
   }
 
-  async #readNow(port: number, keys: readonly string[]): Promise<MasterReading | undefined> {
+  async #readNow(port: number, client: Client, keys: readonly string[]): Promise<MasterReading | undefined> {
     try {
-      const client = await this.#ready(port);
-      if (!client) return undefined;
       const [values, info] = (await client.multi().eval(READ_KEYS, { keys: [...keys] }).info('server').exec()) as unknown[];
       const receivedAtMs = Date.now();
       const server = typeof info === 'string' ? parseServerInfo(info) : undefined;
@@ -118,18 +135,16 @@ export class MasterReader implements KeyReader {
     }
   }
 
-  /** The client for `port`, once it is ready (within the read's time), or undefined. */
+  /**
+   * The client for `port`, once it is ready, or undefined. A first connection may take longer than a
+   * read (a loaded machine): up to `connectTimeoutMs`; a master that is down refuses at once.
+   */
   async #ready(port: number): Promise<Client | undefined> {
-    let client = this.#clients.get(port);
-    if (!client) {
-      client = makeClient(port);
-      this.#clients.set(port, client);
-      client.connect().catch(() => undefined);
-    }
+    const client = this.#client(port);
     if (client.isReady) return client;
     const waiting = client;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, this.timeoutMs);
+      const timer = setTimeout(done, this.connectTimeoutMs);
       timer.unref();
       function done(): void {
         clearTimeout(timer);
@@ -139,6 +154,16 @@ export class MasterReader implements KeyReader {
       waiting.once('ready', done);
     });
     return client.isReady && !this.#closed ? client : undefined;
+  }
+
+  #client(port: number): Client {
+    let client = this.#clients.get(port);
+    if (!client) {
+      client = makeClient(port);
+      this.#clients.set(port, client);
+      client.connect().catch(() => undefined);
+    }
+    return client;
   }
 }
 

@@ -30,6 +30,11 @@ class TestOracle {
     return { ...this.safety.counts, expected: this.expected };
   }
 
+  /** Violations seen so far in the running test. */
+  get violations(): readonly string[] {
+    return this.#violations;
+  }
+
   get judging(): boolean {
     return this.#judging;
   }

@@ -31,6 +31,8 @@ export interface KeyReader {
   firstSeenMs(label: string, runId: string): number | undefined;
   /** The real master behind a label (proxies resolved), as `host:port`. */
   resolve(label: string): string;
+  /** Get ready to read the master behind `label` soon. */
+  warm?(label: string): void;
 }
 
 export const valid = (lock: ObservedLock, nowMs: number): boolean => !lock.released && !lock.signal.aborted && nowMs < lock.expiration;
@@ -231,6 +233,7 @@ export class SafetyOracle {
   track(lock: ObservedLock, sinceMs?: number): void {
     if (this.#tracked.has(lock)) return;
     this.#tracked.set(lock, { sinceMs: sinceMs ?? Date.now() - 60_000 });
+    for (const label of lock.masters) this.reader.warm?.(label);
   }
 
   /** Check `lock`'s validity in the next batch (an extend landed or failed); tracks it too. */
