@@ -22,6 +22,7 @@ export interface ObservedLock {
   readonly masters: readonly string[];
   readonly quorum: number;
   readonly reentered: boolean;
+  readonly autoExtending: boolean;
 }
 
 /** Reads one master's keys; never rejects (undefined: no answer in time, or an error). */
@@ -35,7 +36,13 @@ export interface KeyReader {
   warm?(label: string): void;
 }
 
-export const valid = (lock: ObservedLock, nowMs: number): boolean => !lock.released && !lock.signal.aborted && nowMs < lock.expiration;
+/**
+ * Valid in the library's eyes. A plain lock's signal aborts only when its expiration passes, and
+ * reading `signal` gives the lock a lifetime with an expiry timer it would otherwise not have (which
+ * changes how a late release is reported): only auto-extending locks' signals are read.
+ */
+export const valid = (lock: ObservedLock, nowMs: number): boolean =>
+  !lock.released && nowMs < lock.expiration && !(lock.autoExtending && lock.signal.aborted);
 
 /** What one master says about one lock's keys, for the verdict. */
 export type MasterView =

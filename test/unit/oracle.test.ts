@@ -31,6 +31,7 @@ function lock(overrides: Partial<ObservedLock> & { aborted?: boolean } = {}): Ob
     masters: MASTERS,
     quorum: 3,
     reentered: false,
+    autoExtending: true,
     ...overrides,
   };
 }
