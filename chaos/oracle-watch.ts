@@ -48,10 +48,14 @@ export class OracleWatch {
       this.#oracle.soon(event.lock);
       this.#report(event.lock, 'failed');
     });
-    redlock.on('released', (event) => {
-      this.#oracle.released(event.lock, event.released);
-      this.#report(event.lock, 'ended', Date.now() - event.durationMs);
-    });
+    // A lock's belief ends when release is called; the 'released' event comes only once a quorum
+    // deleted its keys, when another worker may already hold them: so the end is taken at the call.
+    const release = redlock.release.bind(redlock);
+    redlock.release = (lock) => {
+      if (!lock.released) this.#report(lock, 'ended');
+      return release(lock);
+    };
+    redlock.on('released', (event) => this.#oracle.released(event.lock, event.released));
     redlock.on('lost', (event) => this.#report(event.lock, 'ended'));
     this.#sweep = setInterval(() => {
       if (this.#sweeping) return;

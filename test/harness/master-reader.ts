@@ -64,6 +64,7 @@ export class MasterReader implements KeyReader {
   readonly #firstSeen = new Map<number, Map<string, number>>();
   /** Ports with a read unanswered past its time: a paused master gets no pile of them. */
   readonly #stuck = new Set<number>();
+  readonly #waiting = new Map<number, Promise<void>>();
   #closed = false;
 
   constructor(
@@ -142,17 +143,23 @@ export class MasterReader implements KeyReader {
   async #ready(port: number): Promise<Client | undefined> {
     const client = this.#client(port);
     if (client.isReady) return client;
-    const waiting = client;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, this.connectTimeoutMs);
-      timer.unref();
-      function done(): void {
-        clearTimeout(timer);
-        waiting.off('ready', done);
-        resolve();
-      }
-      waiting.once('ready', done);
-    });
+    // One wait per client, shared by every read that needs it (no pile of 'ready' listeners).
+    let waiting = this.#waiting.get(port);
+    if (!waiting) {
+      waiting = new Promise<void>((resolve) => {
+        const timer = setTimeout(done, this.connectTimeoutMs);
+        timer.unref();
+        function done(): void {
+          clearTimeout(timer);
+          client.off('ready', done);
+          resolve();
+        }
+        client.once('ready', done);
+      });
+      this.#waiting.set(port, waiting);
+      void waiting.finally(() => this.#waiting.delete(port));
+    }
+    await waiting;
     return client.isReady && !this.#closed ? client : undefined;
   }
 

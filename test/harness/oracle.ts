@@ -189,6 +189,8 @@ interface Tracked {
 export class SafetyOracle {
   readonly counts: OracleCounts = { full: 0, partial: 0, skipped: 0, exclusion: 0, violations: 0 };
   readonly #tracked = new Map<ObservedLock, Tracked>();
+  /** Locks already reported by the validity check: a broken lock stays broken on every sweep. */
+  readonly #flagged = new WeakSet<ObservedLock>();
   readonly #pending = new Set<Promise<unknown>>();
   #queued = new Set<ObservedLock>();
   #flush: NodeJS.Immediate | undefined;
@@ -319,7 +321,10 @@ export class SafetyOracle {
       const masters = lock.masters.map((label) => this.#view(label, readings.get(label), sinceMs));
       const result = judgeValidity(lock, before[index]!, beliefOf(lock, afterMs), masters);
       this.counts[result.verdict]++;
-      if (result.violation) this.#violation(result.violation);
+      if (result.violation && !this.#flagged.has(lock)) {
+        this.#flagged.add(lock);
+        this.#violation(result.violation);
+      }
       return result;
     });
   }
