@@ -10,6 +10,8 @@ import { SafetyOracle, type OracleCounts } from '../test/harness/oracle.js';
 import type { HolderReport } from './holders.js';
 
 const SWEEP_INTERVAL_MS = 150;
+/** Locks read per sweep at most (the longest unchecked first); every extend is checked besides. */
+const SWEEP_LIMIT = 50;
 /** Violations sent verbatim (all are counted): one defect tends to repeat on every lock. */
 const MAX_SENT = 20;
 
@@ -60,7 +62,7 @@ export class OracleWatch {
     this.#sweep = setInterval(() => {
       if (this.#sweeping) return;
       this.#sweeping = true;
-      void this.#oracle.sweep().finally(() => (this.#sweeping = false));
+      void this.#oracle.sweep(SWEEP_LIMIT).finally(() => (this.#sweeping = false));
     }, SWEEP_INTERVAL_MS);
     this.#sweep.unref();
   }

@@ -10,6 +10,8 @@ import { SafetyOracle, type CheckResult, type ObservedLock, type OracleCounts } 
 
 /** How often every live lock is read again while a test runs. */
 const SWEEP_INTERVAL_MS = 150;
+/** Locks read per sweep at most (the longest unchecked first); every extend is checked besides. */
+const SWEEP_LIMIT = 50;
 
 class TestOracle {
   readonly reader = new MasterReader();
@@ -54,7 +56,7 @@ class TestOracle {
     this.#sweep = setInterval(() => {
       if (this.#sweeping) return;
       this.#sweeping = true;
-      void this.safety.sweep().finally(() => (this.#sweeping = false));
+      void this.safety.sweep(SWEEP_LIMIT).finally(() => (this.#sweeping = false));
     }, SWEEP_INTERVAL_MS);
     this.#sweep.unref();
   }

@@ -7,7 +7,7 @@
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { Lock } from '../../src/lock.js';
 import { channelNames, type AcquiredEvent, type ExtendedEvent, type FailedEvent, type ReleasedEvent } from '../../src/observe.js';
@@ -75,5 +75,5 @@ afterAll(() => {
     );
   }
   mkdirSync('test-results/oracle', { recursive: true });
-  writeFileSync(`test-results/oracle/${basename(file)}.json`, JSON.stringify({ file, ...counts, flagged: oracle.flagged }));
+  writeFileSync(`test-results/oracle/${relative('.', file).replaceAll('/', '_')}.json`, JSON.stringify({ file, ...counts, flagged: oracle.flagged }));
 });

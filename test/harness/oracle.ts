@@ -180,6 +180,8 @@ export interface OracleCounts {
 interface Tracked {
   /** Epoch ms before which none of the lock's keys were set: runs of masters started later forgot nothing of it. */
   readonly sinceMs: number;
+  /** When a check of it last started (sweeps take the longest unchecked first). */
+  checkedAtMs: number;
 }
 
 /**
@@ -189,6 +191,8 @@ interface Tracked {
 export class SafetyOracle {
   readonly counts: OracleCounts = { full: 0, partial: 0, skipped: 0, exclusion: 0, violations: 0 };
   readonly #tracked = new Map<ObservedLock, Tracked>();
+  /** Locks a test broke on purpose (`forget`): never tracked again, whatever event comes. */
+  #ignored = new WeakSet<ObservedLock>();
   /** Locks already reported by the validity check: a broken lock stays broken on every sweep. */
   readonly #flagged = new WeakSet<ObservedLock>();
   readonly #pending = new Set<Promise<unknown>>();
@@ -235,18 +239,19 @@ export class SafetyOracle {
         this.soon(view);
       }
     }
-    this.forget(lock);
+    this.#tracked.delete(lock);
   }
 
   /** Follow `lock` from now on (a lock first seen extended, or a re-entered view). */
   track(lock: ObservedLock, sinceMs?: number): void {
-    if (this.#tracked.has(lock)) return;
-    this.#tracked.set(lock, { sinceMs: sinceMs ?? Date.now() - 60_000 });
+    if (this.#tracked.has(lock) || this.#ignored.has(lock)) return;
+    this.#tracked.set(lock, { sinceMs: sinceMs ?? Date.now() - 60_000, checkedAtMs: 0 });
     for (const label of lock.masters) this.reader.warm?.(label);
   }
 
   /** Check `lock`'s validity in the next batch (an extend landed or failed); tracks it too. */
   soon(lock: ObservedLock): void {
+    if (this.#ignored.has(lock)) return;
     this.track(lock);
     this.#queued.add(lock);
     this.#flush ??= setImmediate(() => {
@@ -263,9 +268,15 @@ export class SafetyOracle {
     return this.#run(locks);
   }
 
-  /** Check every live tracked lock. */
-  sweep(): Promise<CheckResult[]> {
-    return this.#run(this.live);
+  /**
+   * Check the live tracked locks: all of them, or the `limit` checked longest ago (many held locks,
+   * each also checked on its every extend, need not all be read on every sweep).
+   */
+  sweep(limit = Number.POSITIVE_INFINITY): Promise<CheckResult[]> {
+    const live = this.live;
+    if (live.length <= limit) return this.#run(live);
+    const checkedAt = (lock: ObservedLock): number => this.#tracked.get(lock)?.checkedAtMs ?? 0;
+    return this.#run(live.sort((a, b) => checkedAt(a) - checkedAt(b)).slice(0, limit));
   }
 
   /** Resolves once every check started so far (and queued ones) finished. */
@@ -286,10 +297,12 @@ export class SafetyOracle {
   forgetAll(): void {
     this.#tracked.clear();
     this.#queued.clear();
+    this.#ignored = new WeakSet();
   }
 
-  /** Stop following one lock (a test that breaks its keys on purpose). */
+  /** Stop following one lock for good (a test that breaks its keys on purpose). */
   forget(lock: ObservedLock): void {
+    this.#ignored.add(lock);
     this.#tracked.delete(lock);
     this.#queued.delete(lock);
   }
@@ -304,6 +317,10 @@ export class SafetyOracle {
   async #checkBatch(locks: readonly ObservedLock[]): Promise<CheckResult[]> {
     if (locks.length === 0) return [];
     const before = locks.map((lock) => beliefOf(lock));
+    for (const lock of locks) {
+      const tracked = this.#tracked.get(lock);
+      if (tracked) tracked.checkedAtMs = before[0]!.atMs;
+    }
     const keysByMaster = new Map<string, Set<string>>();
     for (const lock of locks) {
       for (const label of lock.masters) {
