@@ -21,6 +21,7 @@ class TestOracle {
   /** Tests of this file the oracle failed. */
   readonly flagged: string[] = [];
   #judging = false;
+  /** The end of the running test's judgement, once started (the verdict is given once). */
   #ended: Promise<void> | undefined;
   #expecting = false;
   #violations: string[] = [];
@@ -66,7 +67,8 @@ class TestOracle {
    * violations (or, for a test that expected some, with their absence). Later calls resolve.
    */
   endTest(testName: string): Promise<void> {
-    this.#ended ??= this.#end(testName);
+    if (this.#ended) return Promise.resolve();
+    this.#ended = this.#end(testName);
     return this.#ended;
   }
 
