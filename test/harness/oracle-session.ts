@@ -14,8 +14,9 @@ const SWEEP_INTERVAL_MS = 150;
 const SWEEP_LIMIT = 50;
 
 class TestOracle {
-  readonly reader = new MasterReader();
-  readonly safety = new SafetyOracle(this.reader, (violation) => this.#violation(violation));
+  /** Both new for every file (endFile closes the reader's clients). */
+  reader = new MasterReader();
+  safety = new SafetyOracle(this.reader, (violation) => this.#violation(violation));
   /** Violations the tests of this file expected (hazard demonstrations). */
   expected = 0;
   /** Tests of this file the oracle failed. */
@@ -38,14 +39,17 @@ class TestOracle {
     return this.#violations;
   }
 
-  get judging(): boolean {
-    return this.#judging;
-  }
-
   beginFile(): void {
-    Object.assign(this.safety.counts, { full: 0, partial: 0, skipped: 0, exclusion: 0, violations: 0 });
+    this.reader.close();
+    this.reader = new MasterReader();
+    this.safety = new SafetyOracle(this.reader, (violation) => this.#violation(violation));
     this.expected = 0;
     this.flagged.length = 0;
+  }
+
+  /** Close the oracle's clients (the file's masters are about to stop). */
+  endFile(): void {
+    this.reader.close();
   }
 
   beginTest(): void {

@@ -63,7 +63,7 @@ afterEach(() => oracle.endTest(expect.getState().currentTestName ?? 'a test'));
 afterAll(() => {
   for (const [name, subscriber] of subscribers) diagnosticsChannel.unsubscribe(name, subscriber);
   Lock.viewOf = viewOf;
-  oracle.reader.close();
+  oracle.endFile();
   const file = expect.getState().testPath ?? 'unknown';
   const counts = oracle.counts;
   const checks = counts.full + counts.partial;
