@@ -4,6 +4,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/harness/global-setup.ts'],
+    // The safety oracle judges every lock of every test (test/harness/oracle.ts); the runner ends
+    // its judgement after each test body, before the test's own afterEach hooks.
+    setupFiles: ['test/harness/oracle-setup.ts'],
+    runner: 'test/harness/oracle-runner.ts',
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,

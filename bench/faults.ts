@@ -1,6 +1,7 @@
 /** The bench side of proxy-process.ts: start proxies in a child process and change their faults. */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { aliasMaster, unaliasMaster } from '../test/harness/master-reader.js';
 import type { ProxyMode } from '../test/harness/proxy.js';
 import type { ProxyRequest } from './proxy-process.js';
 
@@ -9,6 +10,8 @@ export class ProxyProcess {
     private readonly child: ChildProcess,
     /** Proxy ports, in the order of the target ports given. */
     readonly ports: readonly number[],
+    /** The master ports behind them. */
+    readonly targetPorts: readonly number[],
   ) {}
 
   static async start(targetPorts: readonly number[]): Promise<ProxyProcess> {
@@ -17,7 +20,9 @@ export class ProxyProcess {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const reply = await request<{ ports: number[] }>(child, { type: 'start', targetPorts: [...targetPorts] });
-    return new ProxyProcess(child, reply.ports);
+    // The safety oracle reads the masters themselves (a proxy may be swallowing bytes).
+    reply.ports.forEach((port, index) => aliasMaster(port, targetPorts[index]!));
+    return new ProxyProcess(child, reply.ports, [...targetPorts]);
   }
 
   async set(index: number, mode: ProxyMode, latencyMs = 0): Promise<void> {
@@ -30,6 +35,7 @@ export class ProxyProcess {
   }
 
   async stop(): Promise<void> {
+    for (const port of this.ports) unaliasMaster(port);
     if (this.child.exitCode === null && this.child.connected) await request(this.child, { type: 'stop' });
     if (this.child.exitCode === null) this.child.kill('SIGKILL');
   }

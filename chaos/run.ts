@@ -10,6 +10,12 @@
  * another when both were within their lock's validity (a lost update), no lock key left on a master
  * after the run + ttl, no crash or unhandled rejection in a worker. Exits non-zero on any violation.
  *
+ * The safety oracle (test/harness/oracle.ts) runs in every worker against the real masters, and
+ * here across workers (holders.ts): no lock believed valid past the instant a quorum frees its keys,
+ * no two locks on a resource believed valid at once. Most rounds also start a probe in a worker
+ * (probes.ts): a burst of concurrent acquires, event-loop stalls, an extend that lands late with a
+ * shorter ttl, nested re-entered locks outliving or losing their outer lock.
+ *
  * --fencing: locks take fencing tokens and the checker also requires each resource's tokens to
  * increase from section to section. Fence counters must survive restarts (README, "Fencing tokens"),
  * so the masters then run with AOF `appendfsync always` and a killed master restarts from its AOF.
@@ -20,8 +26,11 @@ import * as hdr from 'hdr-histogram-js';
 import { createClient } from 'redis';
 import { ProxyProcess } from '../bench/faults.js';
 import { check } from './checker.js';
+import { overlappingHolders, type HolderReport } from './holders.js';
+import type { ProbeReply, ProbeRequest } from './probes.js';
 import { Storage, type StorageRequest } from './storage.js';
 import { FENCE_SUFFIX } from '../src/scripts/index.js';
+import type { OracleCounts } from '../test/harness/oracle.js';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
 
 const arg = (name: string, fallback: number): number => {
@@ -55,18 +64,29 @@ interface WorkerStats {
   abandoned: number;
   fencedOff: number;
   acquireMs: number[];
+  oracle: OracleCounts;
 }
 
 type Fault = 'kill-restart' | 'pause-master' | 'latency' | 'blackhole' | 'reset' | 'pause-worker';
 const FAULTS: readonly Fault[] = ['kill-restart', 'pause-master', 'latency', 'blackhole', 'reset', 'pause-worker'];
+type Probe = 'burst' | 'stall-listener' | 'stall-loop' | 'late-extend' | 'nested-release' | 'nested-loss';
+const PROBES: readonly Probe[] = ['burst', 'stall-listener', 'stall-loop', 'late-extend', 'nested-release', 'nested-loss'];
 
 const masters: RedisMaster[] = await startMasters(5, FENCING ? { args: ['--appendonly', 'yes', '--appendfsync', 'always'] } : {});
 const proxies = await ProxyProcess.start(masters.map((master) => master.port));
 const workers: ChildProcess[] = [];
 const stats: WorkerStats[] = [];
 const crashes: string[] = [];
-const applied = new Map<Fault, number>();
+const applied = new Map<Fault | Probe, number>();
+const holders: HolderReport[] = [];
+const oracleViolations: string[] = [];
+const asks = new Map<number, (reply: ProbeReply) => void>();
+let asked = 0;
 let failed = false;
+/** When the schedule ends (set when it starts). */
+let endAt = 0;
+/** The fault schedule as it happened, printed at the end. */
+const log: string[] = [];
 
 try {
   const replay = `npm run chaos -- --duration ${DURATION_S} --seed ${SEED}${FENCING ? ' --fencing' : ''}`;
@@ -78,6 +98,7 @@ try {
       env: {
         ...process.env,
         CHAOS_NODES: proxies.ports.map((port) => `redis://127.0.0.1:${port}`).join(','),
+        CHAOS_MASTERS: proxies.targetPorts.join(','),
         CHAOS_RESOURCES: String(RESOURCES),
         CHAOS_TTL_MS: String(TTL_MS),
         CHAOS_WORKER: String(worker),
@@ -90,6 +111,9 @@ try {
         const reply = storage.serve(worker, message as unknown as StorageRequest);
         if (child.connected) child.send({ type: 'storage', id: message['id'], ...reply });
       } else if (message.type === 'stats') stats.push(message as unknown as WorkerStats);
+      else if (message.type === 'holder') holders.push(message as unknown as HolderReport);
+      else if (message.type === 'oracle-violation') oracleViolations.push(`safety oracle, worker ${worker}: ${String(message['message'])}`);
+      else if (message.type === 'probe') asks.get(Number(message['id']))?.(message as unknown as ProbeReply);
       else if (message.type === 'crash') crashes.push(`worker ${worker}: ${String(message['message'])}`);
     });
     return new Promise<void>((resolve) =>
@@ -105,30 +129,41 @@ try {
 
   // The fault schedule: every 1.5–3 s one or two faults on distinct targets.
   const random = prng(SEED);
-  const end = Date.now() + DURATION_S * 1000;
-  const log: string[] = [];
+  endAt = Date.now() + DURATION_S * 1000;
+  const end = endAt;
   while (Date.now() < end - 2_000) {
     await sleep(1_500 + random() * 1_500);
     const count = random() < 0.3 ? 2 : 1;
     const targets = new Set<number>();
     const undo: Array<() => Promise<void>> = [];
+    const pausedWorkers = new Set<number>();
     for (let i = 0; i < count; i++) {
       const fault = FAULTS[Math.floor(random() * FAULTS.length)]!;
       let target = Math.floor(random() * 5);
       while (targets.has(target)) target = (target + 1) % 5;
       targets.add(target);
       applied.set(fault, (applied.get(fault) ?? 0) + 1);
+      if (fault === 'pause-worker') pausedWorkers.add(target % WORKERS);
       log.push(`${((DURATION_S * 1000 - (end - Date.now())) / 1000).toFixed(1)} s ${fault} ${fault === 'pause-worker' ? `worker ${target % WORKERS}` : `master ${target}`}`);
       undo.push(await applyFault(fault, target));
     }
+    // Most rounds also run a probe in a worker that is not paused; its masters are others than the faults'.
+    const probe = random() < 0.75 ? PROBES[Math.floor(random() * PROBES.length)]! : undefined;
+    let probeWorker = Math.floor(random() * WORKERS);
+    while (pausedWorkers.has(probeWorker) && pausedWorkers.size < WORKERS) probeWorker = (probeWorker + 1) % WORKERS;
+    const pauseThree = shuffled([0, 1, 2, 3, 4].filter((index) => !targets.has(index)), random).slice(0, 3);
+    const stallMs = 50 + Math.floor(random() * 250);
+    const probeDone = probe ? runProbe(probe, probeWorker, pauseThree, stallMs, random) : Promise.resolve();
     await sleep(500 + random() * 1_500); // how long the faults last
     for (const heal of undo) await heal();
+    await probeDone;
   }
   for (const child of workers) if (child.connected) child.send({ type: 'stop' });
   await Promise.race([Promise.all(done), sleep(15_000)]);
   for (const child of workers) if (child.exitCode === null) child.kill('SIGKILL');
 
   // Checks.
+  const crossWorker = overlappingHolders(holders);
   const verdict = check(storage.sections, new Map(Array.from({ length: RESOURCES }, (_, r) => [`chaos:r${r}`, storage.counter(`chaos:r${r}`)])));
   const violations = [...verdict.violations];
   await sleep(TTL_MS + 200);
@@ -140,6 +175,13 @@ try {
   await Promise.all(inspectors.map((client) => client.close()));
   if (leftover.length > 0) violations.push(`lock keys left after the run + ttl: ${leftover.join(', ')}`);
   violations.push(...crashes);
+  const oracleTotal = (pick: (counts: OracleCounts) => number): number => stats.reduce((sum, s) => sum + (s.oracle ? pick(s.oracle) : 0), 0);
+  const oracleCount = oracleTotal((c) => c.violations) + crossWorker.length;
+  violations.push(...oracleViolations, ...crossWorker.map((overlap) => `safety oracle, across workers: ${overlap}`));
+  for (const s of stats) {
+    const unsent = (s.oracle?.violations ?? 0) - oracleViolations.filter((v) => v.startsWith(`safety oracle, worker ${s.worker}:`)).length;
+    if (unsent > 0) violations.push(`safety oracle, worker ${s.worker}: ${unsent} more violations like the above`);
+  }
 
   // Summary.
   const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
@@ -157,6 +199,11 @@ try {
   if (FENCING) console.log(`| writes refused by the storage's fencing-token check | ${total((s) => s.fencedOff)} |`);
   console.log(`| acquire success rate | ${attempts ? ((total((s) => s.acquired) / attempts) * 100).toFixed(1) : '—'} % (${total((s) => s.acquired)} of ${attempts}) |`);
   console.log(`| acquire latency p50 / p99 / max | ${[50, 99, 100].map((p) => (histogram.getValueAtPercentile(p) / 1000).toFixed(1)).join(' / ')} ms |`);
+  console.log(
+    `| safety-oracle checks (full / partial) | ${oracleTotal((c) => c.full)} / ${oracleTotal((c) => c.partial)} ` +
+      `(${oracleTotal((c) => c.skipped)} not judged; ${oracleTotal((c) => c.exclusion)} exclusion checks in workers, ${holders.length} lock reports across workers) |`,
+  );
+  console.log(`| safety-oracle violations | ${oracleCount} |`);
   console.log(`| violations | ${violations.length} |`);
   for (const violation of violations) console.log(`VIOLATION: ${violation}`);
   failed = violations.length > 0 || stats.length !== WORKERS;
@@ -167,6 +214,88 @@ try {
   for (const master of masters) master.stop();
 }
 process.exit(failed ? 1 : 0);
+
+/** Ask worker `index` to run a probe; resolves to its answer (or a failed one if none came in time). */
+function ask(index: number, request: ProbeRequest, timeoutMs = 10_000): Promise<ProbeReply> {
+  const child = workers[index];
+  if (!child?.connected) return Promise.resolve({ ok: false, detail: 'worker gone' });
+  const id = asked++;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      asks.delete(id);
+      resolve({ ok: false, detail: 'no answer in time' });
+    }, timeoutMs);
+    asks.set(id, (reply) => {
+      clearTimeout(timer);
+      asks.delete(id);
+      resolve(reply);
+    });
+    child.send({ type: 'probe', id, request });
+  });
+}
+
+/** Run a probe in `worker` (parameters from the seeded `random`); logs it with its outcome. */
+async function runProbe(probe: Probe, worker: number, pauseThree: number[], stallMs: number, random: () => number): Promise<void> {
+  applied.set(probe, (applied.get(probe) ?? 0) + 1);
+  const startedAt = ((DURATION_S * 1000 - (endAt - Date.now())) / 1000).toFixed(1);
+  const size = 200 + Math.floor(random() * 200);
+  const gapsMs = [0, 1, 2].map(() => Math.floor(random() * 100));
+  const shortTtlMs = 150 + Math.floor(random() * 150);
+  const other = (worker + 1) % WORKERS;
+  const paused = async (work: () => Promise<unknown>): Promise<void> => {
+    for (const index of pauseThree) masters[index]!.pause();
+    try {
+      await work();
+    } finally {
+      for (const index of pauseThree) masters[index]!.resume();
+    }
+  };
+  let detail: string;
+  let params: string;
+  switch (probe) {
+    case 'burst':
+      params = `${size} acquires, every 3rd on a shared resource`;
+      detail = (await ask(worker, { probe, size, sharedEvery: 3 })).detail;
+      break;
+    case 'stall-listener':
+      params = `acquired listener busy-waits ${stallMs} ms ×3 during 60 acquires`;
+      detail = (await ask(worker, { probe, stallMs, count: 3, size: 60 })).detail;
+      break;
+    case 'stall-loop':
+      params = `event loop busy ${stallMs} ms ×3, gaps ${gapsMs.join('/')} ms`;
+      detail = (await ask(worker, { probe, stallMs, gapsMs })).detail;
+      break;
+    case 'late-extend': {
+      params = `extend(${shortTtlMs}) with masters ${pauseThree.join(',')} paused, then resumed`;
+      const prepared = await ask(worker, { probe: 'late-extend-prepare' });
+      if (!prepared.ok) {
+        detail = prepared.detail;
+        break;
+      }
+      let outcome = '';
+      await paused(async () => {
+        outcome = (await ask(worker, { probe: 'late-extend-go', shortTtlMs })).detail;
+        await sleep(150); // the extend has failed; its commands wait in the paused masters' sockets
+      });
+      detail = outcome;
+      break;
+    }
+    case 'nested-release':
+      params = `nested using, a fire-and-forget one outliving the outer by 600 ms; worker ${other} contends`;
+      detail = (await ask(worker, { probe: 'nested', holdMs: 700, loss: false })).detail;
+      await sleep(150); // the outer routine ends (100 ms) and releases
+      detail += `; contender: ${(await ask(other, { probe: 'burst', size: 5, sharedEvery: 1, resources: Array<string>(5).fill('chaos:nest') })).detail}`;
+      break;
+    case 'nested-loss': {
+      params = `nested using while masters ${pauseThree.join(',')} are paused past the ttl`;
+      const held = await ask(worker, { probe: 'nested', holdMs: TTL_MS + 600, loss: true });
+      detail = held.detail;
+      if (held.ok) await paused(() => sleep(TTL_MS + 300));
+      break;
+    }
+  }
+  log.push(`${startedAt} s probe ${probe} worker ${worker}: ${params} → ${detail}`);
+}
 
 /** Apply a fault; resolves to the function that undoes it. */
 async function applyFault(fault: Fault, target: number): Promise<() => Promise<void>> {
@@ -200,6 +329,16 @@ async function applyFault(fault: Fault, target: number): Promise<() => Promise<v
       return () => Promise.resolve(void worker.kill('SIGCONT'));
     }
   }
+}
+
+/** Fisher–Yates with the seeded generator. */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -4,10 +4,13 @@
  * atomic per request like a database) with a short delay in between. A section whose lock was
  * lost before the write is abandoned, not written. With CHAOS_FENCING=1 locks are fenced, writes
  * carry the token, and the storage refuses a token lower than the largest it has seen (counted as
- * fenced off).
+ * fenced off). The safety oracle (oracle-watch.ts) checks every lock against the real masters, and
+ * the runner's schedule starts probes (probes.ts) here: bursts, stalls, late extends, nested locks.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionError, Redlock } from '../src/index.js';
+import { OracleWatch } from './oracle-watch.js';
+import { Probes, type ProbeRequest } from './probes.js';
 import type { StorageReply, StorageRequest } from './storage.js';
 
 const nodes = (process.env['CHAOS_NODES'] ?? '').split(',');
@@ -15,6 +18,8 @@ const resources = Number(process.env['CHAOS_RESOURCES'] ?? 3);
 const ttlMs = Number(process.env['CHAOS_TTL_MS'] ?? 1_000);
 const worker = Number(process.env['CHAOS_WORKER'] ?? 0);
 const fencing = process.env['CHAOS_FENCING'] === '1';
+/** The real masters' ports, in the order of CHAOS_NODES (which are their proxies). */
+const masterPorts = (process.env['CHAOS_MASTERS'] ?? '').split(',').map(Number);
 
 process.on('unhandledRejection', (reason) => {
   process.send?.({ type: 'crash', message: `unhandled rejection: ${String(reason)}` });
@@ -30,13 +35,31 @@ const redlock = new Redlock(nodes, {
   restartGuard: { graceMs: ttlMs + 500 },
 });
 redlock.on('error', () => undefined); // faults are expected; outcomes and the checker tell the story
+const watch = new OracleWatch(worker, redlock, nodes, masterPorts);
+const probes = new Probes(worker, redlock, ttlMs, watch);
+const running = new Set<Promise<void>>();
 
 let stopping = false;
 const pending = new Map<number, (reply: StorageReply) => void>();
 let requests = 0;
-process.on('message', (message: { type: string; id: number } & StorageReply) => {
+process.on('message', (message: { type: string; id: number } & StorageReply & { request?: ProbeRequest }) => {
   if (message.type === 'stop') stopping = true;
   else if (message.type === 'storage') pending.get(message.id)?.(message);
+  else if (message.type === 'probe' && message.request) {
+    const { id, request } = message;
+    let replied = false;
+    const run = probes
+      .run(request, (answer) => {
+        if (replied) return;
+        replied = true;
+        process.send?.({ type: 'probe', id, ...answer });
+      })
+      .catch((error: unknown) => {
+        if (!replied) process.send?.({ type: 'probe', id, ok: false, detail: String(error) });
+      })
+      .finally(() => running.delete(run));
+    running.add(run);
+  }
 });
 
 function storage(request: StorageRequest): Promise<StorageReply> {
@@ -83,8 +106,11 @@ while (!stopping) {
     stats.failed++;
   }
 }
+await Promise.allSettled(running);
+await probes.settle();
+await watch.close();
 await redlock.quit();
-process.send?.({ type: 'stats', worker, ...stats });
+process.send?.({ type: 'stats', worker, ...stats, oracle: watch.counts });
 process.disconnect();
 // After quit() nothing of the library's should keep this process alive; if something does, say what.
 setTimeout(() => {

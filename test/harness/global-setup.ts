@@ -3,6 +3,7 @@
  * REDLOCK_TEST_BACKEND selects (backend.ts). Tests that kill, pause or restart a master start their
  * own local ones (see cluster.ts), so files never disturb each other.
  */
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import 'vitest';
 import type { TestProject } from 'vitest/node';
 import { startSharedMasters, type SharedMasters } from './backend.js';
@@ -16,7 +17,11 @@ declare module 'vitest' {
 
 let shared: SharedMasters | undefined;
 
+/** Where each test file's safety-oracle totals land (oracle-setup.ts), summed at teardown. */
+const ORACLE_DIR = 'test-results/oracle';
+
 export async function setup(project: TestProject): Promise<void> {
+  rmSync(ORACLE_DIR, { recursive: true, force: true });
   shared = await startSharedMasters();
   console.log(`shared test masters: ${shared.backend}, ports ${shared.ports.join(', ')}`);
   project.provide('sharedMasterPorts', shared.ports);
@@ -25,4 +30,28 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   await shared?.stop();
+  reportOracleTotals();
+}
+
+function reportOracleTotals(): void {
+  mkdirSync(ORACLE_DIR, { recursive: true });
+  const files = readdirSync(ORACLE_DIR).map((name) => JSON.parse(readFileSync(`${ORACLE_DIR}/${name}`, 'utf8')) as Record<string, unknown>);
+  const sum = (field: string): number => files.reduce((total, file) => total + Number(file[field] ?? 0), 0);
+  const flagged = files.flatMap((file) => ((file['flagged'] as string[] | undefined) ?? []).map((test) => `${String(file['file'])}: ${test}`));
+  const totals = {
+    files: files.length,
+    full: sum('full'),
+    partial: sum('partial'),
+    skipped: sum('skipped'),
+    exclusion: sum('exclusion'),
+    violations: sum('violations'),
+    expected: sum('expected'),
+    flagged,
+  };
+  writeFileSync('test-results/oracle.json', `${JSON.stringify(totals, null, 2)}\n`);
+  console.log(
+    `safety oracle: ${totals.full + totals.partial} invariant checks (${totals.full} full, ${totals.partial} partial), ` +
+      `${totals.exclusion} exclusion checks, ${totals.violations} violations (${totals.expected} expected by hazard tests), ` +
+      `${flagged.length} tests flagged`,
+  );
 }

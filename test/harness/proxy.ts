@@ -4,6 +4,7 @@
  * connections. Listens on a free loopback port; `close()` ends every socket it opened.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { aliasMaster, unaliasMaster } from './master-reader.js';
 
 export type ProxyMode = 'pass' | 'blackhole' | 'refuse';
 
@@ -32,6 +33,8 @@ export class FaultProxy {
     const address = server.address();
     if (typeof address !== 'object' || address === null) throw new Error('proxy has no port');
     const proxy = new FaultProxy(server, address.port, targetPort);
+    // The safety oracle reads the master itself: this proxy may be swallowing bytes.
+    aliasMaster(proxy.port, targetPort);
     server.on('connection', (client) => proxy.#accept(client));
     return proxy;
   }
@@ -55,6 +58,7 @@ export class FaultProxy {
   }
 
   async close(): Promise<void> {
+    unaliasMaster(this.port);
     for (const timer of this.#timers) clearTimeout(timer);
     for (const socket of this.#sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));

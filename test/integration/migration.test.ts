@@ -39,6 +39,7 @@ import {
 // type `import … from 'redlock'` (TS7016): its declarations are taken by path, its code by name.
 import type * as NodeRedlockModule from '../../node_modules/redlock/dist/index.js';
 import { eventually, redlockOn, sleep, uniquePrefix, urlOf, useSharedMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
+import { oracle } from '../harness/oracle-session.js';
 import { freePort } from '../harness/redis-server.js';
 
 type NodeRedlock = NodeRedlockModule.default;
@@ -317,6 +318,7 @@ describe("node-redlock's README patterns on redlock-quorum", () => {
     const somethingElse = vi.fn(() => Promise.resolve());
     const takenOver = async (): Promise<void> => {
       // Another writer owns both keys on every master now: the automatic extension finds the lock lost.
+      oracle.ignore(held!); // taken behind the library's back: outside the assumptions
       for (const resource of [senderId, recipientId]) {
         await Promise.all(direct.map((client) => client.set(resource, 'intruder', { PX: 5000 })));
       }

@@ -1,0 +1,98 @@
+/**
+ * The safety oracle inside a chaos worker: every lock its Redlock acquires, extends or fails to
+ * extend is checked against the real masters (CHAOS_MASTERS, behind the proxies of CHAOS_NODES),
+ * every live lock is read again every 150 ms, and each lock's believed validity is reported to the
+ * runner, which checks exclusion across workers (holders.ts). Violations go to the runner at once.
+ */
+import type { Lock, Redlock } from '../src/index.js';
+import { MasterReader, aliasMaster } from '../test/harness/master-reader.js';
+import { SafetyOracle, type OracleCounts } from '../test/harness/oracle.js';
+import type { HolderReport } from './holders.js';
+
+const SWEEP_INTERVAL_MS = 150;
+/** Locks read per sweep at most (the longest unchecked first); every extend is checked besides. */
+const SWEEP_LIMIT = 50;
+/** Violations sent verbatim (all are counted): one defect tends to repeat on every lock. */
+const MAX_SENT = 20;
+
+export class OracleWatch {
+  readonly #reader = new MasterReader();
+  readonly #oracle: SafetyOracle;
+  readonly #ids = new WeakMap<Lock, number>();
+  /** When each lock's acquire call started: none of its keys were set earlier. */
+  readonly #since = new WeakMap<Lock, number>();
+  readonly #sweep: NodeJS.Timeout;
+  #sweeping = false;
+  #nextId = 0;
+  #sent = 0;
+
+  constructor(
+    private readonly worker: number,
+    redlock: Redlock,
+    nodeUrls: readonly string[],
+    masterPorts: readonly number[],
+  ) {
+    nodeUrls.forEach((url, index) => aliasMaster(Number(new URL(url).port), masterPorts[index]!));
+    this.#oracle = new SafetyOracle(this.#reader, (message) => {
+      if (this.#sent++ < MAX_SENT) process.send?.({ type: 'oracle-violation', worker, message });
+    });
+    redlock.on('acquired', (event) => {
+      this.#since.set(event.lock, Date.now() - event.waitMs - 1);
+      this.#oracle.acquired(event.lock, event.waitMs);
+      this.#report(event.lock, 'acquired');
+    });
+    redlock.on('extended', (event) => {
+      this.#oracle.soon(event.lock);
+      this.#report(event.lock, 'extended');
+    });
+    redlock.on('failed', (event) => {
+      if (event.operation !== 'extend' || !event.lock) return;
+      this.#oracle.soon(event.lock);
+      this.#report(event.lock, 'failed');
+    });
+    // A lock's belief ends when release is called; the 'released' event comes only once a quorum
+    // deleted its keys, when another worker may already hold them: so the end is taken at the call.
+    const release = redlock.release.bind(redlock);
+    redlock.release = (lock) => {
+      if (!lock.released) this.#report(lock, 'ended');
+      return release(lock);
+    };
+    redlock.on('released', (event) => this.#oracle.released(event.lock, event.released));
+    redlock.on('lost', (event) => this.#report(event.lock, 'ended'));
+    this.#sweep = setInterval(() => {
+      if (this.#sweeping) return;
+      this.#sweeping = true;
+      void this.#oracle.sweep(SWEEP_LIMIT).finally(() => (this.#sweeping = false));
+    }, SWEEP_INTERVAL_MS);
+    this.#sweep.unref();
+  }
+
+  /** A re-entered view inside a routine that holds `outer`: no event of its own, so the probe says so. */
+  viewStarted(view: Lock, outer: Lock): void {
+    this.#oracle.track(view, this.#since.get(outer) ?? Date.now() - 60_000);
+    this.#oracle.soon(view);
+    this.#report(view, 'acquired');
+  }
+
+  viewEnded(view: Lock): void {
+    this.#report(view, 'ended');
+  }
+
+  get counts(): OracleCounts {
+    return { ...this.#oracle.counts };
+  }
+
+  /** Stop sweeping, finish the checks in flight and close the oracle's clients. */
+  async close(): Promise<void> {
+    clearInterval(this.#sweep);
+    await this.#oracle.settle();
+    this.#reader.close();
+  }
+
+  #report(lock: Lock, event: HolderReport['event'], atMs = Date.now()): void {
+    let id = this.#ids.get(lock);
+    if (id === undefined) this.#ids.set(lock, (id = this.#nextId++));
+    const report: HolderReport = { worker: this.worker, id, value: lock.value, resources: lock.resources, atMs, expirationMs: lock.expiration, event };
+    process.send?.({ type: 'holder', ...report });
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * The safety oracle's eyes: its own node-redis clients, one per real master, reading a lock's keys
+ * (value and PEXPIRETIME) and the master's run id and uptime in one MULTI, so what it sees of one
+ * master is one instant. A master that does not answer within `timeoutMs` (paused, blackholed, down)
+ * reads as undefined. Fault proxies register here which master they stand for: the oracle reads the
+ * real master, never through a proxy that may be swallowing bytes.
+ */
+import { createClient } from 'redis';
+import { parseServerInfo } from '../../src/restart-guard.js';
+import type { KeyReader } from './oracle.js';
+
+/**
+ * Proxy port → the master port behind it, for every proxy this process started. On globalThis: a
+ * vitest worker may load this module more than once (the runner's graph, each file's graph).
+ */
+const ALIASES = Symbol.for('redlock-quorum.master-aliases');
+const registry = globalThis as typeof globalThis & { [ALIASES]?: Map<number, number> };
+const aliases = (registry[ALIASES] ??= new Map<number, number>());
+
+export function aliasMaster(proxyPort: number, masterPort: number): void {
+  aliases.set(proxyPort, masterPort);
+}
+
+export function unaliasMaster(proxyPort: number): void {
+  aliases.delete(proxyPort);
+}
+
+/** What one master holds for some keys, read atomically. */
+export interface MasterReading {
+  /** Per key: its value if it is a string (null: none, or another type) and its PEXPIRETIME (−1: none, −2: no key). */
+  readonly keys: ReadonlyMap<string, { readonly value: string | null; readonly expireTimeMs: number }>;
+  readonly runId: string;
+  readonly uptimeSeconds: number;
+  /** Epoch ms at which the reply arrived. */
+  readonly receivedAtMs: number;
+}
+
+/** KEYS: the keys to read. Reply: per key {value or nil, PEXPIRETIME}; a key of another type reads {nil, −2}. */
+const READ_KEYS = `
+local out = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('TYPE', key).ok == 'string' then
+    out[i] = { redis.call('GET', key), redis.call('PEXPIRETIME', key) }
+  else
+    out[i] = { false, -2 }
+  end
+end
+return out`;
+
+function makeClient(port: number) {
+  const client = createClient({
+    socket: { host: '127.0.0.1', port, connectTimeout: 1_000, reconnectStrategy: (retries: number) => Math.min(20 * 2 ** retries, 500) },
+    // A read that cannot be sent now is of no use later.
+    disableOfflineQueue: true,
+  });
+  client.on('error', () => undefined);
+  return client;
+}
+type Client = ReturnType<typeof makeClient>;
+
+export class MasterReader implements KeyReader {
+  readonly #clients = new Map<number, Client>();
+  /** Per port, per run id: when its first reply arrived. */
+  readonly #firstSeen = new Map<number, Map<string, number>>();
+  /** Ports with a read unanswered past its time: a paused master gets no pile of them. */
+  readonly #stuck = new Set<number>();
+  readonly #waiting = new Map<number, Promise<void>>();
+  #closed = false;
+
+  constructor(
+    readonly timeoutMs = 250,
+    readonly connectTimeoutMs = 1_000,
+  ) {}
+
+  /** Start connecting to the master behind `label` now, so the first read need not wait for it. */
+  warm(label: string): void {
+    const port = portOf(this.resolve(label));
+    if (!this.#closed && Number.isInteger(port)) this.#client(port);
+  }
+
+  resolve(label: string): string {
+    const port = portOf(label);
+    return `127.0.0.1:${aliases.get(port) ?? port}`;
+  }
+
+  firstSeenMs(label: string, runId: string): number | undefined {
+    return this.#firstSeen.get(portOf(this.resolve(label)))?.get(runId);
+  }
+
+  async read(label: string, keys: readonly string[]): Promise<MasterReading | undefined> {
+    const port = portOf(this.resolve(label));
+    if (this.#closed || !Number.isInteger(port) || this.#stuck.has(port)) return undefined;
+    const client = await this.#ready(port);
+    if (!client) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.timeoutMs);
+      timer.unref();
+    });
+    const reading = this.#readNow(port, client, keys);
+    try {
+      const outcome = await Promise.race([reading, deadline]);
+      if (outcome !== 'timeout') return outcome;
+      this.#stuck.add(port);
+      void reading.finally(() => this.#stuck.delete(port));
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Close every client at once: a paused master would never answer a polite QUIT. */
+  close(): void {
+    this.#closed = true;
+    for (const client of this.#clients.values()) client.destroy();
+    this.#clients.clear();
+  }
+
+  async #readNow(port: number, client: Client, keys: readonly string[]): Promise<MasterReading | undefined> {
+    try {
+      const [values, info] = (await client.multi().eval(READ_KEYS, { keys: [...keys] }).info('server').exec()) as unknown[];
+      const receivedAtMs = Date.now();
+      const server = typeof info === 'string' ? parseServerInfo(info) : undefined;
+      if (!server || !Array.isArray(values)) return undefined;
+      const read = new Map<string, { value: string | null; expireTimeMs: number }>();
+      keys.forEach((key, index) => {
+        const [value, expireTimeMs] = values[index] as [unknown, unknown];
+        read.set(key, { value: typeof value === 'string' ? value : null, expireTimeMs: Number(expireTimeMs) });
+      });
+      const seen = this.#firstSeen.get(port) ?? new Map<string, number>();
+      this.#firstSeen.set(port, seen);
+      if (!seen.has(server.runId)) seen.set(server.runId, receivedAtMs);
+      return { keys: read, runId: server.runId, uptimeSeconds: server.uptimeSeconds, receivedAtMs };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The client for `port`, once it is ready, or undefined. A first connection may take longer than a
+   * read (a loaded machine): up to `connectTimeoutMs`; a master that is down refuses at once.
+   */
+  async #ready(port: number): Promise<Client | undefined> {
+    const client = this.#client(port);
+    if (client.isReady) return client;
+    // One wait per client, shared by every read that needs it (no pile of 'ready' listeners).
+    let waiting = this.#waiting.get(port);
+    if (!waiting) {
+      waiting = new Promise<void>((resolve) => {
+        const timer = setTimeout(done, this.connectTimeoutMs);
+        timer.unref();
+        function done(): void {
+          clearTimeout(timer);
+          client.off('ready', done);
+          resolve();
+        }
+        client.once('ready', done);
+      });
+      this.#waiting.set(port, waiting);
+      void waiting.finally(() => this.#waiting.delete(port));
+    }
+    await waiting;
+    return client.isReady && !this.#closed ? client : undefined;
+  }
+
+  #client(port: number): Client {
+    let client = this.#clients.get(port);
+    if (!client) {
+      client = makeClient(port);
+      this.#clients.set(port, client);
+      client.connect().catch(() => undefined);
+    }
+    return client;
+  }
+}
+
+function portOf(label: string): number {
+  return Number(label.slice(label.lastIndexOf(':') + 1));
+}
