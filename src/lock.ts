@@ -9,6 +9,7 @@
  * extend is sent, raised only by a successful extend, and "now" once the lock is lost. (Release
  * keeps it: `released` says so.)
  */
+import { setMaxListeners } from 'node:events';
 import { LockLostError } from './errors.js';
 import { Lifetime, lockSignal, type LockSignal, type Renewal } from './lifetime.js';
 import type { Settings } from './settings.js';
@@ -130,6 +131,7 @@ export class Lock {
     if (outerSignal.aborted) follow();
     else if (outer.released) this.#outerReleased();
     else {
+      setMaxListeners(0, outerSignal); // one listener per view in use: a routine may re-enter many times
       outerSignal.addEventListener('abort', follow, { once: true });
       this.#stopFollowing = () => outerSignal.removeEventListener('abort', follow);
     }

@@ -3,7 +3,7 @@
  * Orchestration only: the fan-out is quorum.ts, timing maths validity.ts, I/O node.ts.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import {
   ExecutionError,
   LockExpiredError,
@@ -72,7 +72,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   readonly #scope = new AsyncLocalStorage<ReadonlyMap<string, Lock>>();
   readonly #stats: StatsRecorder;
   #closed = false;
-  /** Aborted by quit(): wakes every acquire or extend sleeping between attempts. */
+  /** Aborted by quit(): wakes every acquire or extend sleeping between attempts (one listener each: no limit). */
   readonly #closing = new AbortController();
 
   /**
@@ -81,6 +81,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    */
   constructor(nodes: readonly NodeInput[], settings?: Partial<Settings>) {
     super();
+    setMaxListeners(0, this.#closing.signal);
     if (!Array.isArray(nodes)) throw new TypeError('nodes must be an array of node-redis clients, URLs or client options');
     if (nodes.length === 0) throw new RangeError('nodes must name at least one redis master');
     this.#settings = { ...validateSettings(settings, nodes.length, false) };
