@@ -111,6 +111,16 @@ export function useSharedMasters(): { ports: number[]; direct: DirectClient[]; r
     fixture.ports = sharedPorts();
     fixture.direct = await directClients(fixture.ports);
     fixture.redlock = redlockOn(fixture.ports, { retryDelay: 20, retryJitter: 10 });
+    // Every connection ready (its first INFO answered) before the first test: a master still
+    // connecting when a test's acquire decides at quorum would miss that lock for good.
+    const warmUp = uniquePrefix('warm-up')('r');
+    await eventually(async () => {
+      const lock = await fixture.redlock.acquire(warmUp, 2_000, { nodeTimeout: 1_000 });
+      await sleep(20); // the answers after the quorum
+      const held = await valuesOn(fixture.direct, warmUp);
+      await lock.release();
+      return held.every((value) => value === lock.value);
+    }, 10_000);
   });
   afterAll(async () => {
     await fixture.redlock.quit();
