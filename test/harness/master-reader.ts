@@ -25,6 +25,19 @@ export function unaliasMaster(proxyPort: number): void {
   aliases.delete(proxyPort);
 }
 
+/**
+ * Master port → when its current run answered its first PING, for masters this process started
+ * (redis-server.ts). Exact where INFO's whole-second uptime cannot tell a master started a moment
+ * ago from one restarted since a lock was taken.
+ */
+const STARTS = Symbol.for('redlock-quorum.master-starts');
+const startsRegistry = globalThis as typeof globalThis & { [STARTS]?: Map<number, number> };
+const starts = (startsRegistry[STARTS] ??= new Map<number, number>());
+
+export function masterStarted(port: number, readyAtMs: number): void {
+  starts.set(port, readyAtMs);
+}
+
 /** What one master holds for some keys, read atomically. */
 export interface MasterReading {
   /** Per key: its value if it is a string (null: none, or another type) and its PEXPIRETIME (−1: none, −2: no key). */
@@ -85,6 +98,11 @@ export class MasterReader implements KeyReader {
 
   firstSeenMs(label: string, runId: string): number | undefined {
     return this.#firstSeen.get(portOf(this.resolve(label)))?.get(runId);
+  }
+
+  /** When the master's current run was ready, if this process started it. */
+  startedAtMs(label: string): number | undefined {
+    return starts.get(portOf(this.resolve(label)));
   }
 
   async read(label: string, keys: readonly string[]): Promise<MasterReading | undefined> {

@@ -30,6 +30,8 @@ export interface KeyReader {
   read(label: string, keys: readonly string[]): Promise<MasterReading | undefined>;
   /** Epoch ms of the first reply from this run of the master, if any was seen. */
   firstSeenMs(label: string, runId: string): number | undefined;
+  /** When the master's current run was ready, where known exactly (a master this process started). */
+  startedAtMs?(label: string): number | undefined;
   /** The real master behind a label (proxies resolved), as `host:port`. */
   resolve(label: string): string;
   /** Get ready to read the master behind `label` soon. */
@@ -350,6 +352,9 @@ export class SafetyOracle {
     if (!reading) return { label, state: 'unknown' };
     // This run of the master surely existed when the lock's keys were set if we heard from it
     // before, or its uptime says so (INFO's whole seconds may overstate by up to one).
+    // A master this process started says exactly when (a restart updates it).
+    const startedAtMs = this.reader.startedAtMs?.(label);
+    if (startedAtMs !== undefined) return startedAtMs <= sinceMs ? { label, state: 'read', reading } : { label, state: 'restarted', reading };
     const firstSeenMs = this.reader.firstSeenMs(label, reading.runId);
     const startedBeforeMs = reading.receivedAtMs - Math.max(0, reading.uptimeSeconds - 1) * 1000;
     const older = (firstSeenMs !== undefined && firstSeenMs <= sinceMs) || startedBeforeMs <= sinceMs;

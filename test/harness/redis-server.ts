@@ -9,6 +9,7 @@ import { createServer, createConnection } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { masterStarted } from './master-reader.js';
 
 export interface MasterOptions {
   /** Extra redis-server arguments, e.g. ['--appendonly', 'yes']. */
@@ -139,6 +140,7 @@ export class RedisMaster {
       if (this.#process === child) this.#process = undefined;
     });
     await Promise.race([waitForPing(this.port, 5000, tls !== undefined), exited]);
+    masterStarted(this.port, Date.now());
   }
 
   /** kill -9: the master is gone, its data with it (no persistence unless asked). */
