@@ -87,8 +87,12 @@ class TestOracle {
   }
 
   /** Check `lock` now; a violation also fails the test (unless expected). */
-  async check(lock: ObservedLock): Promise<CheckResult> {
-    const [result] = await this.safety.check([lock]);
+  async check(lock: ObservedLock): Promise<CheckResult>;
+  /** Check these locks now, read together (one atomic read per master). */
+  async check(locks: readonly ObservedLock[]): Promise<CheckResult[]>;
+  async check(locks: ObservedLock | readonly ObservedLock[]): Promise<CheckResult | CheckResult[]> {
+    if (Array.isArray(locks)) return this.safety.check(locks as readonly ObservedLock[]);
+    const [result] = await this.safety.check([locks as ObservedLock]);
     return result!;
   }
 

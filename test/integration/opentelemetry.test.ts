@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ExecutionError, type Redlock } from '../../src/index.js';
 import { instrumentRedlock } from '../../src/opentelemetry.js';
 import { sleep, uniquePrefix, useSharedMasters } from '../harness/cluster.js';
+import { oracle } from '../harness/oracle-session.js';
 
 const shared = useSharedMasters();
 const exporter = new InMemorySpanExporter();
@@ -68,6 +69,18 @@ describe('OpenTelemetry', () => {
     expect(failed.status.message).toMatch(/could not acquire/);
     expect(failed.events.map((event) => event.name)).toContain('exception');
     expect((failed.attributes['redlock.master.statuses'] as string[]).filter((status) => status === 'locked').length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('500 concurrent acquires with the instrumentation on: no lock claims validity past a quorum of its keys', async () => {
+    // The review's case: spans built between one lock's reply and the next lock's caller made a
+    // third of the locks claim up to 20 ms past their keys. Expiration now ignores such time.
+    const key = uniquePrefix('otel-burst');
+    const locks = await Promise.all(Array.from({ length: 500 }, (_, i) => redlock.acquire(key(`r${i}`), 3_000)));
+    const results = await oracle.check(locks);
+    expect(results.filter((result) => result.violation !== undefined)).toEqual([]);
+    expect(results.filter((result) => result.verdict === 'full').length).toBeGreaterThan(400);
+    expect(exporter.getFinishedSpans().filter((span) => span.name === 'redlock.acquire')).toHaveLength(500);
+    await Promise.all(locks.map((lock) => lock.release()));
   });
 
   it('stops tracing when the returned function is called; without it, no span is made', async () => {
