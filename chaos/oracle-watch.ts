@@ -72,6 +72,10 @@ export class OracleWatch {
     this.#oracle.track(view, this.#since.get(outer) ?? Date.now() - 60_000);
     this.#oracle.soon(view);
     this.#report(view, 'acquired');
+    // A view's belief also ends when its outer lock is lost, or released while the view is in use:
+    // its signal says so at that instant.
+    if (view.signal.aborted) this.#report(view, 'ended');
+    else view.signal.addEventListener('abort', () => this.#report(view, 'ended'), { once: true });
   }
 
   viewEnded(view: Lock): void {
