@@ -158,7 +158,8 @@ describe('masters that cannot take a lock', () => {
       // Every slot on it: single-key commands work there, multi-key ones answer CROSSSLOT.
       await admin!.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
       await eventually(async () => /cluster_state:ok/.test(await admin!.clusterInfo()));
-      const redlock = new Redlock([clusterNode!.url, urls[1]!, urls[2]!], { retryCount: 0 });
+      // A generous per-master timeout: fresh connections on a loaded machine, and one try.
+      const redlock = new Redlock([clusterNode!.url, urls[1]!, urls[2]!], { retryCount: 0, nodeTimeout: 1_500 });
       const events: NodeError[] = [];
       redlock.on('error', (error) => events.push(error));
       const outcomes: NodeOutcome[] = [];

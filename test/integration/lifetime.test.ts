@@ -31,14 +31,15 @@ const heldBy = async (key: string, value: string): Promise<boolean> =>
 
 describe('using()', () => {
   it('extends the lock over 5× its ttl while another client is refused throughout, then releases', async () => {
-    const redlock = lockOn({ automaticExtensionThreshold: 300 });
+    // Room for a loaded machine: a 200 ms per-master timeout inside a 400 ms threshold.
+    const redlock = lockOn({ automaticExtensionThreshold: 400, nodeTimeout: 200 });
     const other = lockOn({ retryCount: 0 });
     const key = uniquePrefix('extend5x');
     let refusals = 0;
     let value = '';
-    const result = await redlock.using(key('r'), 600, async (signal, lock) => {
+    const result = await redlock.using(key('r'), 800, async (signal, lock) => {
       value = lock.value;
-      const end = Date.now() + 3_200;
+      const end = Date.now() + 4_000;
       while (Date.now() < end) {
         await expect(other.acquire(key('r'), 600)).rejects.toBeInstanceOf(ExecutionError);
         refusals++;
@@ -151,12 +152,13 @@ describe('autoExtend locks', () => {
   });
 
   it('renewals of many held locks leave in one script call per master per slot', async () => {
-    const redlock = lockOn({ automaticExtensionThreshold: 500 });
+    // Room for a loaded machine: renewals with a 400 ms per-master timeout.
+    const redlock = lockOn({ automaticExtensionThreshold: 500, nodeTimeout: 400 });
     const key = uniquePrefix('many');
     const count = 300;
     const locks = await Promise.all(Array.from({ length: count }, (_, i) => redlock.acquire(key(`r${i}`), 1_000, { autoExtend: true })));
     const tap = await monitor(ports[0]!);
-    await sleep(1_200); // at least two renewals each
+    await sleep(1_300); // at least two renewals each
     tap.stop();
     const extendCalls = tap.lines.filter((line) => line.includes(lockScript.sha) && line.includes('"e"'));
     const extendOps = extendCalls.reduce((total, line) => total + line.split('"e"').length - 1, 0);
