@@ -119,6 +119,8 @@ export class Lifetime {
   #scheduleRenewal(): void {
     const renewal = this.renewal;
     if (!renewal) return;
+    // A renewal that was in flight when the Redlock was quit: nothing will renew it again.
+    if (renewal.scheduler.closed) return this.abandon('the Redlock was quit, so it is no longer extended');
     if (this.#slot !== undefined) renewal.scheduler.remove(this, this.#slot);
     this.#slot = renewal.scheduler.add(this, this.lock.expiration - renewal.thresholdMs);
   }
@@ -142,6 +144,8 @@ function lostBecause(lock: Lock, error: unknown): LockLostError {
  */
 export class RenewalScheduler {
   readonly #slots = new Map<number, { lifetimes: Set<Lifetime>; cancel: CancelTimer }>();
+  /** Set by quit(): lifetimes that would schedule another renewal are abandoned instead. */
+  closed = false;
 
   constructor(readonly slotMs = 50) {}
 

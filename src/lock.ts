@@ -10,7 +10,7 @@
  * keeps it: `released` says so.)
  */
 import { setMaxListeners } from 'node:events';
-import { LockLostError } from './errors.js';
+import { LockLostError, LockReleasedError } from './errors.js';
 import { Lifetime, lockSignal, type LockSignal, type Renewal } from './lifetime.js';
 import type { Settings } from './settings.js';
 import type { ReleaseResult } from './redlock.js';
@@ -129,6 +129,7 @@ export class Lock {
     const outerSignal = outer.signal;
     const follow = (): void => controller.abort(outerSignal.reason);
     if (outerSignal.aborted) follow();
+    else if (this.#released) return lockSignal(controller); // released: nothing to follow any more
     else if (outer.released) this.#outerReleased();
     else {
       setMaxListeners(0, outerSignal); // one listener per view in use: a routine may re-enter many times
@@ -202,6 +203,12 @@ export class Lock {
     return true;
   }
 
+  /** @internal the masters say it is gone: end its validity and abort its signal with `error`. */
+  lose(error: LockLostError): void {
+    if (this.#outer) return this.#outer.lose(error);
+    (this.#lifetime ??= new Lifetime(this, undefined)).lose(error);
+  }
+
   /** @internal its lifetime aborted the signal (after ending its validity). */
   lost(error: LockLostError): void {
     this.#lost = true;
@@ -219,6 +226,7 @@ export class Lock {
   /** Extend to `ttl` ms from now on a quorum; resolves to this lock with `expiration` moved. */
   async extend(ttl: number): Promise<Lock> {
     if (this.#outer) {
+      if (this.released) throw new LockReleasedError(this.resources);
       await this.owner.extend(this.#outer, ttl);
       return this;
     }

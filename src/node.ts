@@ -90,8 +90,11 @@ export class RedisNode {
   readonly #inFlight = new Set<AbortController>();
   readonly #onError: (error: NodeError) => void;
   readonly #guard: RestartGuard | undefined;
-  /** The INFO read on the latest connection, while it is in flight: lock commands wait for it. */
-  #infoCheck: Promise<void> | undefined;
+  /**
+   * The INFO read on the latest connection, while it is in flight or lock commands still wait for
+   * it: lock commands wait for it, and leave in the order they came (see #checked).
+   */
+  #infoCheck: { readonly done: Promise<void>; settled: boolean; waiting: number } | undefined;
   /** The latest INFO said `cluster_enabled:1`: keys live in hash slots, multi-key scripts fail there. */
   #clusterMode = false;
   readonly #batcher = new Batcher((operations) => this.#send(operations));
@@ -195,7 +198,18 @@ export class RedisNode {
    * acquire or extend (a release may still clean up).
    */
   async #checked(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
-    if (this.#infoCheck) await untilCancelled(this.#infoCheck, cancellation);
+    const check = this.#infoCheck;
+    if (check) {
+      // The check is dropped only once its last waiter has left: a command coming meanwhile waits
+      // behind them, so commands reach the master in the order they were submitted (an earlier,
+      // shorter extend must never land after a later one).
+      check.waiting++;
+      try {
+        await untilCancelled(check.done, cancellation);
+      } finally {
+        if (--check.waiting === 0 && check.settled && this.#infoCheck === check) this.#infoCheck = undefined;
+      }
+    }
     if (this.#clusterMode) throw new ClusterModeError(this.label);
     const waitMs = this.#guard && operation.kind !== 'release' ? this.#guard.waitMs(Date.now()) : 0;
     if (waitMs > 0) throw new MasterRestartedError(this.label, waitMs);
@@ -400,7 +414,7 @@ export class RedisNode {
     const onFailure = (error: unknown): void => void (client === this.#client && !this.#closed && this.#handleError(error));
     // One INFO (its default sections include server and cluster, on every Redis version) serves the
     // cluster-mode check and the restart guard. Refused (an ACL without +info), it matters only to the guard.
-    const check = this.#watched(() => client.sendCommand(['INFO']))
+    const done = this.#watched(() => client.sendCommand(['INFO']))
       .then((info) => {
         const text = String(info);
         this.#clusterMode = /^cluster_enabled:1\r?$/m.test(text);
@@ -410,8 +424,10 @@ export class RedisNode {
       })
       .catch((error: unknown) => void (this.#guard && onFailure(error)))
       .finally(() => {
-        if (this.#infoCheck === check) this.#infoCheck = undefined;
+        check.settled = true;
+        if (check.waiting === 0 && this.#infoCheck === check) this.#infoCheck = undefined;
       });
+    const check = { done, settled: false, waiting: 0 };
     this.#infoCheck = check;
     // Load ahead of the first EVALSHA on this connection; EVALSHA falls back to EVAL anyway.
     client.sendCommand(['SCRIPT', 'LOAD', lockScript.source]).catch(onFailure);

@@ -114,10 +114,13 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
      * The outcomes are what the decision saw: a status never changes after it. What arrives later
      * (for a master still pending then, or one that had timed out) is recorded in `late`.
      */
-    const settledLate = (outcome: NodeOutcome, status: NodeStatus): boolean => {
-      if (outcome.status !== 'timeout' && !(decided && outcome.status === 'pending')) return false;
-      outcome.late = status;
-      return true;
+    const record = (outcome: NodeOutcome, status: NodeStatus, latencyMs: number): void => {
+      if (decided) {
+        outcome.late = status;
+      } else {
+        outcome.status = status;
+        outcome.latencyMs = latencyMs;
+      }
     };
     // Every master's timeout starts now and is the same length, so one timer serves them all.
     const cancelTimer = startTimer(() => {
@@ -126,11 +129,7 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
       // Marked first, counted after: masters timing out together are all timeouts, even though the
       // first of them may decide.
       for (const index of silent) {
-        const outcome = outcomes[index]!;
-        if (!settledLate(outcome, 'timeout')) {
-          outcome.status = 'timeout';
-          outcome.latencyMs = latencyMs;
-        }
+        record(outcomes[index]!, 'timeout', latencyMs);
         // Withdraws the command if it is still unsent (e.g. behind a full socket buffer).
         cancellations[index]!.cancel(timeout);
         options.onAnswer?.(index, 'timeout');
@@ -147,17 +146,16 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
     labels.forEach((_, index) => {
       const outcome = outcomes[index]!;
       const answered = (status: NodeStatus, fill: () => void): void => {
+        // A late answer's details (its error, pttl or fence) are kept beside `late`.
         if (counted[index]) {
-          outcome.late = status; // after its timeout: not counted again
+          outcome.late = status; // after its timeout: recorded, not counted again
+          fill();
           return;
         }
-        if (!settledLate(outcome, status)) {
-          outcome.status = status;
-          outcome.latencyMs = now() - startMs;
-        }
-        fill(); // a late answer's details (its error, pttl or fence) are kept beside `late`
+        record(outcome, status, now() - startMs);
+        fill();
         options.onAnswer?.(index, status);
-        if (!counted[index]) count(index, status === 'granted');
+        count(index, status === 'granted');
       };
       operation(index, cancellations[index]!).then(
         (answer) =>

@@ -323,9 +323,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     attempts: AttemptRecord[],
     onFailedAttempt: ((record: AttemptRecord) => void) | undefined,
   ): Promise<AttemptRecord> {
-    if (lock.released) throw new LockReleasedError(lock.resources);
     for (let attempt = 1; ; attempt++) {
       this.#assertOpen();
+      // Released while this extend slept between attempts (or before it began): nothing more is sent.
+      if (lock.released) throw new LockReleasedError(lock.resources);
       if (this.#clock.epochMs() >= lock.expiration) {
         if (attempt === 1) throw new LockExpiredError(lock.resources, lock.expiration);
         throw new ExecutionError(
@@ -343,20 +344,25 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       lock.lowerExpiration(expiration);
       const { vote, record } = await this.#vote(extend, effective, attempt, start);
       if (vote.reached && record.validityMs > 0) {
-        // A lock lost meanwhile (its lowered validity ran out) stays lost.
-        if (!lock.extendedTo(expiration, ttlMs)) throw new LockExpiredError(lock.resources, lock.expiration);
+        // A lock released or lost meanwhile (its lowered validity ran out) stays so.
+        if (!lock.extendedTo(expiration, ttlMs)) {
+          throw lock.released ? new LockReleasedError(lock.resources) : new LockExpiredError(lock.resources, lock.expiration);
+        }
         return record;
       }
       remember(attempts, record);
       onFailedAttempt?.(record);
       const lost = vote.outcomes.filter((outcome) => outcome.status === 'lost').length;
       if (this.#nodes.length - lost < effective.quorum) {
-        throw new ExecutionError(
+        const error = new ExecutionError(
           `lock on ${formatResources(lock.resources)} is lost: ${lost} of ${this.#nodes.length} masters no longer hold it, ` +
             `so a quorum of ${effective.quorum} is impossible`,
           lock.resources,
           attempts,
         );
+        // Another client can be granted it now: the lock ends here, whoever asked for the extend.
+        lock.lose(new LockLostError(lock.resources, error.message, attempts, error));
+        throw error;
       }
       if (effective.retryCount !== -1 && attempt > effective.retryCount) {
         throw new ExecutionError(
@@ -459,6 +465,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort(new RedlockClosedError());
+    this.#renewals.closed = true;
     for (const lifetime of this.#renewals.scheduled) lifetime.abandon('the Redlock was quit, so it is no longer extended');
     await this.#notifier.close();
     await Promise.all(this.#nodes.map((node) => node.close()));

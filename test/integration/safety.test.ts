@@ -5,7 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { ExecutionError, Redlock, RedlockClosedError, type Lock } from '../../src/index.js';
+import { ExecutionError, LockReleasedError, Redlock, RedlockClosedError, type Lock } from '../../src/index.js';
+import { oracle } from '../harness/oracle-session.js';
 import { collectOutput, exitWithin } from '../harness/processes.js';
 import { eventually, redlockOn, settled, sleep, uniquePrefix, useOwnMasters, type DirectClient } from '../harness/cluster.js';
 
@@ -99,6 +100,32 @@ describe('a failed extend never leaves the lock claiming more than its keys hold
     } finally {
       await redlock.quit();
     }
+  });
+});
+
+describe('an extend that finds the lock gone ends it', () => {
+  it('a manual extend answered "lost" by a quorum aborts the signal and ends the validity at once', async () => {
+    const key = uniquePrefix('extend-lost')('r');
+    const redlock = own.lockOn({ retryCount: 0 });
+    const lock = await redlock.acquire(key, 30_000);
+    const { signal } = lock;
+    oracle.ignore(lock); // its keys are taken away behind the library's back
+    await eventually(async () => (await Promise.all(own.direct.map((client) => client.get(key)))).every((v) => v === lock.value));
+    await Promise.all(own.direct.slice(0, 3).map((client) => client.del(key)));
+    await expect(lock.extend(30_000)).rejects.toThrow(/is lost: 3 of 5 masters no longer hold it/);
+    expect(signal.aborted).toBe(true);
+    expect(lock.expiration).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('an extend still retrying when the lock is released rejects with LockReleasedError, sending nothing more', async () => {
+    const key = uniquePrefix('extend-released')('r');
+    const redlock = own.lockOn({ retryCount: 5, retryDelay: 300, retryJitter: 0, nodeTimeout: 50 });
+    const lock = await redlock.acquire(key, 10_000);
+    for (const master of own.masters.slice(0, 3)) master.pause();
+    const extending = lock.extend(10_000).catch((error: unknown) => error);
+    await sleep(150); // the first attempt timed out; the extend sleeps before its next one
+    await lock.release();
+    expect(await extending).toBeInstanceOf(LockReleasedError);
   });
 });
 
