@@ -9,9 +9,6 @@ import { MasterReader, aliasMaster } from '../test/harness/master-reader.js';
 import { SafetyOracle, type OracleCounts } from '../test/harness/oracle.js';
 import type { HolderReport } from './holders.js';
 
-const SWEEP_INTERVAL_MS = 150;
-/** Locks read per sweep at most (the longest unchecked first); every extend is checked besides. */
-const SWEEP_LIMIT = 50;
 /** Violations sent verbatim (all are counted): one defect tends to repeat on every lock. */
 const MAX_SENT = 20;
 
@@ -21,8 +18,7 @@ export class OracleWatch {
   readonly #ids = new WeakMap<Lock, number>();
   /** When each lock's acquire call started: none of its keys were set earlier. */
   readonly #since = new WeakMap<Lock, number>();
-  readonly #sweep: NodeJS.Timeout;
-  #sweeping = false;
+  readonly #stopSweeping: () => void;
   #nextId = 0;
   #sent = 0;
 
@@ -59,12 +55,7 @@ export class OracleWatch {
     };
     redlock.on('released', (event) => this.#oracle.released(event.lock, event.released));
     redlock.on('lost', (event) => this.#report(event.lock, 'ended'));
-    this.#sweep = setInterval(() => {
-      if (this.#sweeping) return;
-      this.#sweeping = true;
-      void this.#oracle.sweep(SWEEP_LIMIT).finally(() => (this.#sweeping = false));
-    }, SWEEP_INTERVAL_MS);
-    this.#sweep.unref();
+    this.#stopSweeping = this.#oracle.sweepEvery(); // every 150 ms, 50 locks at most; every extend is checked besides
   }
 
   /** A re-entered view inside a routine that holds `outer`: no event of its own, so the probe says so. */
@@ -88,7 +79,7 @@ export class OracleWatch {
 
   /** Stop sweeping, finish the checks in flight and close the oracle's clients. */
   async close(): Promise<void> {
-    clearInterval(this.#sweep);
+    this.#stopSweeping();
     await this.#oracle.settle();
     this.#reader.close();
   }

@@ -8,10 +8,6 @@
 import { MasterReader } from './master-reader.js';
 import { SafetyOracle, type CheckResult, type ObservedLock, type OracleCounts } from './oracle.js';
 
-/** How often every live lock is read again while a test runs. */
-const SWEEP_INTERVAL_MS = 150;
-/** Locks read per sweep at most (the longest unchecked first); every extend is checked besides. */
-const SWEEP_LIMIT = 50;
 
 class TestOracle {
   /** Both new for every file (endFile closes the reader's clients). */
@@ -26,8 +22,8 @@ class TestOracle {
   #ended: Promise<void> | undefined;
   #expecting = false;
   #violations: string[] = [];
-  #sweep: NodeJS.Timeout | undefined;
-  #sweeping = false;
+  /** Stops the sweeps of the running test (every live lock read again every 150 ms, 50 at most). */
+  #stopSweeping: (() => void) | undefined;
 
   /** Totals for this file (reset by `beginFile`). */
   get counts(): OracleCounts & { expected: number } {
@@ -58,12 +54,7 @@ class TestOracle {
     this.#expecting = false;
     this.#ended = undefined;
     this.#judging = true;
-    this.#sweep = setInterval(() => {
-      if (this.#sweeping) return;
-      this.#sweeping = true;
-      void this.safety.sweep(SWEEP_LIMIT).finally(() => (this.#sweeping = false));
-    }, SWEEP_INTERVAL_MS);
-    this.#sweep.unref();
+    this.#stopSweeping = this.safety.sweepEvery();
   }
 
   /**
@@ -115,7 +106,7 @@ class TestOracle {
   }
 
   async #end(testName: string): Promise<void> {
-    clearInterval(this.#sweep);
+    this.#stopSweeping?.();
     await this.safety.sweep();
     await this.safety.settle();
     this.#judging = false;

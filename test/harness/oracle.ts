@@ -281,6 +281,21 @@ export class SafetyOracle {
     return this.#run(live.sort((a, b) => checkedAt(a) - checkedAt(b)).slice(0, limit));
   }
 
+  /**
+   * Sweep every `intervalMs` (at most `limit` locks each time; a sweep still running is not
+   * overlapped) until the returned function is called. The timer never keeps the process alive.
+   */
+  sweepEvery(intervalMs = 150, limit = 50): () => void {
+    let sweeping = false;
+    const timer = setInterval(() => {
+      if (sweeping) return;
+      sweeping = true;
+      void this.sweep(limit).finally(() => (sweeping = false));
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   /** Resolves once every check started so far (and queued ones) finished. */
   async settle(): Promise<void> {
     while (this.#pending.size > 0 || this.#flush) {
