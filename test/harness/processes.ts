@@ -2,13 +2,22 @@
  * Child processes for tests that run what users run: npm scripts, and small scripts that must exit
  * by themselves.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 
 /** `npm run -s <script>` with extra env; resolves to its exit code and everything it printed. */
 export function runNpmScript(script: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string }> {
   const child = spawn('npm', ['run', '-s', script], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const output = collectOutput(child);
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output: output() })));
+}
+
+/** Run `script` (an ES module; imports like './src/index.ts' resolve from the repository root) under tsx. */
+export function spawnScript(script: string): ChildProcessByStdio<null, Readable, Readable> {
+  return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** Everything the child prints, stdout and stderr, as it comes. */

@@ -2,12 +2,11 @@
  * Behaviour under master faults. This file starts its own five masters (it kills, pauses and
  * restarts them), so the shared ones used by other files are never disturbed.
  */
-import { spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
 import { ExecutionError, NodeUnavailableError, Redlock, ResourceLockedError, type NodeOutcome } from '../../src/index.js';
 import { lockScript } from '../../src/scripts/index.js';
-import { collectOutput, exitWithin } from '../harness/processes.js';
+import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { FaultProxy } from '../harness/proxy.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
 import {
@@ -50,6 +49,16 @@ function lockOn(urls: ConstructorParameters<typeof Redlock>[0], settings?: Const
   redlock.on('error', () => undefined);
   cleanups.push(() => redlock.quit());
   return redlock;
+}
+
+/** Until master 0 votes again: a lock on `resource` is granted there too (and released). */
+function grantedByFirstMaster(redlock: Redlock, resource: string, timeoutMs?: number): Promise<void> {
+  return eventually(async () => {
+    const next = await redlock.acquire(resource, 5_000);
+    const onFirst = await direct[0]!.get(resource);
+    await next.release();
+    return onFirst === next.value;
+  }, timeoutMs);
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -270,12 +279,7 @@ describe('connections', () => {
     await lock.release();
     await masters[0]!.heal();
     // Reconnected without user action: a later lock is granted by master 0 too.
-    await eventually(async () => {
-      const next = await redlock.acquire(key('s'), 5_000);
-      const onFirst = await direct[0]!.get(key('s'));
-      await next.release();
-      return onFirst === next.value;
-    });
+    await grantedByFirstMaster(redlock, key('s'));
   });
 
   it('a master blackholed at start-up does not delay locking', async () => {
@@ -303,12 +307,7 @@ describe('connections', () => {
     await eventually(() => events.some((message) => /no answer for \d+ ms .*resetting the connection/.test(message)), 5_000);
     // While it stays blackholed, calls fail for it at once instead of piling up.
     proxy.mode = 'pass';
-    await eventually(async () => {
-      const next = await redlock.acquire(key('s'), 5_000);
-      const onFirst = await direct[0]!.get(key('s'));
-      await next.release();
-      return onFirst === next.value;
-    }, 10_000);
+    await grantedByFirstMaster(redlock, key('s'), 10_000);
   });
 
   it('restart guard: an INFO that never answers (blackholed right after ready) bounds the calls and resets the connection', async () => {
@@ -341,12 +340,7 @@ describe('connections', () => {
     expect(outcomes[1]!.latencyMs ?? 0).toBeLessThan(nodeTimeoutMs);
     // Once the master answers again it votes again.
     proxy.requestDelayMs = 0;
-    await eventually(async () => {
-      const next = await redlock.acquire(key('t'), 5_000);
-      const onFirst = await direct[0]!.get(key('t'));
-      await next.release();
-      return onFirst === next.value;
-    }, 10_000);
+    await grantedByFirstMaster(redlock, key('t'), 10_000);
     await Promise.all([first.value.release(), later.value.release()]);
   });
 
@@ -382,10 +376,7 @@ describe('connections', () => {
     `;
     // Several rounds: how long node-redis would still sleep before its next reconnect varies.
     for (let round = 0; round < 5; round++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        cwd: new URL('../..', import.meta.url).pathname,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawnScript(script);
       const output = collectOutput(child);
       const exit = await exitWithin(child, 10_000);
       const exitedAt = Date.now();
@@ -418,10 +409,7 @@ describe('connections', () => {
       console.log('reset please');
     `;
     for (let round = 0; round < 3; round++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        cwd: new URL('../..', import.meta.url).pathname,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawnScript(script);
       const output = collectOutput(child);
       child.stdout.on('data', (chunk: Buffer) => {
         if (chunk.toString().includes('reset please')) proxies[0]!.resetAll();

@@ -3,11 +3,10 @@
  * believes (`lock.expiration`, `lock.signal`, `lock.released`) against the keys' PEXPIRETIME and a
  * second client's acquire. This file starts its own masters: it pauses them.
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ExecutionError, LockReleasedError, Redlock, RedlockClosedError, type Lock } from '../../src/index.js';
 import { oracle } from '../harness/oracle-session.js';
-import { collectOutput, exitWithin } from '../harness/processes.js';
+import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { eventually, redlockOn, settled, sleep, uniquePrefix, useOwnMasters, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);
@@ -199,10 +198,7 @@ describe('quit() ends waiting', () => {
       process.on('exit', () => console.log('exit after quit:', Math.round(performance.now() - quitAt), 'ms'));
       await pending;
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: new URL('../..', import.meta.url).pathname,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnScript(script);
     const output = collectOutput(child);
     expect(await exitWithin(child, 10_000)).toBe(0);
     expect(output()).toContain('rejected: RedlockClosedError');
