@@ -68,9 +68,9 @@ export class Lock {
      * `extend` keeps it.
      */
     readonly fencingToken: number | undefined = undefined,
-    outer?: Lock,
+    outer: Lock | undefined,
     /** @internal masters that must agree for this lock (its call's quorum). */
-    readonly quorum: number = Math.floor(owner.nodes.length / 2) + 1,
+    readonly quorum: number,
   ) {
     this.#expiration = expiration;
     this.#outer = outer;
