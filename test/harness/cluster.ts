@@ -111,22 +111,29 @@ export function useSharedMasters(): { ports: number[]; direct: DirectClient[]; r
     fixture.ports = sharedPorts();
     fixture.direct = await directClients(fixture.ports);
     fixture.redlock = redlockOn(fixture.ports, { retryDelay: 20, retryJitter: 10 });
-    // Every connection ready (its first INFO answered) before the first test: a master still
-    // connecting when a test's acquire decides at quorum would miss that lock for good.
-    const warmUp = uniquePrefix('warm-up')('r');
-    await eventually(async () => {
-      const lock = await fixture.redlock.acquire(warmUp, 2_000, { nodeTimeout: 1_000 });
-      await sleep(20); // the answers after the quorum
-      const held = await valuesOn(fixture.direct, warmUp);
-      await lock.release();
-      return held.every((value) => value === lock.value);
-    }, 10_000);
+    await warmUp(fixture.redlock, fixture.direct);
   });
   afterAll(async () => {
     await fixture.redlock.quit();
     await closeAll(fixture.direct);
   });
   return fixture;
+}
+
+/**
+ * Until every connection of `redlock` is ready (its first INFO answered): a master still connecting
+ * when an acquire decides at quorum misses that lock for good, which tests that look at one master
+ * (a MONITOR tap, its keys) would read as the lock never sent.
+ */
+export async function warmUp(redlock: Redlock, direct: readonly DirectClient[]): Promise<void> {
+  const resource = uniquePrefix('warm-up')('r');
+  await eventually(async () => {
+    const lock = await redlock.acquire(resource, 2_000, { nodeTimeout: 1_000 });
+    await sleep(20); // the answers after the quorum
+    const held = await valuesOn(direct, resource);
+    await lock.release();
+    return held.every((value) => value === lock.value);
+  }, 10_000);
 }
 
 export interface OwnMasters {

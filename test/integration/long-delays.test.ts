@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, type Redlock } from '../../src/index.js';
-import { monitor, redlockOn, sleep, uniquePrefix, useSharedMasters, type DirectClient } from '../harness/cluster.js';
+import { monitor, redlockOn, sleep, uniquePrefix, useSharedMasters, warmUp, type DirectClient } from '../harness/cluster.js';
 import { lockScript } from '../../src/scripts/index.js';
 
 const shared = useSharedMasters();
@@ -49,6 +49,7 @@ describe('delays beyond the timer limit', () => {
     const tap = await monitor(ports[0]!);
     const controller = new AbortController();
     const slow = redlockOn(ports, { retryDelay: 3e9, retryJitter: 0, retryCount: 50 });
+    await warmUp(slow, direct);
     const pending = slow.acquire(key, 1_000, { signal: controller.signal }).catch((error: unknown) => error);
     await sleep(300);
     controller.abort(new Error('enough'));
