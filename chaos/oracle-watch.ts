@@ -4,7 +4,7 @@
  * every live lock is read again every 150 ms, and each lock's believed validity is reported to the
  * runner, which checks exclusion across workers (holders.ts). Violations go to the runner at once.
  */
-import type { Lock, Redlock } from '../src/index.js';
+import type { AttemptRecord, Lock, Redlock } from '../src/index.js';
 import { MasterReader, aliasMaster } from '../test/harness/master-reader.js';
 import { SafetyOracle, type OracleCounts } from '../test/harness/oracle.js';
 import type { HolderReport } from './holders.js';
@@ -18,6 +18,8 @@ export class OracleWatch {
   readonly #ids = new WeakMap<Lock, number>();
   /** When each lock's acquire call started: none of its keys were set earlier. */
   readonly #since = new WeakMap<Lock, number>();
+  /** What happened to each lock, with each attempt's per-master answers: sent with its violation. */
+  readonly #history = new WeakMap<Lock, string[]>();
   readonly #stopSweeping: () => void;
   #nextId = 0;
   #sent = 0;
@@ -29,20 +31,24 @@ export class OracleWatch {
     masterPorts: readonly number[],
   ) {
     nodeUrls.forEach((url, index) => aliasMaster(Number(new URL(url).port), masterPorts[index]!));
-    this.#oracle = new SafetyOracle(this.#reader, (message) => {
-      if (this.#sent++ < MAX_SENT) process.send?.({ type: 'oracle-violation', worker, message });
+    this.#oracle = new SafetyOracle(this.#reader, (message, lock) => {
+      const history = this.#history.get(lock as Lock)?.map((line) => `\n      ${line}`).join('') ?? '';
+      if (this.#sent++ < MAX_SENT) process.send?.({ type: 'oracle-violation', worker, message: `${message}\n    its history:${history || ' none seen'}` });
     });
     redlock.on('acquired', (event) => {
       this.#since.set(event.lock, Date.now() - event.waitMs - 1);
+      this.#note(event.lock, `acquired after ${event.waitMs.toFixed(1)} ms, ${event.attempts} attempts, expiration ${event.lock.expiration}: ${attemptLine(event.attempt)}`);
       this.#oracle.acquired(event.lock, event.waitMs);
       this.#report(event.lock, 'acquired');
     });
     redlock.on('extended', (event) => {
+      this.#note(event.lock, `extended (${event.automatic ? 'automatic' : 'called'}) to expiration ${event.lock.expiration}: ${attemptLine(event.attempt)}`);
       this.#oracle.soon(event.lock);
       this.#report(event.lock, 'extended');
     });
     redlock.on('failed', (event) => {
       if (event.operation !== 'extend' || !event.lock) return;
+      this.#note(event.lock, `extend failed (${String(event.error)}), expiration now ${event.lock.expiration}: ${event.attempts.map(attemptLine).join(' | ')}`);
       this.#oracle.soon(event.lock);
       this.#report(event.lock, 'failed');
     });
@@ -51,10 +57,14 @@ export class OracleWatch {
     const release = redlock.release.bind(redlock);
     redlock.release = (lock) => {
       if (!lock.released) this.#report(lock, 'ended');
+      this.#note(lock, 'release called');
       return release(lock);
     };
     redlock.on('released', (event) => this.#oracle.released(event.lock, event.released));
-    redlock.on('lost', (event) => this.#report(event.lock, 'ended'));
+    redlock.on('lost', (event) => {
+      this.#note(event.lock, `lost: ${event.error.message}`);
+      this.#report(event.lock, 'ended');
+    });
     this.#stopSweeping = this.#oracle.sweepEvery(); // every 150 ms, 50 locks at most; every extend is checked besides
   }
 
@@ -84,10 +94,24 @@ export class OracleWatch {
     this.#reader.close();
   }
 
+  #note(lock: Lock, line: string): void {
+    const history = this.#history.get(lock) ?? [];
+    this.#history.set(lock, history);
+    history.push(`${new Date().toISOString().slice(11, 23)} ${line}`);
+  }
+
   #report(lock: Lock, event: HolderReport['event'], atMs = Date.now()): void {
     let id = this.#ids.get(lock);
     if (id === undefined) this.#ids.set(lock, (id = this.#nextId++));
     const report: HolderReport = { worker: this.worker, id, value: lock.value, resources: lock.resources, atMs, expirationMs: lock.expiration, event };
     process.send?.({ type: 'holder', ...report });
   }
+}
+
+/** One attempt's answers, master by master: `status latency [late]`. */
+function attemptLine(record: AttemptRecord): string {
+  const outcomes = record.outcomes.map(
+    (outcome) => `${outcome.node.slice(outcome.node.lastIndexOf(':') + 1)} ${outcome.status}${outcome.latencyMs === undefined ? '' : ` ${outcome.latencyMs.toFixed(1)}ms`}${outcome.late ? ` late ${outcome.late}` : ''}`,
+  );
+  return `attempt ${record.attempt}, ${record.granted} granted in ${record.elapsedMs.toFixed(1)} ms, validity ${record.validityMs.toFixed(1)} ms [${outcomes.join(', ')}]`;
 }

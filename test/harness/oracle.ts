@@ -203,7 +203,8 @@ export class SafetyOracle {
 
   constructor(
     private readonly reader: KeyReader,
-    private readonly report: (violation: string) => void,
+    /** Told each violation, with the lock it is about (exclusion: the lock just acquired). */
+    private readonly report: (violation: string, lock: ObservedLock) => void,
   ) {}
 
   /** Live tracked locks (pruned as they end). */
@@ -219,7 +220,7 @@ export class SafetyOracle {
   acquired(lock: ObservedLock, waitMs = 0): void {
     const nowMs = Date.now();
     this.counts.exclusion++;
-    for (const violation of exclusionViolations(lock, this.live, nowMs, (label) => this.reader.resolve(label))) this.#violation(violation);
+    for (const violation of exclusionViolations(lock, this.live, nowMs, (label) => this.reader.resolve(label))) this.#violation(violation, lock);
     this.track(lock, nowMs - waitMs - 1);
     this.soon(lock);
   }
@@ -237,6 +238,7 @@ export class SafetyOracle {
           `lock ${prefix(view.value)}${view.reentered ? ' (re-entered)' : ''} on ${view.resources.join(', ')} is still valid ` +
             `until ${iso(view.expiration)} (${view.expiration - nowMs} ms more) after its holder was released at ${iso(nowMs)}: ` +
             'a quorum of masters deleted its keys',
+          view,
         );
         this.soon(view);
       }
@@ -357,7 +359,7 @@ export class SafetyOracle {
       this.counts[result.verdict]++;
       if (result.violation && !this.#flagged.has(lock)) {
         this.#flagged.add(lock);
-        this.#violation(result.violation);
+        this.#violation(result.violation, lock);
       }
       return result;
     });
@@ -376,9 +378,9 @@ export class SafetyOracle {
     return older ? { label, state: 'read', reading } : { label, state: 'restarted', reading };
   }
 
-  #violation(message: string): void {
+  #violation(message: string, lock: ObservedLock): void {
     this.counts.violations++;
-    this.report(message);
+    this.report(message, lock);
   }
 
   #prune(): void {

@@ -1,21 +1,33 @@
 /**
  * An in-process TCP proxy in front of a master, for network faults that `tc netem` would give:
- * added latency, blackhole (bytes swallowed, TCP left open), connection reset, refusing new
- * connections. Listens on a free loopback port; `close()` ends every socket it opened.
+ * added latency, blackhole (bytes held back, TCP left open), connection reset, refusing new
+ * connections; and one no network gives (`drop`). Listens on a free loopback port; `close()` ends
+ * every socket it opened.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { aliasMaster, unaliasMaster } from './master-reader.js';
 
-export type ProxyMode = 'pass' | 'blackhole' | 'refuse';
+/**
+ * - pass: bytes flow (after `latencyMs`);
+ * - blackhole: bytes are held back, in order, and flow on when the mode changes back (to pass or
+ *   refuse), as TCP retransmits them once a partitioned network heals; a reset discards them with
+ *   the connection. TCP delays bytes, it never loses some and delivers the next;
+ * - drop: bytes are lost and the connection stays open — no network does this to a TCP stream (a
+ *   broken middlebox might): the client's replies no longer line up with its commands;
+ * - refuse: new connections are reset at once (open ones pass).
+ */
+export type ProxyMode = 'pass' | 'blackhole' | 'drop' | 'refuse';
 
 export class FaultProxy {
-  mode: ProxyMode = 'pass';
+  #mode: ProxyMode = 'pass';
   /** Added one-way delay in ms, applied to each chunk in both directions. */
   latencyMs = 0;
   /** Further delay in ms for chunks towards the master only (requests), on top of latencyMs. */
   requestDelayMs = 0;
   readonly #sockets = new Set<Socket>();
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Per direction of each open connection: deliver (or, for drop, discard) what a blackhole held. */
+  readonly #held = new Set<(deliver: boolean) => void>();
   #afterNextRequest: (() => void) | undefined;
 
   private constructor(
@@ -37,6 +49,16 @@ export class FaultProxy {
     aliasMaster(proxy.port, targetPort);
     server.on('connection', (client) => proxy.#accept(client));
     return proxy;
+  }
+
+  get mode(): ProxyMode {
+    return this.#mode;
+  }
+
+  set mode(mode: ProxyMode) {
+    this.#mode = mode;
+    if (mode === 'blackhole') return;
+    for (const release of this.#held) release(mode !== 'drop');
   }
 
   get url(): string {
@@ -82,8 +104,7 @@ export class FaultProxy {
   }
 
   #pipe(from: Socket, to: Socket, replies: boolean): void {
-    from.on('data', (chunk: Buffer) => {
-      if (this.mode === 'blackhole') return;
+    const forward = (chunk: Buffer): void => {
       const delayMs = this.latencyMs + (replies ? 0 : this.requestDelayMs);
       if (delayMs <= 0) {
         to.write(chunk);
@@ -99,6 +120,17 @@ export class FaultProxy {
         if (!to.destroyed) to.write(chunk);
       }, delayMs);
       this.#timers.add(timer);
+    };
+    const held: Buffer[] = [];
+    const release = (deliver: boolean): void => {
+      for (const chunk of held.splice(0)) if (deliver) forward(chunk);
+    };
+    this.#held.add(release);
+    from.on('close', () => this.#held.delete(release));
+    from.on('data', (chunk: Buffer) => {
+      if (this.#mode === 'drop') return;
+      if (this.#mode === 'blackhole') held.push(chunk);
+      else forward(chunk);
     });
   }
 }
