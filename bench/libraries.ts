@@ -139,8 +139,10 @@ const rawFloor: ContenderSpec = {
       }),
     );
     const quorum = Math.floor(clients.length / 2) + 1;
+    let calls = 0;
     const fanOut = (operation: LockOperation): Promise<void> => {
-      const command = ['EVALSHA', lockScript.sha, ...encodeBatch([operation])];
+      const tag = String(++calls);
+      const command = ['EVALSHA', lockScript.sha, ...encodeBatch([operation], tag)];
       return new Promise((resolve, reject) => {
         let yes = 0;
         let no = 0;
@@ -150,7 +152,7 @@ const rawFloor: ContenderSpec = {
         };
         for (const client of clients) {
           client.sendCommand(command, NO_QUEUE_TIMEOUT).then(
-            (reply) => vote(decodeBatch(reply, 1)[0]!.status > 0),
+            (reply) => vote((decodeBatch(reply, 1, tag)?.[0]?.status ?? 0) > 0),
             () => vote(false),
           );
         }

@@ -187,6 +187,19 @@ export class ClusterModeError extends NodeError {
   }
 }
 
+/**
+ * (In outcomes) the master's connection answered a lock call with a reply that belongs to another
+ * command: its replies no longer line up with its commands (bytes lost between us and the master,
+ * which TCP itself never does; a middlebox might). Never counted as a vote. A connection we own is
+ * reset at once; on one of yours, an `error` event says so and every call fails until it is.
+ */
+export class MisplacedReplyError extends NodeError {
+  override name = 'MisplacedReplyError';
+  constructor(node: string, reply: unknown) {
+    super(node, `reply to another command (${JSON.stringify(reply)?.slice(0, 120)}), not to this lock call: its replies no longer line up with its commands`);
+  }
+}
+
 /** (In outcomes) the restart guard withheld this master's vote: it (re)started too recently. */
 export class MasterRestartedError extends Error {
   override name = 'MasterRestartedError';

@@ -8,6 +8,7 @@ export {
   LockLostError,
   LockReleasedError,
   MasterRestartedError,
+  MisplacedReplyError,
   NodeError,
   NodeUnavailableError,
   ReentrancyError,

@@ -7,7 +7,7 @@
  * being made for the first time, bounded by the caller's per-master timeout.
  */
 import { createClient, type RedisClientOptions } from 'redis';
-import { ClusterModeError, MasterRestartedError, NodeError, NodeUnavailableError } from './errors.js';
+import { ClusterModeError, MasterRestartedError, MisplacedReplyError, NodeError, NodeUnavailableError } from './errors.js';
 import { RestartGuard, parseServerInfo } from './restart-guard.js';
 import { Batcher, type SentBatch } from './batch.js';
 import type { Cancellation } from './quorum.js';
@@ -57,6 +57,8 @@ const CLOSE_GRACE_MS = 1000;
  */
 export const STALL_MS = 2_000;
 const NO_QUEUE_TIMEOUT = { timeout: 0 } as const;
+/** Every script call's tag (see the script's contract): unique in the process, whichever node sends it. */
+let lastTag = 0;
 
 /**
  * Reconnect forever with capped exponential backoff and jitter: a master that comes back is used
@@ -224,28 +226,46 @@ export class RedisNode {
     // when the connection drops (#handleError) or when nobody waits for them any more, node-redis
     // withdraws them. Clients we own have no offline queue: node-redis fails their unsent commands.
     const withdraw = this.#offlineQueue ? new AbortController() : undefined;
-    const replies = this.#call(encodeBatch(operations), operations.length, withdraw);
+    const replies = this.#call(operations, withdraw);
     return withdraw ? { replies, withdraw: () => withdraw.abort() } : { replies };
   }
 
-  async #call(tail: string[], count: number, withdraw: AbortController | undefined): Promise<OperationReply[]> {
+  async #call(operations: LockOperation[], withdraw: AbortController | undefined): Promise<OperationReply[]> {
     // node-redis' own 5 s queue timeout is off: ours is per master and shorter.
     const options = withdraw ? { abortSignal: withdraw.signal, timeout: 0 } : NO_QUEUE_TIMEOUT;
+    const tag = (++lastTag).toString(36);
+    const tail = encodeBatch(operations, tag);
+    const client = this.client;
     if (withdraw) this.#inFlight.add(withdraw);
     try {
       const reply = await this.#watched(async () => {
         try {
-          return await this.client.sendCommand(['EVALSHA', lockScript.sha, ...tail], options);
+          return await client.sendCommand(['EVALSHA', lockScript.sha, ...tail], options);
         } catch (error) {
           if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
           // Flushed or restarted master: EVAL runs it and caches it again.
-          return await this.client.sendCommand(['EVAL', lockScript.source, ...tail], options);
+          return await client.sendCommand(['EVAL', lockScript.source, ...tail], options);
         }
       });
-      return decodeBatch(reply, count);
+      const replies = decodeBatch(reply, operations.length, tag);
+      if (replies) return replies;
+      const misplaced = new MisplacedReplyError(this.label, reply);
+      this.#outOfStep(client, misplaced);
+      throw misplaced;
     } finally {
       if (withdraw) this.#inFlight.delete(withdraw);
     }
+  }
+
+  /**
+   * `client` answered a call with another command's reply: every later reply on it would be read
+   * for the wrong command too. Ours is reset (its waiting commands fail; a new connection is made);
+   * yours is reported, once per misplaced reply.
+   */
+  #outOfStep(client: RedisClientLike, error: MisplacedReplyError): void {
+    if (client !== this.#client || this.#closed) return;
+    if (this.owned) this.#reconnect('it answered a lock call with a reply to another command: resetting the connection');
+    else this.#onError(error);
   }
 
   /** Run a command under the health check: counted as waiting until it is answered (see STALL_MS). */

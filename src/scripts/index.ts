@@ -48,8 +48,11 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  * KEYS: the keys of every operation, concatenated in order.
  * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 'e' extend, 'r' release,
  *       'f' fence), lock value, ttl in ms (fence: the token; release: ignored), number of keys it
- *       owns in KEYS. 'A' and 'f' own 2n keys: n lock keys, then their n fence counters.
- * Reply: per operation two integers, flattened:
+ *       owns in KEYS. 'A' and 'f' own 2n keys: n lock keys, then their n fence counters. Last, the
+ *       call's tag (unique in the process), echoed as the reply's last element: a reply read for
+ *       the wrong call (a connection whose replies no longer line up with its commands, as after
+ *       bytes lost by a middlebox) is recognised instead of counted as that call's votes.
+ * Reply: per operation two integers, flattened, then the tag:
  *   acquire {1, 0} no key existed, every key is now the value with PX ttl
  *           {0, pttl} a key exists (of any type): nothing written; pttl is its remaining ms (−1 = none)
  *   fenced acquire: as acquire, but on a grant each fence counter is incremented first (INCR) and
@@ -83,7 +86,7 @@ local function holds(from, to, value)
 end
 local reply = {}
 local first = 1
-for i = 1, #ARGV, 4 do
+for i = 1, #ARGV - 1, 4 do
   local kind, value, ttl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local last = first + tonumber(ARGV[i + 3]) - 1
   local status, detail = 1, 0
@@ -141,6 +144,7 @@ for i = 1, #ARGV, 4 do
   reply[#reply + 1] = detail
   first = last + 1
 end
+reply[#reply + 1] = ARGV[#ARGV]
 return reply`;
 
 /** Where the script announces released keys; messages are `<value>:<key>`. */
@@ -154,8 +158,8 @@ export function parseReleased(message: string): { value: string; key: string } |
 
 export const lockScript = { source, sha: createHash('sha1').update(source).digest('hex') } as const;
 
-/** The EVALSHA/EVAL tail (numkeys, keys…, args…) for a batch of operations. */
-export function encodeBatch(operations: readonly LockOperation[]): string[] {
+/** The EVALSHA/EVAL tail (numkeys, keys…, args…, tag) for a batch of operations. */
+export function encodeBatch(operations: readonly LockOperation[], tag: string): string[] {
   const keys: string[] = [];
   const args: string[] = [];
   for (const operation of operations) {
@@ -167,14 +171,15 @@ export function encodeBatch(operations: readonly LockOperation[]): string[] {
     const owned = fenced || kind === 'fence' ? 2 * own.length : own.length;
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(owned));
   }
-  return [String(keys.length), ...keys, ...args];
+  return [String(keys.length), ...keys, ...args, tag];
 }
 
-/** Split the script's flat reply into one answer per operation. */
-export function decodeBatch(reply: unknown, count: number): OperationReply[] {
-  if (!Array.isArray(reply) || reply.length !== count * 2) {
-    throw new Error(`unexpected reply to the locks script: ${JSON.stringify(reply)?.slice(0, 200)}`);
-  }
+/**
+ * Split the script's flat reply into one answer per operation; undefined if it is not the answer
+ * to the call of `count` operations tagged `tag` (it belongs to another command).
+ */
+export function decodeBatch(reply: unknown, count: number, tag: string): OperationReply[] | undefined {
+  if (!Array.isArray(reply) || reply.length !== count * 2 + 1 || reply[count * 2] !== tag) return undefined;
   return Array.from({ length: count }, (_, i) => {
     const detail: unknown = reply[2 * i + 1];
     return typeof detail === 'string'

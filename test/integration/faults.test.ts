@@ -4,7 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
-import { ExecutionError, NodeUnavailableError, Redlock, ResourceLockedError, type NodeOutcome } from '../../src/index.js';
+import { ExecutionError, MisplacedReplyError, NodeUnavailableError, Redlock, ResourceLockedError, type NodeOutcome } from '../../src/index.js';
 import { lockScript } from '../../src/scripts/index.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { FaultProxy } from '../harness/proxy.js';
@@ -146,6 +146,82 @@ describe('one slow master costs nothing', () => {
     const paired = await timed(() => pair.acquire(key('s'), 5_000, { retryCount: 1, retryDelay: 10 }).catch((e: unknown) => e));
     expect(paired.value).toBeInstanceOf(ExecutionError);
     expect(paired.ms).toBeLessThan(2_000);
+  });
+});
+
+describe('a connection whose replies no longer line up with its commands', () => {
+  it('harness: a blackholed proxy holds bytes back and, once it passes again, delivers them in order (TCP never loses bytes mid-stream)', async () => {
+    const proxy = await FaultProxy.start(ports[0]!);
+    cleanups.push(() => proxy.close());
+    const client = createClient({ url: proxy.url });
+    client.on('error', () => undefined);
+    await client.connect();
+    cleanups.push(() => void client.destroy());
+    const key = uniquePrefix('held-bytes');
+    await direct[0]!.set(key('held'), 'someone else');
+    proxy.mode = 'blackhole';
+    const early = client.sendCommand(['SET', key('early'), 'mine', 'NX']);
+    await sleep(100);
+    proxy.mode = 'pass';
+    // A dropped request would leave `early` waiting and hand it the next reply, and this one the one after.
+    const held = client.sendCommand(['SET', key('held'), 'mine', 'NX']);
+    const free = client.sendCommand(['SET', key('free'), 'mine', 'NX']);
+    const replies = await Promise.race([Promise.all([early, held, free]), sleep(2_000).then(() => 'a command got no reply')]);
+    expect(replies).toEqual(['OK', null, 'OK']);
+    expect(await valuesOn(direct.slice(0, 1), key('held'))).toEqual(['someone else']);
+  });
+
+  it('a reply meant for another command (a middlebox that lost bytes) is never counted as a vote: the call is an error and the connection is reset', async () => {
+    const proxy = await FaultProxy.start(ports[0]!);
+    cleanups.push(() => proxy.close());
+    const redlock = lockOn([proxy.url, ...ports.slice(1, 3).map(urlOf)], { nodeTimeout: 200, retryCount: 0 });
+    const events: string[] = [];
+    redlock.on('error', (error: Error) => events.push(error.message));
+    const key = uniquePrefix('misplaced-reply');
+    await grantedByFirstMaster(redlock, key('warm'));
+    // Another client holds `taken` on masters 0 and 1: a majority of the three.
+    await Promise.all(direct.slice(0, 2).map((client) => client.set(key('taken'), 'someone else', { PX: 10_000 })));
+    proxy.mode = 'drop';
+    // Its command to master 0 never arrives there, but stays waiting on the connection for a reply.
+    const early = await redlock.acquire(key('early'), 5_000);
+    proxy.mode = 'pass';
+    // The refusal of `taken` by master 0 is read as `early`'s reply, and the grant of `free` as `taken`'s:
+    // counted, master 0's and master 2's grants would hand out a lock that a majority holds for another.
+    const [taken, free] = await Promise.allSettled([redlock.acquire(key('taken'), 5_000), redlock.acquire(key('free'), 5_000)]);
+    expect(taken.status).toBe('rejected');
+    const error = (taken as PromiseRejectedResult).reason as ExecutionError;
+    expect(error).toBeInstanceOf(ExecutionError);
+    // Master 0's answer is an error: the misplaced reply itself, or the reset it caused when the one
+    // read for `early` (late, after its timeout) came first.
+    expect(error.attempts[0]!.outcomes.map((outcome) => outcome.status)).toEqual(['error', 'locked', 'granted']);
+    expect(await valuesOn(direct.slice(0, 2), key('taken'))).toEqual(['someone else', 'someone else']);
+    await eventually(() => events.some((message) => /another command.*resetting the connection/.test(message)), 2_000);
+    // Once reset, the connection is in step again: master 0 votes.
+    await grantedByFirstMaster(redlock, key('after'), 10_000);
+    await Promise.allSettled([early.release(), free.status === 'fulfilled' ? free.value.release() : undefined]);
+  });
+
+  it('on a client of yours, such a reply is not counted either, and an error event names it', async () => {
+    const proxy = await FaultProxy.start(ports[0]!);
+    cleanups.push(() => proxy.close());
+    const yours = createClient({ url: proxy.url });
+    yours.on('error', () => undefined);
+    await yours.connect();
+    cleanups.push(() => void yours.destroy());
+    const redlock = lockOn([yours, ...ports.slice(1, 3).map(urlOf)], { nodeTimeout: 200, retryCount: 0 });
+    const errors: Error[] = [];
+    redlock.on('error', (error: Error) => errors.push(error));
+    const key = uniquePrefix('misplaced-yours');
+    await grantedByFirstMaster(redlock, key('warm'));
+    await Promise.all(direct.slice(0, 2).map((client) => client.set(key('taken'), 'someone else', { PX: 10_000 })));
+    proxy.mode = 'drop';
+    const early = await redlock.acquire(key('early'), 5_000);
+    proxy.mode = 'pass';
+    const [taken] = await Promise.allSettled([redlock.acquire(key('taken'), 5_000), redlock.acquire(key('free'), 5_000).then((lock) => lock.release())]);
+    expect(taken.status).toBe('rejected');
+    expect(await valuesOn(direct.slice(0, 2), key('taken'))).toEqual(['someone else', 'someone else']);
+    expect(errors.some((error) => error instanceof MisplacedReplyError && error.message.includes(redlock.nodes[0]!))).toBe(true);
+    await early.release();
   });
 });
 
