@@ -1,134 +1,398 @@
 /*
- * redlock-quorum's client rules, for spin (first part of issue 12: acquire, expiry, release,
- * rollback; extend, restarts and fencing come next). Checked property: mutual exclusion — no
- * instant at which two clients both consider their lock valid (holding, and their clock before
- * their expiration).
+ * redlock-quorum's client rules in Promela, checked with spin (issue 12). model/README.md says what
+ * is modelled, what is not, and the bounds; `npm run model` (model/run.ts) verifies the model and
+ * each mutation. Every rule names the function it comes from.
  *
- * Time is discrete (`clock`, real time, advanced by `ticker` at any point between steps: so any
- * step can be delayed, a client can stall). Masters expire keys on their own clock: a master whose
- * clock runs fast expires a key up to DRIFT ticks early (chosen when the key is set). Messages to a
- * master are FIFO per connection (one channel per client and master) and are processed whenever the
- * master gets to them — also after the client stopped waiting (a timed-out command that still runs).
+ * Time is discrete: `clock` is real time, advanced by `ticker` between any two steps, so any step
+ * of a client or a master can be delayed by any number of ticks (a slow network, a GC pause, a
+ * stalled event loop). Clients read the clock (their own clocks run at real time); a master's clock
+ * may run fast, so a key it sets may expire up to DRIFT ticks early — the relative drift between
+ * a client and a master.
  *
- * Mutations (spin -DMUT_...): LATE_READ — expiration = a clock read after the decision + validity
- * (the first defect of issue 11); NO_DRIFT — no drift allowance while masters' clocks drift.
+ * The network: one FIFO connection per client and master (`q`), whose commands a master runs
+ * whenever it gets to them — also after the client stopped waiting (a timed-out command that still
+ * runs later). Each answer to the current call may arrive in time or not at all (`reply`): an answer
+ * that arrives after the per-master timeout is not counted. A crashed master loses what was in its
+ * connections.
+ *
+ * Configurations: exclusion (default: acquire, extend, release, crash and restart guard) and
+ * -DFENCING (fenced acquires, their second round, crash with counters kept or -DLOSE_COUNTERS).
+ * Properties, checked in every state by `monitor`:
+ *   exclusion   no instant at which two clients both consider their lock valid;
+ *   fencing     each successful fenced acquire gets a token above every earlier one;
+ *   expiry      every key expires within a ttl of its last write (liveness A, as a safety bound);
+ *   no stray    no key of a failed attempt outlives that attempt's rollback.
+ * Mutations (-DMUT_...), each of which must produce a counterexample (model/run.ts):
+ *   LATE_READ        expiration = a clock read after the decision + validity (issue 11, defect 1)
+ *   NO_LOWER         a failed extend with a shorter ttl does not lower expiration first (defect 2)
+ *   NO_DRIFT         no drift allowance (driftFactor 0) while masters' clocks drift
+ *   NO_GUARD         a master that restarted empty votes at once (no restart guard)
+ *   NO_ROUND2        fencing without the second round
+ *   ROLLBACK_GRANTED rollback only on the masters that granted (what redlock-universal does)
  */
 
 #define N 3            /* masters */
-#define Q 2            /* quorum: src/settings.ts defaultQuorum, ⌊N/2⌋ + 1 */
+#define Q 2            /* quorum: src/settings.ts defaultQuorum, floor(N/2) + 1 */
 #define C 2            /* clients */
-#define ATTEMPTS 2     /* acquire attempts per client (each with a new value) */
-#define TTL 4          /* lock ttl, ticks */
-#define TIMEOUT 2      /* per-master timeout, ticks (src/quorum.ts fanOut) */
-#define DRIFT 1        /* how early a master's fast clock may expire a key, ticks */
-#ifdef MUT_NO_DRIFT
-#define DALLOW 0
-#else
-#define DALLOW 1       /* drift allowance: src/validity.ts driftMs(ttl, driftFactor) ≥ DRIFT */
+#ifndef ATTEMPTS
+#define ATTEMPTS 2     /* acquire attempts of client 0, each with a new value (src/values.ts) */
 #endif
-#define MAXT 10        /* the time horizon */
+#ifndef ATTEMPTS1
+#define ATTEMPTS1 1    /* ... and of client 1 */
+#endif
+#ifndef TTL
+#define TTL 3          /* the lock's ttl, ticks */
+#endif
+#define SHORT 2        /* a shorter ttl an extend may ask for */
+#define TIMEOUT 1      /* per-master timeout, ticks (src/quorum.ts fanOut: one timer for every master) */
+#ifndef DRIFT
+#define DRIFT 1        /* how much earlier than the ttl a master's fast clock may expire a key */
+#endif
+#ifdef MUT_NO_DRIFT
+#define ALLOW 0
+#else
+#define ALLOW 1        /* src/validity.ts driftMs(ttl, driftFactor): the allowance, >= DRIFT */
+#endif
+#define GRACE TTL      /* src/restart-guard.ts: a master up for less than graceMs (>= the ttl) gets no vote */
+#define CRASHES 1      /* crashes (kill -9, restart empty) in a run */
+#ifndef LATE
+#define LATE 1         /* commands late at once, in the whole system */
+#endif
+#ifndef MAXT
+#define MAXT 4         /* the time horizon, ticks */
+#endif
 
-mtype = { ACQ, REL, GRANT, DENY };
+/* Commands (src/scripts/index.ts, the one script): op, value, argument (extend: ttl; fence: token). */
+#define ACQ 1          /* acquire: SET the key only if none exists */
+#define ACQF 2         /* fenced acquire: as ACQ, and INCR the fence counter, answering it */
+#define EXT 3          /* extend: PEXPIRE if the key holds the value */
+#define REL 4          /* release: compare-and-delete */
+#define FENCE 5        /* fence: raise the counter to the token if the key holds the value */
+/* Answers to the current call (`rep`): none yet (pending, or timed out), yes, no (not held / a
+   key exists), error (the restart guard refused to send it). */
+#define NONE 0
+#define YES 1
+#define NO 2
+#define ERR 3
 
 byte clock = 0;
-byte owner[N];         /* the value a master's key holds (0: none) */
-byte kexp[N];          /* the instant through which that key lives (Redis: expired once clock > when) */
-bool holding[C];
-byte cexp[C];          /* each client's lock.expiration */
-
-chan req[C * N] = [3] of { mtype, byte, byte };   /* op, value, ttl */
-chan rep[C * N] = [2] of { mtype, byte };         /* answer, value */
+byte own[N];           /* the value a master's key holds (0: none; an expired key is removed at the tick) */
+byte kexp[N];          /* the tick at which it expires */
+byte cnt[N];           /* fence counters (never expire) */
+bool restarted[N];     /* the master crashed and restarted empty ... */
+byte upAt[N];          /* ... at this tick */
+byte crashes = 0;
+byte late = 0;         /* commands waiting on their connections (see call) */
+/* Room for every command a client sends a master in a run (an attempt: acquire, extend, release
+   or rollback), so a send never waits. */
+chan q[C * N] = [3 * ATTEMPTS] of { byte, byte, byte };
+byte rep[C * N];       /* the answer of master m to client c's current call, at c * N + m */
+byte repc[C * N];      /* a fenced acquire's answer: the counter after its INCR */
+byte cur[C];           /* client c's current call: value ... */
+byte curop[C];         /* ... and command (an answer to another call is never counted: src/node.ts tags each call) */
+bool holding[C];       /* the client holds a lock: released() not called, not told it is lost */
+byte cexp[C];          /* its lock.expiration */
+bool failed[C * ATTEMPTS + 1];   /* the attempt of this value failed and was rolled back */
+byte lastToken = 0;
 
 #define valid(c) (holding[c] && clock < cexp[c])
 
+/* Real time. A key whose expiry tick has come is gone (removed here, so equal states are one state). */
 active proctype ticker() {
+  byte m;
+end:
   do
-  :: atomic { clock < MAXT -> clock++ }
-  od
-}
-
-/* The masters, one process (their steps are atomic, so one process loses no behaviour). The lock
-   script (src/scripts/index.ts): acquire sets the key only if none exists; release is a
-   compare-and-delete. */
-proctype masters() {
-  mtype op; byte v; byte ttl; byte k; byte delta;
-  do
-  :: atomic {
-       select (k : 0 .. C * N - 1);
-       nempty(req[k]) ->
-       req[k] ? op, v, ttl;
-       if
-       :: op == ACQ ->
-          if
-          :: owner[k % N] == 0 || clock > kexp[k % N] ->
-             owner[k % N] = v;
-             select (delta : 0 .. DRIFT);
-             kexp[k % N] = clock + ttl - delta;
-             if :: nfull(rep[k]) -> rep[k] ! GRANT, v :: full(rep[k]) -> skip fi
-          :: else ->
-             if :: nfull(rep[k]) -> rep[k] ! DENY, v :: full(rep[k]) -> skip fi
-          fi
-       :: op == REL ->
-          if :: owner[k % N] == v -> owner[k % N] = 0 :: else -> skip fi
-       fi;
-       k = 0; op = 0; v = 0; ttl = 0; delta = 0
+  :: d_step {
+       clock < MAXT -> clock++;
+       for (m : 0 .. N - 1) { if :: own[m] != 0 && kexp[m] <= clock -> own[m] = 0; kexp[m] = 0 :: else -> skip fi };
+       m = 0
      }
   od
 }
 
-/* src/redlock.ts acquire: one value per attempt, sent to every master at once; decide at quorum or
-   impossibility or the per-master timeout; validity = ttl − elapsed − drift; rollback to every
-   master after a failed attempt; release to every master. */
-proctype client(byte c) {
-  byte attempt = 0; byte v; byte start; byte granted; byte denied; byte val; byte validity; byte m;
-  mtype r;
-  do
-  :: attempt < ATTEMPTS ->
-     attempt++;
-     v = c * ATTEMPTS + attempt;
-     atomic {
-       start = clock;    /* the attempt's start, read before the first send (#attemptStart) */
-       for (m : 0 .. N - 1) { req[c * N + m] ! ACQ, v, TTL }
-     };
-     granted = 0; denied = 0;
-     do
-     :: granted >= Q -> break
-     :: denied > N - Q -> break
-     :: clock - start >= TIMEOUT -> break
-     :: atomic { rep[c * N + 0] ? r, val -> if :: val == v && r == GRANT -> granted++ :: val == v && r == DENY -> denied++ :: else -> skip fi; r = 0; val = 0 }
-     :: atomic { rep[c * N + 1] ? r, val -> if :: val == v && r == GRANT -> granted++ :: val == v && r == DENY -> denied++ :: else -> skip fi; r = 0; val = 0 }
-     :: atomic { rep[c * N + 2] ? r, val -> if :: val == v && r == GRANT -> granted++ :: val == v && r == DENY -> denied++ :: else -> skip fi; r = 0; val = 0 }
-     od;
+/* An answer to client c's current call is counted if the call is still undecided; one to an
+   earlier call is not (it is the outcome's `late`). An answer that takes long to arrive is the
+   same as a command that the master runs late, which the model has: the master runs it later. */
+inline reply(k, c, v, op, answer) {
+  if
+  :: cur[c] == v && curop[c] == op -> rep[(k)] = answer
+  :: else -> skip
+  fi
+}
+
+/* Master mm runs command (xop, xv, xarg) of connection k (client k / N), atomically (Lua scripts
+   are); a key it sets expires after the ttl, or d ticks earlier (its clock runs fast). */
+inline exec(k, mm, xop, xv, xarg, d) {
+  if
+  :: xop == ACQ || xop == ACQF ->
      if
-     :: granted >= Q && TTL > (clock - start) + DALLOW ->
-        validity = TTL - (clock - start) - DALLOW;
-#ifdef MUT_LATE_READ
-        skip;   /* between the decision and a later clock read: other locks, listeners, a GC pause */
-        atomic { cexp[c] = clock + validity; holding[c] = true };
-#else
-        atomic { cexp[c] = start + TTL - DALLOW; holding[c] = true };   /* validity.ts expirationMs */
-#endif
-        /* the critical section; released at any moment, before or after its expiration */
-        atomic {
-          holding[c] = false;
-          for (m : 0 .. N - 1) { req[c * N + m] ! REL, v, 0 }
-        }
-     :: else ->
-        /* rollback: every master, including those that timed out */
-        atomic { for (m : 0 .. N - 1) { req[c * N + m] ! REL, v, 0 } }
+     :: own[mm] == 0 ->
+        own[mm] = xv;
+        kexp[mm] = clock + TTL - d;
+        printf("t=%d master %d: SET %d (expires at %d)\n", clock, mm, xv, kexp[mm]);
+        if :: xop == ACQF -> cnt[mm]++; if :: cur[(k) / N] == xv && curop[(k) / N] == xop -> repc[(k)] = cnt[mm] :: else -> skip fi :: else -> skip fi;
+        reply((k), (k) / N, xv, xop, YES)
+     :: else -> printf("t=%d master %d: refuses %d (holds %d)\n", clock, mm, xv, own[mm]); reply((k), (k) / N, xv, xop, NO)
      fi
-  :: else -> break
+  :: xop == EXT ->
+     if
+     :: own[mm] == xv ->
+        kexp[mm] = clock + xarg - d;
+        printf("t=%d master %d: PEXPIRE %d (expires at %d)\n", clock, mm, xv, kexp[mm]);
+        reply((k), (k) / N, xv, xop, YES)
+     :: else -> reply((k), (k) / N, xv, xop, NO)
+     fi
+  :: xop == FENCE ->
+     if
+     :: own[mm] == xv -> if :: cnt[mm] < xarg -> cnt[mm] = xarg :: else -> skip fi; printf("t=%d master %d: fence of %d, counter %d\n", clock, mm, xv, cnt[mm]); reply((k), (k) / N, xv, xop, YES)
+     :: else -> reply((k), (k) / N, xv, xop, NO)
+     fi
+  :: xop == REL -> if :: own[mm] == xv -> own[mm] = 0; kexp[mm] = 0; printf("t=%d master %d: DEL %d\n", clock, mm, xv) :: else -> skip fi
+  fi
+}
+
+/* A master runs the first late command waiting on connection k. */
+inline serve(k, d) {
+  q[k] ? op, v, arg;
+  late--;
+  exec(k, k % N, op, v, arg, d);
+  op = 0; v = 0; arg = 0
+}
+
+/* kill -9 and restart empty: keys gone, what was in its connections lost, fence counters kept (AOF)
+   unless LOSE_COUNTERS. */
+inline crash(m) {
+  own[m] = 0; kexp[m] = 0;
+#ifdef LOSE_COUNTERS
+  cnt[m] = 0;
+#endif
+  restarted[m] = true; upAt[m] = clock; crashes++;
+  printf("t=%d master %d: killed, restarted empty\n", clock, m);
+  for (k : 0 .. C - 1) { do :: q[k * N + m] ? op, v, arg; late-- :: empty(q[k * N + m]) -> break od };
+  op = 0; v = 0; arg = 0; k = 0
+}
+
+proctype masters() {
+  byte op, v, arg, m, k;
+end:
+  do
+  :: d_step { nempty(q[0]) -> serve(0, 0) }
+  :: d_step { nempty(q[0]) -> serve(0, DRIFT) }
+  :: d_step { nempty(q[1]) -> serve(1, 0) }
+  :: d_step { nempty(q[1]) -> serve(1, DRIFT) }
+  :: d_step { nempty(q[2]) -> serve(2, 0) }
+  :: d_step { nempty(q[2]) -> serve(2, DRIFT) }
+  :: d_step { nempty(q[3]) -> serve(3, 0) }
+  :: d_step { nempty(q[3]) -> serve(3, DRIFT) }
+  :: d_step { nempty(q[4]) -> serve(4, 0) }
+  :: d_step { nempty(q[4]) -> serve(4, DRIFT) }
+  :: d_step { nempty(q[5]) -> serve(5, 0) }
+  :: d_step { nempty(q[5]) -> serve(5, DRIFT) }
+#ifdef CRASH
+  :: atomic { crashes < CRASHES -> select (m : 0 .. N - 1); crash(m) }
+#endif
   od
 }
 
-init {
-  atomic {
-    run masters();
-    run client(0); run client(1)
+/* src/node.ts #checked: the restart guard refuses to send an acquire, extend or fence to a master
+   up for less than the grace (counted as an error, not a vote). */
+#ifdef MUT_NO_GUARD
+#define guarded(m) (true)
+#else
+#define guarded(m) (!restarted[m] || clock - upAt[m] >= GRACE)
+#endif
+
+/* src/quorum.ts fanOut: a call to every master at once (one the guard refuses answers at once).
+   Each command runs at once (its master is prompt), or is late: it waits on its connection, to run
+   whenever the master gets to it — behind any late one before it (FIFO), and at most LATE late
+   commands at a time in the whole system (the bound that keeps the state space small). */
+inline send(c, op, v, arg) {
+  if
+  :: empty(q[c * N + m]) -> exec(c * N + m, m, op, v, arg, 0)
+  :: empty(q[c * N + m]) && (op == ACQ || op == ACQF || op == EXT) -> exec(c * N + m, m, op, v, arg, DRIFT)
+  :: late < LATE -> q[c * N + m] ! op, v, arg; late++
+  fi
+}
+
+inline call(c, op, v, arg) {
+  cur[c] = v; curop[c] = op;
+  for (m : 0 .. N - 1) {
+    /* room to send (waiting here, if the late commands are at their bound, lets other steps run:
+       the guard's check below must come after them, as in src/node.ts it comes just before the
+       command leaves on a connection that a restart would close) */
+    empty(q[c * N + m]) || late < LATE;
+    if
+    :: op == REL || guarded(m) -> send(c, op, v, arg)
+    :: else -> rep[c * N + m] = ERR
+    fi
+  };
+  m = 0
+}
+#define yes(c) ((rep[c * N] == YES -> 1 : 0) + (rep[c * N + 1] == YES -> 1 : 0) + (rep[c * N + 2] == YES -> 1 : 0))
+#define lost(c) ((rep[c * N] == NO -> 1 : 0) + (rep[c * N + 1] == NO -> 1 : 0) + (rep[c * N + 2] == NO -> 1 : 0))
+#define no(c) (lost(c) + (rep[c * N] == ERR -> 1 : 0) + (rep[c * N + 1] == ERR -> 1 : 0) + (rep[c * N + 2] == ERR -> 1 : 0))
+/* fanOut decides at quorum, at impossibility, or when the per-master timeout passes (or at the
+   horizon: a failed call, where a late start left no time for its timeout). */
+#define decided(c, start) (yes(c) >= Q || no(c) > N - Q || clock - start >= TIMEOUT || clock == MAXT)
+/* The call is decided: answers that come later are not counted (they are the outcome's `late`). */
+inline over(c) {
+  cur[c] = 0; curop[c] = 0;
+  rep[c * N] = NONE; rep[c * N + 1] = NONE; rep[c * N + 2] = NONE;
+  repc[c * N] = 0; repc[c * N + 1] = 0; repc[c * N + 2] = 0
+}
+
+/* src/redlock.ts acquire: after a failed attempt, its compare-and-delete to every master (the
+   mutation: only to those that granted, `gm`), and only then is the attempt over. */
+inline rollback(c, v) {
+  for (m : 0 .. N - 1) {
+    empty(q[c * N + m]) || late < LATE;
+#ifdef MUT_ROLLBACK_GRANTED
+    if :: gm & (1 << m) -> send(c, REL, v, 0) :: else -> skip fi
+#else
+    send(c, REL, v, 0)
+#endif
+  };
+  printf("t=%d client %d: attempt %d failed, rolled back\n", clock, c, v);
+  failed[v] = true;   /* once every compare-and-delete is on its way (a full connection makes a send wait) */
+  m = 0; gm = 0
+}
+
+/* The masters that granted, for the rollback mutation (kept out of the state otherwise). */
+#ifdef MUT_ROLLBACK_GRANTED
+#define granters(c) gm = (rep[c * N] == YES -> 1 : 0) + (rep[c * N + 1] == YES -> 2 : 0) + (rep[c * N + 2] == YES -> 4 : 0)
+#else
+#define granters(c) skip
+#endif
+
+/* src/redlock.ts #extendAttempts (one attempt): to ttl t from now */
+inline extend(c, v, t) {
+  ttl = t;
+  s2 = clock;
+#ifndef MUT_NO_LOWER
+  /* lock.lowerExpiration: valid no longer than this extend would leave, until it succeeds */
+  if :: s2 + ttl - ALLOW < cexp[c] -> cexp[c] = s2 + ttl - ALLOW :: else -> skip fi;
+#endif
+  call(c, EXT, v, ttl);
+  printf("t=%d client %d: extend %d to ttl %d, valid until %d meanwhile\n", clock, c, v, ttl, cexp[c])
+}
+
+/* The extend is decided: lock.extendedTo on success; on "not held" from too many to reach a quorum,
+   lock.lose (expiration now); otherwise it stays lowered. */
+inline extended(c) {
+  if
+  :: yes(c) >= Q && ttl > clock - s2 + ALLOW -> cexp[c] = s2 + ttl - ALLOW
+  :: else -> if :: lost(c) > N - Q && clock < cexp[c] -> cexp[c] = clock :: else -> skip fi
+  fi;
+  printf("t=%d client %d: extend decided, %d granted, valid until %d\n", clock, c, yes(c), cexp[c]);
+  over(c); s2 = 0; ttl = 0
+}
+
+/* The fencing property, at the decision that makes a fenced acquire succeed. */
+inline issued(c) {
+  if :: token <= lastToken -> printf("VIOLATED fencing: client %d's token %d after token %d\n", c, token, lastToken) :: else -> skip fi;
+  assert(token > lastToken); lastToken = token
+}
+
+proctype client(byte c) {
+  byte a, v, start, m, granted, token, s2, ttl, gm;
+  for (a : 1 .. (c == 0 -> ATTEMPTS : ATTEMPTS1)) {
+    v = c * ATTEMPTS + a;
+    /* src/redlock.ts acquire: one value per attempt; #attemptStart is read before the first send */
+    atomic {
+      start = clock;
+      printf("t=%d client %d: acquire, value %d\n", clock, c, v);
+#ifdef FENCING
+      call(c, ACQF, v, 0)
+#else
+      call(c, ACQ, v, 0)
+#endif
+    };
+#ifdef FENCING
+    /* src/redlock.ts #fence: the token is the largest counter of the granting masters */
+    d_step {
+      decided(c, start) -> granted = yes(c); granters(c);
+      for (m : 0 .. N - 1) { if :: rep[c * N + m] == YES && repc[c * N + m] > token -> token = repc[c * N + m] :: else -> skip fi };
+      m = 0; over(c);
+      printf("t=%d client %d: %d granted, token %d\n", clock, c, granted, token);
+#ifdef MUT_NO_ROUND2
+      if :: granted >= Q && TTL > clock - start + ALLOW -> issued(c) :: else -> skip fi
+#else
+      skip
+#endif
+    };
+#else
+    d_step { decided(c, start) -> granted = yes(c); granters(c); over(c); printf("t=%d client %d: %d granted\n", clock, c, granted) };
+#endif
+    if
+    /* success needs a quorum and validity = ttl − elapsed − drift > 0 (src/validity.ts validityMs) */
+    :: granted >= Q && TTL > clock - start + ALLOW ->
+       granted = 0;
+#ifdef FENCING
+#ifndef MUT_NO_ROUND2
+       /* ... raised to it on a quorum of the masters that hold the lock; validity counts both
+          rounds, from round one's start */
+       atomic { s2 = clock; call(c, FENCE, v, token) };
+       d_step {
+         decided(c, s2) -> granted = yes(c); granters(c); over(c); s2 = 0;
+         if :: granted >= Q && TTL > clock - start + ALLOW -> issued(c) :: else -> skip fi
+       };
+       if
+       :: granted >= Q && TTL > clock - start + ALLOW -> granted = 0
+       :: else -> granted = 0; token = 0; atomic { rollback(c, v) }; goto next
+       fi;
+#endif
+       token = 0;
+#endif
+#ifdef MUT_LATE_READ
+       /* expiration = a clock read after the decision (other locks of a batch, listeners, a GC
+          pause: any number of ticks) + the validity measured at the decision */
+       granted = TTL - (clock - start) - ALLOW;
+       d_step { cexp[c] = clock + granted; holding[c] = true; granted = 0; printf("t=%d client %d: holds %d, valid until %d\n", clock, c, v, cexp[c]) };
+#else
+       /* src/validity.ts expirationMs: the attempt's start + ttl − drift */
+       d_step { cexp[c] = start + TTL - ALLOW; holding[c] = true; printf("t=%d client %d: holds %d, valid until %d\n", clock, c, v, cexp[c]) };
+#endif
+#ifdef EXTEND
+       /* held: maybe one extend, to the lock's ttl or a shorter one (src/redlock.ts #extendAttempts,
+          one attempt), while the lock is valid */
+       if
+       :: atomic { clock < cexp[c] -> extend(c, v, SHORT) }; d_step { decided(c, s2) -> extended(c) }
+#ifdef EXTEND_TTL
+       :: atomic { clock < cexp[c] -> extend(c, v, TTL) }; d_step { decided(c, s2) -> extended(c) }
+#endif
+       :: skip
+       fi;
+#endif
+       /* src/redlock.ts #release: marked released at once, then compare-and-delete to every master */
+       atomic { holding[c] = false; cexp[c] = 0; call(c, REL, v, 0); over(c); printf("t=%d client %d: release %d\n", clock, c, v) }
+    :: else -> granted = 0; token = 0; atomic { rollback(c, v) }
+    fi;
+next: skip
   }
 }
 
-/* Mutual exclusion, checked at every step. */
-active proctype exclusion() {
-  atomic { valid(0) && valid(1) -> assert(false) }
+init {
+  atomic { run masters(); run client(0); run client(1) }
+}
+
+/* Is a command of value v still waiting on connection k? */
+#define waiting(k, v) (q[k] ?? [REL, eval(v), 0])
+
+active proctype monitor() {
+end:
+  do
+  :: atomic { valid(0) && valid(1) -> printf("VIOLATED exclusion at t=%d: client 0 valid until %d, client 1 until %d\n", clock, cexp[0], cexp[1]); assert(false) }
+  :: atomic {   /* expiry: no key without expiry or beyond a ttl ahead */
+       (own[0] != 0 && kexp[0] > clock + TTL) || (own[1] != 0 && kexp[1] > clock + TTL) || (own[2] != 0 && kexp[2] > clock + TTL) ->
+       printf("VIOLATED expiry at t=%d\n", clock); assert(false)
+     }
+#ifndef WITHOUT_NO_STRAY
+  :: atomic {   /* no stray: a failed attempt's key lives only while its rollback is on its way */
+       (own[0] != 0 && failed[own[0]] && !waiting(((own[0] - 1) / ATTEMPTS) * N + 0, own[0])) ||
+       (own[1] != 0 && failed[own[1]] && !waiting(((own[1] - 1) / ATTEMPTS) * N + 1, own[1])) ||
+       (own[2] != 0 && failed[own[2]] && !waiting(((own[2] - 1) / ATTEMPTS) * N + 2, own[2])) ->
+       printf("VIOLATED no-stray at t=%d: a failed attempt's key outlives its rollback\n", clock); assert(false)
+     }
+#endif
+  od
 }

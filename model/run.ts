@@ -1,0 +1,175 @@
+/**
+ * `npm run model`: verify model/redlock.pml with spin, then each mutation, two at a time.
+ *
+ * The real model must verify in each configuration (no assertion violated, no invalid end state,
+ * the whole bounded state space explored); each mutation must produce a counterexample of the
+ * property it is expected to break. Per run it reports states stored, depth reached, result and
+ * time; for a counterexample, the trail replayed and summarised (the model's printf lines: each
+ * client's and master's steps with the tick they happened at). Writes model/results/latest.md and
+ * exits non-zero if the real model fails or a mutation stops failing.
+ *
+ * Needs spin and a C compiler (Debian: `apt-get install spin gcc`; `.ci/run` installs them).
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+type Property = 'exclusion' | 'fencing' | 'expiry' | 'no-stray';
+
+interface Run {
+  readonly name: string;
+  /** What it checks, for the report. */
+  readonly what: string;
+  readonly defines: readonly string[];
+  /** undefined: must verify; otherwise the property whose counterexample it must produce. */
+  readonly breaks?: Property;
+}
+
+/**
+ * The configurations (model/README.md gives their bounds and why). Defaults in redlock.pml: 3
+ * masters, 2 clients (client 0 up to 2 attempts, client 1 one), ttl 3 ticks, horizon 4 ticks, at
+ * most 1 command late at a time.
+ */
+const CONFIG = {
+  base: [] as string[],
+  single: ['-DATTEMPTS=1'],
+  late2: ['-DLATE=2', '-DATTEMPTS=1'],
+  extend: ['-DEXTEND', '-DATTEMPTS=1'],
+  restart: ['-DCRASH', '-DATTEMPTS=1'],
+  // Token order depends on the order of operations on each master, not on when keys expire, so
+  // the masters' clocks run at the clients' rate here (README: why); a shorter horizon suffices.
+  fencing: ['-DFENCING', '-DDRIFT=0', '-DMAXT=3'],
+};
+
+const RUNS: readonly Run[] = [
+  { name: 'real: acquire (a retry), release', what: 'exclusion, expiry, no stray key', defines: CONFIG.base },
+  { name: 'real: two commands late at once', what: 'the same, one attempt each', defines: CONFIG.late2 },
+  { name: 'real: an extend, to a shorter ttl', what: 'the same, with an extend', defines: CONFIG.extend },
+  { name: 'real: a master killed and restarted empty', what: 'the same, one crash, the restart guard', defines: CONFIG.restart },
+  { name: 'real: fencing tokens', what: 'fencing, and the rest', defines: CONFIG.fencing },
+  { name: '1. expiration from a late clock read', what: 'MUT_LATE_READ', defines: [...CONFIG.base, '-DMUT_LATE_READ'], breaks: 'exclusion' },
+  { name: '2. a failed shorter extend does not lower expiration', what: 'MUT_NO_LOWER', defines: [...CONFIG.extend, '-DMUT_NO_LOWER'], breaks: 'exclusion' },
+  { name: '3. no drift allowance while clocks drift', what: 'MUT_NO_DRIFT', defines: [...CONFIG.base, '-DMUT_NO_DRIFT'], breaks: 'exclusion' },
+  { name: '4. a restarted master votes at once (no restart guard)', what: 'MUT_NO_GUARD', defines: [...CONFIG.restart, '-DMUT_NO_GUARD'], breaks: 'exclusion' },
+  { name: '5. fencing without the second round', what: 'MUT_NO_ROUND2', defines: [...CONFIG.fencing, '-DMUT_NO_ROUND2'], breaks: 'fencing' },
+  { name: '5b. a crash that loses its fence counters (2q − N = 1 for N = 3)', what: 'LOSE_COUNTERS', defines: [...CONFIG.fencing, '-DCRASH', '-DLOSE_COUNTERS'], breaks: 'fencing' },
+  { name: '6. rollback only on the masters that granted', what: 'MUT_ROLLBACK_GRANTED', defines: [...CONFIG.single, '-DMUT_ROLLBACK_GRANTED'], breaks: 'no-stray' },
+  {
+    name: '6, exclusion only: rollback only on the masters that granted',
+    what: 'MUT_ROLLBACK_GRANTED, no-stray check off: a liveness loss, not a safety one',
+    defines: [...CONFIG.single, '-DMUT_ROLLBACK_GRANTED', '-DWITHOUT_NO_STRAY'],
+  },
+];
+
+interface Outcome {
+  readonly run: Run;
+  readonly states: number;
+  readonly depth: number;
+  readonly seconds: number;
+  /** 'verified', or the property a counterexample broke, or what else went wrong. */
+  readonly result: string;
+  readonly ok: boolean;
+  readonly trail: string[];
+}
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const PARALLEL = 2;
+
+function exec(file: string, args: readonly string[], cwd: string): Promise<{ stdout: string; stderr: string; code: number }> {
+  return new Promise((resolve) => {
+    execFile(file, [...args], { cwd, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 });
+    });
+  });
+}
+
+async function verify(run: Run): Promise<Outcome> {
+  const started = performance.now();
+  const dir = await mkdtemp(join(tmpdir(), 'redlock-model-'));
+  try {
+    await copyFile(join(here, 'redlock.pml'), join(dir, 'redlock.pml'));
+    const generated = await exec('spin', ['-a', ...run.defines, 'redlock.pml'], dir);
+    if (generated.code !== 0) return failed(run, started, `spin -a failed: ${generated.stdout}${generated.stderr}`);
+    // A run that must verify searches millions of states: optimise. A mutation stops at its first
+    // counterexample, within a second: compile fast.
+    const optimise = run.breaks === undefined ? '-O2' : '-O0';
+    const compiled = await exec('gcc', ['-w', optimise, '-DSAFETY', '-DNOBOUNDCHECK', '-DMEMLIM=8000', '-o', 'pan', 'pan.c'], dir);
+    if (compiled.code !== 0) return failed(run, started, `gcc failed: ${compiled.stderr}`);
+    const searched = await exec('./pan', ['-m200000', '-w26', '-n'], dir);
+    const out = searched.stdout;
+    const states = Number(/(\d+) states, stored/.exec(out)?.[1] ?? NaN);
+    const depth = Number(/depth reached (\d+)/.exec(out)?.[1] ?? NaN);
+    const errors = Number(/errors: (\d+)/.exec(out)?.[1] ?? NaN);
+    const truncated = /max search depth too small|out of memory/.test(out);
+    const seconds = (performance.now() - started) / 1000;
+    if (errors === 0) {
+      const ok = run.breaks === undefined && !truncated;
+      const result = truncated ? 'search incomplete (depth or memory bound)' : 'verified';
+      return { run, states, depth, seconds, result, ok, trail: [] };
+    }
+    if (!Number.isFinite(errors)) return failed(run, started, `pan said: ${out.slice(-400)}`);
+    const replay = await exec('spin', ['-t', ...run.defines, 'redlock.pml'], dir);
+    const trail = replay.stdout
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => /^(t=\d+|VIOLATED)/.test(line));
+    const violated = /VIOLATED ([a-z-]+)/.exec(trail.join('\n'))?.[1];
+    const kind = /pan:\d+: invalid end state/.test(out) ? 'invalid end state' : (violated ?? 'assertion violated');
+    return { run, states, depth, seconds: (performance.now() - started) / 1000, result: `counterexample: ${kind}`, ok: run.breaks !== undefined && violated === run.breaks, trail };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function failed(run: Run, started: number, why: string): Outcome {
+  return { run, states: NaN, depth: NaN, seconds: (performance.now() - started) / 1000, result: why, ok: false, trail: [] };
+}
+
+const startedAt = performance.now();
+const outcomes: Outcome[] = new Array<Outcome>(RUNS.length);
+let next = 0;
+await Promise.all(
+  Array.from({ length: PARALLEL }, async () => {
+    while (next < RUNS.length) {
+      const index = next++;
+      const outcome = await verify(RUNS[index]!);
+      outcomes[index] = outcome;
+      console.log(`${outcome.ok ? 'ok  ' : 'FAIL'} ${outcome.run.name}: ${outcome.result} (${format(outcome.states)} states, depth ${outcome.depth}, ${outcome.seconds.toFixed(1)} s)`);
+    }
+  }),
+);
+const totalSeconds = (performance.now() - startedAt) / 1000;
+
+const lines = [
+  '# Model-checking results',
+  '',
+  `Generated by \`npm run model\` (model/run.ts) on ${new Date().toISOString().slice(0, 10)}: spin ${(await exec('spin', ['-V'], here)).stdout.trim().replace(/^Spin Version /, '')}, ` +
+    `pan compiled with \`-DSAFETY -DNOBOUNDCHECK\` (\`-O2\` for runs that must verify, \`-O0\` for mutations), exhaustive search, ${PARALLEL} runs at a time; ${totalSeconds.toFixed(0)} s in all.`,
+  '',
+  '| run | checks | expected | result | states stored | depth | time |',
+  '|---|---|---|---|---:|---:|---:|',
+  ...outcomes.map(
+    (o) =>
+      `| ${o.run.name} | ${o.run.what} | ${o.run.breaks ? `counterexample: ${o.run.breaks}` : 'verified'} | ${o.ok ? '' : '**'}${o.result}${o.ok ? '' : '**'} | ${format(o.states)} | ${o.depth} | ${o.seconds.toFixed(1)} s |`,
+  ),
+  '',
+  '## Counterexamples',
+  '',
+  ...outcomes
+    .filter((o) => o.trail.length > 0)
+    .flatMap((o) => [`### ${o.run.name}`, '', '```', ...o.trail, '```', '']),
+];
+await mkdir(join(here, 'results'), { recursive: true });
+await writeFile(join(here, 'results', 'latest.md'), lines.join('\n'));
+for (const o of outcomes.filter((o) => o.trail.length > 0)) {
+  console.log(`\n${o.run.name}:\n  ${o.trail.join('\n  ')}`);
+}
+const bad = outcomes.filter((o) => !o.ok);
+console.log(`\nmodel: ${outcomes.length - bad.length} of ${outcomes.length} runs as expected in ${totalSeconds.toFixed(0)} s (model/results/latest.md)`);
+process.exit(bad.length === 0 ? 0 : 1);
+
+function format(n: number): string {
+  return Number.isFinite(n) ? n.toLocaleString('en-US') : '—';
+}
