@@ -1,26 +1,29 @@
 /*
  * redlock-quorum's client rules in Promela, checked with spin (issue 12). model/README.md says what
- * is modelled, what is not, and the bounds; `npm run model` (model/run.ts) verifies the model and
- * each mutation. Every rule names the function it comes from.
+ * is modelled, what is not, and the bounds; `npm run model` (model/run.ts) verifies the model in
+ * each configuration and each mutation. Every rule names the function it comes from: when one of
+ * them changes in src/, this file changes in the same commit.
  *
  * Time is discrete: `clock` is real time, advanced by `ticker` between any two steps, so any step
  * of a client or a master can be delayed by any number of ticks (a slow network, a GC pause, a
- * stalled event loop). Clients read the clock (their own clocks run at real time); a master's clock
- * may run fast, so a key it sets may expire up to DRIFT ticks early — the relative drift between
- * a client and a master.
+ * stalled event loop). Clients read the clock (their clocks run at real time); a master's clock
+ * may run fast, so a key it sets may expire up to DRIFT ticks early: the relative drift between a
+ * client and a master.
  *
- * The network: one FIFO connection per client and master (`q`), whose commands a master runs
- * whenever it gets to them — also after the client stopped waiting (a timed-out command that still
- * runs later). Each answer to the current call may arrive in time or not at all (`reply`): an answer
- * that arrives after the per-master timeout is not counted. A crashed master loses what was in its
- * connections.
+ * The network: one FIFO connection per client and master. A command runs at once (atomically with
+ * its send, the answer arriving in time unless the client is slow to look) or is late: it waits on
+ * its connection and runs whenever its master gets to it, also after the client stopped waiting (a
+ * timed-out command that still runs later); its answer counts only if the call is still undecided.
+ * At most LATE commands are late at a time in the whole system: the bound that keeps the state
+ * space within reach. A crashed master loses what was waiting on its connections.
  *
- * Configurations: exclusion (default: acquire, extend, release, crash and restart guard) and
- * -DFENCING (fenced acquires, their second round, crash with counters kept or -DLOSE_COUNTERS).
- * Properties, checked in every state by `monitor`:
- *   exclusion   no instant at which two clients both consider their lock valid;
- *   fencing     each successful fenced acquire gets a token above every earlier one;
- *   expiry      every key expires within a ttl of its last write (liveness A, as a safety bound);
+ * Configurations (compile-time): the default (acquire with a retry, release), -DEXTEND (an extend
+ * to a shorter ttl, -DEXTEND_TTL also to the full one), -DCRASH (one kill -9 and restart empty, the
+ * restart guard), -DFENCING (fenced acquires and their second round; -DLOSE_COUNTERS: a crash loses
+ * the fence counters). Properties, checked in every state:
+ *   exclusion   no instant at which two clients both consider their lock valid (monitor);
+ *   fencing     each fenced acquire that succeeds gets a token above every earlier one (issued);
+ *   expiry      every key expires within a ttl of its last write (liveness A as a safety bound);
  *   no stray    no key of a failed attempt outlives that attempt's rollback.
  * Mutations (-DMUT_...), each of which must produce a counterexample (model/run.ts):
  *   LATE_READ        expiration = a clock read after the decision + validity (issue 11, defect 1)
@@ -280,10 +283,13 @@ inline extend(c, v, t) {
    lock.lose (expiration now); otherwise it stays lowered. */
 inline extended(c) {
   if
-  :: yes(c) >= Q && ttl > clock - s2 + ALLOW -> cexp[c] = s2 + ttl - ALLOW
-  :: else -> if :: lost(c) > N - Q && clock < cexp[c] -> cexp[c] = clock :: else -> skip fi
+  :: yes(c) >= Q && ttl > clock - s2 + ALLOW ->
+     cexp[c] = s2 + ttl - ALLOW;
+     printf("t=%d client %d: extend done (%d granted), valid until %d\n", clock, c, yes(c), cexp[c])
+  :: else ->
+     if :: lost(c) > N - Q && clock < cexp[c] -> cexp[c] = clock :: else -> skip fi;
+     printf("t=%d client %d: extend failed (%d granted, %d ticks), valid until %d\n", clock, c, yes(c), clock - s2, cexp[c])
   fi;
-  printf("t=%d client %d: extend decided, %d granted, valid until %d\n", clock, c, yes(c), cexp[c]);
   over(c); s2 = 0; ttl = 0
 }
 
