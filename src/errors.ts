@@ -196,7 +196,16 @@ export class ClusterModeError extends NodeError {
 export class MisplacedReplyError extends NodeError {
   override name = 'MisplacedReplyError';
   constructor(node: string, reply: unknown) {
-    super(node, `reply to another command (${JSON.stringify(reply)?.slice(0, 120)}), not to this lock call: its replies no longer line up with its commands`);
+    super(node, `reply to another command (${shown(reply)}), not to this lock call: its replies no longer line up with its commands`);
+  }
+}
+
+/** A reply, shortened for a message; never throws (a BigInt, a cycle). */
+function shown(reply: unknown): string {
+  try {
+    return (JSON.stringify(reply) ?? String(reply)).slice(0, 120);
+  } catch {
+    return typeof reply;
   }
 }
 

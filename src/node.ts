@@ -6,6 +6,7 @@
  * that is down fails the call now), and the only wait allowed is for a connection that is still
  * being made for the first time, bounded by the caller's per-master timeout.
  */
+import { randomBytes } from 'node:crypto';
 import { createClient, type RedisClientOptions } from 'redis';
 import { ClusterModeError, MasterRestartedError, MisplacedReplyError, NodeError, NodeUnavailableError } from './errors.js';
 import { RestartGuard, parseServerInfo } from './restart-guard.js';
@@ -27,7 +28,7 @@ export interface RedisClientLike {
   readonly isOpen: boolean;
   readonly isReady: boolean;
   connect(): Promise<unknown>;
-  sendCommand(args: readonly string[], options?: { abortSignal?: AbortSignal; timeout?: number }): Promise<unknown>;
+  sendCommand(args: readonly string[], options?: { abortSignal?: AbortSignal; timeout?: number; typeMapping?: object }): Promise<unknown>;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   off(event: string, listener: (...args: unknown[]) => void): unknown;
   close?(): Promise<unknown>;
@@ -56,8 +57,17 @@ const CLOSE_GRACE_MS = 1000;
  * own minutes-long detection.
  */
 export const STALL_MS = 2_000;
-const NO_QUEUE_TIMEOUT = { timeout: 0 } as const;
-/** Every script call's tag (see the script's contract): unique in the process, whichever node sends it. */
+/**
+ * Script calls: no queue timeout (node-redis' own 5 s one; ours is per master and shorter), and
+ * replies in node-redis' default types whatever your client maps them to (a Buffer mapping would
+ * make the echoed tag and the fence errors Buffers).
+ */
+const SCRIPT_CALL = { timeout: 0, typeMapping: {} } as const;
+/**
+ * Every script call's tag (see the script's contract): unique in the process whichever node sends
+ * it, and across copies of this module sharing a client (the random prefix).
+ */
+const TAG_PREFIX = randomBytes(4).toString('hex');
 let lastTag = 0;
 
 /**
@@ -231,9 +241,8 @@ export class RedisNode {
   }
 
   async #call(operations: LockOperation[], withdraw: AbortController | undefined): Promise<OperationReply[]> {
-    // node-redis' own 5 s queue timeout is off: ours is per master and shorter.
-    const options = withdraw ? { abortSignal: withdraw.signal, timeout: 0 } : NO_QUEUE_TIMEOUT;
-    const tag = (++lastTag).toString(36);
+    const options = withdraw ? { ...SCRIPT_CALL, abortSignal: withdraw.signal } : SCRIPT_CALL;
+    const tag = TAG_PREFIX + (++lastTag).toString(36);
     const tail = encodeBatch(operations, tag);
     const client = this.client;
     if (withdraw) this.#inFlight.add(withdraw);

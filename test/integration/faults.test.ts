@@ -3,7 +3,7 @@
  * restarts them), so the shared ones used by other files are never disturbed.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from 'redis';
+import { createClient, RESP_TYPES } from 'redis';
 import { ExecutionError, MisplacedReplyError, NodeUnavailableError, Redlock, ResourceLockedError, type NodeOutcome } from '../../src/index.js';
 import { lockScript } from '../../src/scripts/index.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
@@ -199,6 +199,25 @@ describe('a connection whose replies no longer line up with its commands', () =>
     // Once reset, the connection is in step again: master 0 votes.
     await grantedByFirstMaster(redlock, key('after'), 10_000);
     await Promise.allSettled([early.release(), free.status === 'fulfilled' ? free.value.release() : undefined]);
+  });
+
+  it('the check reads the echoed tag whatever your client maps strings to (Buffer, RESP3)', async () => {
+    const yours = await Promise.all(
+      ports.slice(0, 3).map(async (port) => {
+        const client = createClient({ url: urlOf(port), RESP: 3, commandOptions: { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } });
+        client.on('error', () => undefined);
+        await client.connect();
+        cleanups.push(() => void client.destroy());
+        return client;
+      }),
+    );
+    const redlock = lockOn(yours);
+    const key = uniquePrefix('buffer-replies');
+    const lock = await redlock.acquire(key('r'), 5_000);
+    // Granted at quorum: the third master's SET may land just after.
+    const held = (await valuesOn(direct.slice(0, 3), key('r'))).filter((value) => value === lock.value);
+    expect(held.length).toBeGreaterThanOrEqual(2);
+    await lock.release();
   });
 
   it('on a client of yours, such a reply is not counted either, and an error event names it', async () => {
