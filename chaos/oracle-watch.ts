@@ -98,6 +98,7 @@ export class OracleWatch {
     const history = this.#history.get(lock) ?? [];
     this.#history.set(lock, history);
     history.push(`${new Date().toISOString().slice(11, 23)} ${line}`);
+    if (history.length > 40) history.splice(1, 1); // the acquire and the latest 39 (a lock extended for long)
   }
 
   #report(lock: Lock, event: HolderReport['event'], atMs = Date.now()): void {

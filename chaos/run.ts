@@ -317,7 +317,9 @@ async function applyFault(fault: Fault, target: number): Promise<() => Promise<v
       await proxies.set(target, 'blackhole');
       return async () => {
         await proxies.set(target, 'pass');
-        await proxies.reset(target); // a blackholed connection is dead: let the clients reconnect
+        // What it held back is delivered, then the connections are reset: a healed network whose
+        // connections also broke (the held commands may run just before the reset).
+        await proxies.reset(target);
       };
     case 'reset':
       await proxies.reset(target);

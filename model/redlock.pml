@@ -23,12 +23,13 @@
  * the fence counters). Properties, checked in every state:
  *   exclusion   no instant at which two clients both consider their lock valid (monitor);
  *   fencing     each fenced acquire that succeeds gets a token above every earlier one (issued);
- *   expiry      every key expires within a ttl of its last write (liveness A as a safety bound);
+ *   expiry      every key expires within a ttl of its last write (liveness A as a safety bound;
+ *               it holds by construction here, every write carrying a ttl, and is checked anyway);
  *   no stray    no key of a failed attempt outlives that attempt's rollback.
  * Mutations (-DMUT_...), each of which must produce a counterexample (model/run.ts):
  *   LATE_READ        expiration = a clock read after the decision + validity (issue 11, defect 1)
  *   NO_LOWER         a failed extend with a shorter ttl does not lower expiration first (defect 2)
- *   NO_DRIFT         no drift allowance (driftFactor 0) while masters' clocks drift
+ *   NO_DRIFT         no drift allowance at all while masters' clocks drift
  *   NO_GUARD         a master that restarted empty votes at once (no restart guard)
  *   NO_ROUND2        fencing without the second round
  *   ROLLBACK_GRANTED rollback only on the masters that granted (what redlock-universal does)
@@ -37,11 +38,18 @@
 #define N 3            /* masters */
 #define Q 2            /* quorum: src/settings.ts defaultQuorum, floor(N/2) + 1 */
 #define C 2            /* clients */
+/* The masters' loop, the vote counts and the monitor are written out for these sizes. */
+#if N != 3 || C != 2
+#error the model is written out for N = 3 masters and C = 2 clients
+#endif
 #ifndef ATTEMPTS
 #define ATTEMPTS 2     /* acquire attempts of client 0, each with a new value (src/values.ts) */
 #endif
 #ifndef ATTEMPTS1
 #define ATTEMPTS1 1    /* ... and of client 1 */
+#endif
+#if ATTEMPTS1 > ATTEMPTS
+#error values and the no-stray check assume client 1 makes no more attempts than client 0
 #endif
 #ifndef TTL
 #define TTL 3          /* the lock's ttl, ticks */
