@@ -66,6 +66,9 @@
 #endif
 #define GRACE TTL      /* src/restart-guard.ts: a master up for less than graceMs (>= the ttl) gets no vote */
 #define CRASHES 1      /* crashes (kill -9, restart empty) in a run */
+#ifndef CRASH_BY
+#define CRASH_BY MAXT  /* ... at any tick up to this one */
+#endif
 #ifndef LATE
 #define LATE 1         /* commands late at once, in the whole system */
 #endif
@@ -200,7 +203,7 @@ end:
   :: d_step { nempty(q[5]) -> serve(5, 0) }
   :: d_step { nempty(q[5]) -> serve(5, DRIFT) }
 #ifdef CRASH
-  :: atomic { crashes < CRASHES -> select (m : 0 .. N - 1); crash(m) }
+  :: atomic { crashes < CRASHES && clock <= CRASH_BY -> select (m : 0 .. N - 1); crash(m) }
 #endif
   od
 }
