@@ -144,7 +144,7 @@ try {
       targets.add(target);
       applied.set(fault, (applied.get(fault) ?? 0) + 1);
       if (fault === 'pause-worker') pausedWorkers.add(target % WORKERS);
-      log.push(`${((DURATION_S * 1000 - (end - Date.now())) / 1000).toFixed(1)} s (${clock()}) ${fault} ${fault === 'pause-worker' ? `worker ${target % WORKERS}` : `master ${target}`}`);
+      log.push(`${stamp()} ${fault} ${fault === 'pause-worker' ? `worker ${target % WORKERS}` : `master ${target}`}`);
       undo.push(await applyFault(fault, target));
     }
     // Most rounds also run a probe in a worker that is not paused; its masters are others than the faults'.
@@ -156,7 +156,7 @@ try {
     const probeDone = probe ? runProbe(probe, probeWorker, pauseThree, stallMs, random) : Promise.resolve();
     await sleep(500 + random() * 1_500); // how long the faults last
     for (const heal of undo) await heal();
-    log.push(`${((DURATION_S * 1000 - (end - Date.now())) / 1000).toFixed(1)} s (${clock()}) healed`);
+    log.push(`${stamp()} healed`);
     await probeDone;
   }
   for (const child of workers) if (child.connected) child.send({ type: 'stop' });
@@ -238,7 +238,7 @@ function ask(index: number, request: ProbeRequest, timeoutMs = 10_000): Promise<
 /** Run a probe in `worker` (parameters from the seeded `random`); logs it with its outcome. */
 async function runProbe(probe: Probe, worker: number, pauseThree: number[], stallMs: number, random: () => number): Promise<void> {
   applied.set(probe, (applied.get(probe) ?? 0) + 1);
-  const startedAt = `${((DURATION_S * 1000 - (endAt - Date.now())) / 1000).toFixed(1)} s (${clock()})`;
+  const startedAt = stamp();
   const size = 200 + Math.floor(random() * 200);
   const gapsMs = [0, 1, 2].map(() => Math.floor(random() * 100));
   const shortTtlMs = 150 + Math.floor(random() * 150);
@@ -334,9 +334,9 @@ async function applyFault(fault: Fault, target: number): Promise<() => Promise<v
   }
 }
 
-/** Wall-clock time of day, to match the oracle's times. */
-function clock(): string {
-  return new Date().toISOString().slice(11, 23);
+/** When, for the fault log: seconds into the schedule, and the time of day (to match the oracle's times). */
+function stamp(): string {
+  return `${((DURATION_S * 1000 - (endAt - Date.now())) / 1000).toFixed(1)} s (${new Date().toISOString().slice(11, 23)})`;
 }
 
 /** Fisher–Yates with the seeded generator. */
