@@ -61,6 +61,23 @@ function grantedByFirstMaster(redlock: Redlock, resource: string, timeoutMs?: nu
   }, timeoutMs);
 }
 
+/**
+ * Replies out of step on master 0 (behind `proxy`): another client holds `taken` on masters 0 and 1,
+ * a majority of the three; `early`'s command to master 0 is lost (`drop`) but stays waiting on the
+ * connection for a reply; then `taken` and `free` are acquired at once. Master 0's refusal of `taken`
+ * is read as `early`'s reply and its grant of `free` as `taken`'s: counted, master 0's and master 2's
+ * grants would hand out a lock that a majority holds for another.
+ */
+async function misplaceReplies(redlock: Redlock, proxy: FaultProxy, key: (resource: string) => string) {
+  await grantedByFirstMaster(redlock, key('warm'));
+  await Promise.all(direct.slice(0, 2).map((client) => client.set(key('taken'), 'someone else', { PX: 10_000 })));
+  proxy.mode = 'drop';
+  const early = await redlock.acquire(key('early'), 5_000);
+  proxy.mode = 'pass';
+  const [taken, free] = await Promise.allSettled([redlock.acquire(key('taken'), 5_000), redlock.acquire(key('free'), 5_000)]);
+  return { early, taken, free };
+}
+
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const start = performance.now();
   const value = await work();
@@ -178,16 +195,7 @@ describe('a connection whose replies no longer line up with its commands', () =>
     const events: string[] = [];
     redlock.on('error', (error: Error) => events.push(error.message));
     const key = uniquePrefix('misplaced-reply');
-    await grantedByFirstMaster(redlock, key('warm'));
-    // Another client holds `taken` on masters 0 and 1: a majority of the three.
-    await Promise.all(direct.slice(0, 2).map((client) => client.set(key('taken'), 'someone else', { PX: 10_000 })));
-    proxy.mode = 'drop';
-    // Its command to master 0 never arrives there, but stays waiting on the connection for a reply.
-    const early = await redlock.acquire(key('early'), 5_000);
-    proxy.mode = 'pass';
-    // The refusal of `taken` by master 0 is read as `early`'s reply, and the grant of `free` as `taken`'s:
-    // counted, master 0's and master 2's grants would hand out a lock that a majority holds for another.
-    const [taken, free] = await Promise.allSettled([redlock.acquire(key('taken'), 5_000), redlock.acquire(key('free'), 5_000)]);
+    const { early, taken, free } = await misplaceReplies(redlock, proxy, key);
     expect(taken.status).toBe('rejected');
     const error = (taken as PromiseRejectedResult).reason as ExecutionError;
     expect(error).toBeInstanceOf(ExecutionError);
@@ -231,16 +239,11 @@ describe('a connection whose replies no longer line up with its commands', () =>
     const errors: Error[] = [];
     redlock.on('error', (error: Error) => errors.push(error));
     const key = uniquePrefix('misplaced-yours');
-    await grantedByFirstMaster(redlock, key('warm'));
-    await Promise.all(direct.slice(0, 2).map((client) => client.set(key('taken'), 'someone else', { PX: 10_000 })));
-    proxy.mode = 'drop';
-    const early = await redlock.acquire(key('early'), 5_000);
-    proxy.mode = 'pass';
-    const [taken] = await Promise.allSettled([redlock.acquire(key('taken'), 5_000), redlock.acquire(key('free'), 5_000).then((lock) => lock.release())]);
+    const { early, taken, free } = await misplaceReplies(redlock, proxy, key);
     expect(taken.status).toBe('rejected');
     expect(await valuesOn(direct.slice(0, 2), key('taken'))).toEqual(['someone else', 'someone else']);
     expect(errors.some((error) => error instanceof MisplacedReplyError && error.message.includes(redlock.nodes[0]!))).toBe(true);
-    await early.release();
+    await Promise.allSettled([early.release(), free.status === 'fulfilled' ? free.value.release() : undefined]);
   });
 });
 
