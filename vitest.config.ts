@@ -1,8 +1,28 @@
 import { defineConfig } from 'vitest/config';
+import { clientKinds } from './test/harness/clients.js';
+
+/**
+ * The integration files that run once per client kind (test/harness/clients.ts): every behaviour
+ * the library promises whatever client reaches the masters. The rest (argument checks, packaging,
+ * examples, the migration guide, security, OpenTelemetry) runs once, with the default kind.
+ */
+const matrixFiles = [
+  'acquire',
+  'batching',
+  'extend-release',
+  'faults',
+  'fencing',
+  'lifetime',
+  'long-delays',
+  'observability',
+  'reentrancy',
+  'restart-guard',
+  'safety',
+  'waiting',
+].map((name) => `test/integration/${name}.test.ts`);
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/harness/global-setup.ts'],
     // The safety oracle judges every lock of every test (test/harness/oracle.ts); the runner ends
     // its judgement after each test body, before the test's own afterEach hooks.
@@ -16,5 +36,11 @@ export default defineConfig({
     // The JSON report is what .ci/run counts from; the default reporter is for people.
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
+    projects: [
+      { extends: true, test: { name: 'urls', include: ['test/**/*.test.ts'] } },
+      ...clientKinds
+        .filter((kind) => kind !== 'urls')
+        .map((kind) => ({ extends: true as const, test: { name: kind, include: matrixFiles, env: { REDLOCK_TEST_CLIENT: kind } } })),
+    ],
   },
 });

@@ -35,8 +35,23 @@ export interface NodeOutcome {
   late?: NodeStatus;
 }
 
+/**
+ * node-redlock's view of one attempt (its `ExecutionStats`), so that code written for it — e.g.
+ * `for (const r of await Promise.allSettled(error.attempts)) r.value.votesAgainst…` — keeps
+ * working. A voter is the node as you passed it: your client, or for a URL or client options the
+ * master's `host:port` (a URL may carry a password). A master still unanswered when the attempt was
+ * decided is in neither collection.
+ */
+export interface ExecutionStats {
+  readonly membershipSize: number;
+  readonly quorumSize: number;
+  readonly votesFor: ReadonlySet<unknown>;
+  /** Why each master voted against: `ResourceLockedError` for one that refused because the resources are held (or, for an extend, no longer this lock's). */
+  readonly votesAgainst: ReadonlyMap<unknown, Error>;
+}
+
 /** One acquire or extend attempt: what every master answered and the validity it left. */
-export interface AttemptRecord {
+export interface AttemptRecord extends ExecutionStats {
   readonly attempt: number;
   readonly outcomes: readonly NodeOutcome[];
   readonly elapsedMs: number;
@@ -48,6 +63,78 @@ export interface AttemptRecord {
    * masters) and the second round, which raised the counters to it on the masters that hold the lock.
    */
   readonly fencing?: FencingRound;
+}
+
+/** What an attempt record is made of; the vote view (ExecutionStats) is derived from it. */
+export type AttemptFields = Omit<AttemptRecord, keyof ExecutionStats>;
+
+/**
+ * An attempt record: `fields` as its own properties, and the ExecutionStats view as getters on the
+ * prototype, computed when read (records are made on every attempt; the view is rarely read).
+ */
+export function attemptRecord(
+  fields: AttemptFields,
+  voters: readonly unknown[],
+  quorumSize: number,
+  resources: readonly string[],
+): AttemptRecord {
+  const record = Object.assign(Object.create(votesView) as object, fields);
+  // Not enumerable: a record still compares, prints and serialises as its fields.
+  Object.defineProperty(record, VOTES, { value: { voters, quorumSize, resources } satisfies VoteContext });
+  return record as AttemptRecord;
+}
+
+const VOTES = Symbol('votes');
+interface VoteContext {
+  readonly voters: readonly unknown[];
+  readonly quorumSize: number;
+  readonly resources: readonly string[];
+}
+type WithContext = AttemptFields & { readonly [VOTES]: VoteContext };
+
+const votesView = Object.create(Object.prototype, {
+  membershipSize: {
+    get(this: WithContext) {
+      return this.outcomes.length;
+    },
+  },
+  quorumSize: {
+    get(this: WithContext) {
+      return this[VOTES].quorumSize;
+    },
+  },
+  votesFor: {
+    get(this: WithContext) {
+      const { voters } = this[VOTES];
+      return new Set(this.outcomes.flatMap((outcome, index) => (outcome.status === 'granted' ? [voters[index]] : [])));
+    },
+  },
+  votesAgainst: {
+    get(this: WithContext) {
+      const { voters, resources } = this[VOTES];
+      const against = new Map<unknown, Error>();
+      this.outcomes.forEach((outcome, index) => {
+        const reason = reasonAgainst(outcome, resources);
+        if (reason) against.set(voters[index], reason);
+      });
+      return against;
+    },
+  },
+}) as object;
+
+function reasonAgainst(outcome: NodeOutcome, resources: readonly string[]): Error | undefined {
+  switch (outcome.status) {
+    case 'granted':
+    case 'pending':
+      return undefined;
+    case 'locked':
+    case 'lost': {
+      const held = outcome.status === 'locked' ? 'held by another lock' : 'no longer held by this lock';
+      return new ResourceLockedError(`redis master ${outcome.node}: ${formatResources(resources)} ${held}`, resources, []);
+    }
+    default:
+      return outcome.error ?? new Error(`redis master ${outcome.node}: ${outcome.status}`);
+  }
 }
 
 /** The second round of a fenced acquire. */

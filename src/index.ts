@@ -20,7 +20,7 @@ export {
   type NodeStatus,
 } from './errors.js';
 export { defaultSettings, type CallSettings, type Settings } from './settings.js';
-export type { NodeInput, RedisClientLike, SubscriberClient } from './node.js';
+export type { IORedisLike, NodeInput, RedisClientLike, SubscriberClient } from './clients.js';
 export {
   channelNames,
   type AcquiredEvent,

@@ -1,16 +1,17 @@
 /**
- * One master: owns (or borrows) a node-redis client, knows whether it can take a command now,
- * and runs the scripts by EVALSHA with a NOSCRIPT fallback. All I/O detail lives here.
+ * One master as a voter: knows whether it can take a command now, runs the script by EVALSHA with
+ * a NOSCRIPT fallback, checks each connection's INFO, watches for stalls and resets connections it
+ * owns. Which client library reaches the master is the driver's business (clients.ts).
  *
  * Two rules from the design: a lock command never waits in a client's offline queue (a master
  * that is down fails the call now), and the only wait allowed is for a connection that is still
  * being made for the first time, bounded by the caller's per-master timeout.
  */
 import { randomBytes } from 'node:crypto';
-import { createClient, type RedisClientOptions } from 'redis';
 import { ClusterModeError, MasterRestartedError, MisplacedReplyError, NodeError, NodeUnavailableError } from './errors.js';
 import { RestartGuard, parseServerInfo } from './restart-guard.js';
 import { Batcher, type SentBatch } from './batch.js';
+import { driverFor, type Connection, type Driver, type SubscriberConnection } from './clients.js';
 import type { Cancellation } from './quorum.js';
 import {
   decodeBatch,
@@ -21,33 +22,6 @@ import {
   type OperationReply,
 } from './scripts/index.js';
 import type { Subscription } from './waiting.js';
-import { describe } from './settings.js';
-
-/** What we need of a node-redis client; `createClient()`'s result fits. */
-export interface RedisClientLike {
-  readonly isOpen: boolean;
-  readonly isReady: boolean;
-  connect(): Promise<unknown>;
-  sendCommand(args: readonly string[], options?: { abortSignal?: AbortSignal; timeout?: number; typeMapping?: object }): Promise<unknown>;
-  on(event: string, listener: (...args: unknown[]) => void): unknown;
-  off(event: string, listener: (...args: unknown[]) => void): unknown;
-  close?(): Promise<unknown>;
-  destroy?(): unknown;
-  /** A new client with the same options but these (node-redis); used for the subscriber connection. */
-  duplicate?(overrides?: { socket?: object }): SubscriberClient;
-  readonly options?: { url?: string; socket?: object; disableOfflineQueue?: boolean } | undefined;
-}
-
-/** The part of a duplicated node-redis client a release subscription uses. */
-export interface SubscriberClient {
-  connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
-  on(event: string, listener: (...args: unknown[]) => void): unknown;
-  destroy(): unknown;
-}
-
-/** A master: a client you created (never closed by us), or a URL / client options (we own those). */
-export type NodeInput = RedisClientLike | string | RedisClientOptions;
 
 const CLOSE_GRACE_MS = 1000;
 /**
@@ -57,12 +31,6 @@ const CLOSE_GRACE_MS = 1000;
  * own minutes-long detection.
  */
 export const STALL_MS = 2_000;
-/**
- * Script calls: no queue timeout (node-redis' own 5 s one; ours is per master and shorter), and
- * replies in node-redis' default types whatever your client maps them to (a Buffer mapping would
- * make the echoed tag and the fence errors Buffers).
- */
-const SCRIPT_CALL = { timeout: 0, typeMapping: {} } as const;
 /**
  * Every script call's tag (see the script's contract): unique in the process whichever node sends
  * it, and across copies of this module sharing a client (the random prefix).
@@ -83,12 +51,10 @@ export function reconnectDelayMs(retries: number): number {
 export class RedisNode {
   readonly label: string;
   readonly owned: boolean;
-  /** Yours, for good; ours is replaced by a new client on each reset (see #reconnect). */
-  #client: RedisClientLike;
-  /** What our clients are made from (undefined for yours). */
-  readonly #ownedOptions: RedisClientOptions | undefined;
-  /** Our listeners on the current client (see #listen). */
-  #listeners: { ready: () => void; error: (error: unknown) => void } | undefined;
+  readonly voter: unknown;
+  readonly #driver: Driver;
+  /** Yours, for good; ours is replaced by a new connection on each reset (see #reconnect). */
+  #client: Connection;
   /** The latest connection error: the cause of NodeUnavailableError. Cleared when a connection is ready. */
   #lastError: unknown;
   /** Connections of ours that ended before becoming ready since the last ready one (the backoff). */
@@ -115,70 +81,28 @@ export class RedisNode {
   #lastProgressAt = 0;
   #stallTimer: NodeJS.Timeout | undefined;
   #readinessTimer: NodeJS.Timeout | undefined;
-  /** node-redis would keep this client's unsent commands through a reconnect (see #send). */
-  readonly #offlineQueue: boolean;
 
   constructor(input: unknown, index: number, onError: (error: NodeError) => void, restartGraceMs?: number) {
     this.#onError = onError;
     this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
-    if (isClusterClient(input)) {
-      throw new TypeError(
-        `nodes[${index}] is a Redis Cluster client: pass one client per independent master (createClient, a redis:// URL ` +
-          'or client options); cluster voters are not supported yet',
-      );
-    }
-    if (isClient(input)) {
-      if (typeof input.isOpen !== 'boolean' || typeof input.isReady !== 'boolean') {
-        // An ioredis client has sendCommand/connect/on too, but no isOpen/isReady (it has `status`).
-        throw new TypeError(
-          `nodes[${index}] looks like an ioredis client; redlock-quorum runs on node-redis: pass node-redis clients (createClient) or redis:// URLs`,
-        );
-      }
-      this.#client = input;
-      this.#ownedOptions = undefined;
-      this.owned = false;
-    } else if (typeof input === 'string') {
-      if (!/^rediss?:\/\//i.test(input)) {
-        throw new TypeError(`nodes[${index}] must be a redis:// or rediss:// URL, got a string of another scheme`);
-      }
-      this.#ownedOptions = { url: input };
-      this.#client = ownedClient(this.#ownedOptions);
-      this.owned = true;
-    } else if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
-      this.#ownedOptions = input;
-      this.#client = ownedClient(input);
-      this.owned = true;
-    } else {
-      throw new TypeError(
-        `nodes[${index}] must be a node-redis client, a redis:// URL or client options, got ${describe(input)}`,
-      );
-    }
-    this.label = labelOf(this.client.options, index);
-    this.#offlineQueue = this.client.options?.disableOfflineQueue !== true;
+    this.#driver = driverFor(input, index);
+    this.label = this.#driver.label;
+    this.owned = this.#driver.owned;
+    this.voter = this.#driver.voter;
+    this.#client = this.#driver.connection();
   }
 
-  get client(): RedisClientLike {
+  get client(): Connection {
     return this.#client;
   }
 
-  /**
-   * Listen to `client`. The listeners ignore it once it is replaced or this node is closed: they
-   * need not (and on node-redis must not) be removed with off(). A node-redis client is an
-   * Object.create() of the real emitter; an off() that removes the last listener counted on it
-   * gives it an own, empty listener table: the removed listener stays on the real emitter and any
-   * listener added later never fires.
-   */
-  #listen(client: RedisClientLike): void {
+  /** Listen to `client`. The listeners ignore it once it is replaced or this node is closed. */
+  #listen(client: Connection): void {
     const current = (): boolean => client === this.#client && !this.#closed;
-    const listeners = {
-      ready: (): void => void (current() && this.#handleReady()),
-      error: (error: unknown): void => void (current() && this.#handleError(error)),
-    };
-    client.on('ready', listeners.ready);
-    client.on('error', listeners.error);
+    client.on('ready', () => void (current() && this.#handleReady()));
+    client.on('error', (error) => void (current() && this.#handleError(error)));
     // Ours have no reconnect loop of their own: one that ended for good is replaced after a backoff.
-    if (this.owned) client.on('terminated', () => void (current() && this.#scheduleReconnect()));
-    this.#listeners = listeners;
+    if (this.owned) client.on('ended', () => void (current() && this.#scheduleReconnect()));
   }
 
   /** Listen to the connection and connect it if nobody has. Called once, after validation. */
@@ -231,17 +155,16 @@ export class RedisNode {
   /** One script call for a batch. */
   #send(operations: LockOperation[]): SentBatch {
     if (this.#closed || !this.client.isReady) return { replies: Promise.reject(this.#unavailable()) };
-    // With node-redis' offline queue on (your clients' default), an unsent command would survive a
-    // dropped connection and be sent after the reconnect. Such calls carry an AbortSignal: aborted
-    // when the connection drops (#handleError) or when nobody waits for them any more, node-redis
-    // withdraws them. Clients we own have no offline queue: node-redis fails their unsent commands.
-    const withdraw = this.#offlineQueue ? new AbortController() : undefined;
+    // With an offline queue (node-redis clients of yours, by default), an unsent command would
+    // survive a dropped connection and be sent after the reconnect. Such calls carry an AbortSignal:
+    // aborted when the connection drops (#handleError) or when nobody waits for them any more, the
+    // client withdraws them. Connections we own have no offline queue (clients.ts).
+    const withdraw = this.#driver.withdraws ? new AbortController() : undefined;
     const replies = this.#call(operations, withdraw);
     return withdraw ? { replies, withdraw: () => withdraw.abort() } : { replies };
   }
 
   async #call(operations: LockOperation[], withdraw: AbortController | undefined): Promise<OperationReply[]> {
-    const options = withdraw ? { ...SCRIPT_CALL, abortSignal: withdraw.signal } : SCRIPT_CALL;
     const tag = TAG_PREFIX + (++lastTag).toString(36);
     const tail = encodeBatch(operations, tag);
     const client = this.client;
@@ -249,11 +172,11 @@ export class RedisNode {
     try {
       const reply = await this.#watched(async () => {
         try {
-          return await client.sendCommand(['EVALSHA', lockScript.sha, ...tail], options);
+          return await client.send(['EVALSHA', lockScript.sha, ...tail], withdraw?.signal);
         } catch (error) {
           if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
           // Flushed or restarted master: EVAL runs it and caches it again.
-          return await client.sendCommand(['EVAL', lockScript.source, ...tail], options);
+          return await client.send(['EVAL', lockScript.source, ...tail], withdraw?.signal);
         }
       });
       const replies = decodeBatch(reply, operations.length, tag);
@@ -271,7 +194,7 @@ export class RedisNode {
    * for the wrong command too. Ours is reset (its waiting commands fail; a new connection is made);
    * yours is reported, once per misplaced reply.
    */
-  #outOfStep(client: RedisClientLike, error: MisplacedReplyError): void {
+  #outOfStep(client: Connection, error: MisplacedReplyError): void {
     if (client !== this.#client || this.#closed) return;
     if (this.owned) this.#reconnect('it answered a lock call with a reply to another command: resetting the connection');
     else this.#onError(error);
@@ -308,7 +231,7 @@ export class RedisNode {
 
   /**
    * Reset a connection we own, and keep resetting it until one becomes ready (every STALL_MS): the
-   * client is disposed of and a new one connects. Never destroy() and connect() again the same
+   * connection is destroyed and a new one connects. Never destroy() and connect() again the same
    * node-redis client: a connect loop still running in it (an attempt whose TCP connect is pending,
    * or one sleeping before a retry) survives the destroy() when connect() reopens the client at
    * once, and two loops leave a connected socket that nothing closes.
@@ -318,8 +241,8 @@ export class RedisNode {
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
     const stale = this.#client;
-    this.#client = ownedClient(this.#ownedOptions!);
-    dispose(stale); // fails every waiting command; its listeners ignore it from now on
+    this.#client = this.#driver.connection();
+    stale.destroy(); // fails every waiting command; its listeners ignore it from now on
     if (why !== undefined) this.#handleError(new Error(why));
     this.#listen(this.#client);
     this.#connect();
@@ -351,18 +274,18 @@ export class RedisNode {
    * is none (a master that is down), waiters still wake on PTTL and retryDelay.
    */
   subscribeReleases(onMessage: (message: string) => void): Subscription {
-    let subscriber: SubscriberClient | undefined;
+    let subscriber: SubscriberConnection | undefined;
     let retryTimer: NodeJS.Timeout | undefined;
     let failures = 0;
     let closed = false;
     const open = (): void => {
-      const client = closed || this.#closed ? undefined : this.client.duplicate?.(noReconnectLoop(this.client));
+      const client = closed || this.#closed ? undefined : this.#driver.subscriber();
       if (!client) return;
       subscriber = client;
       client.on('error', ignore);
-      client.on('terminated', () => {
+      client.on('ended', () => {
         if (closed || subscriber !== client) return;
-        dispose(client);
+        client.destroy();
         retryTimer = setTimeout(open, reconnectDelayMs(failures++)).unref();
       });
       client
@@ -378,7 +301,7 @@ export class RedisNode {
       close: () => {
         closed = true;
         clearTimeout(retryTimer);
-        if (subscriber) dispose(subscriber);
+        subscriber?.destroy();
         return Promise.resolve();
       },
     };
@@ -391,23 +314,17 @@ export class RedisNode {
     clearTimeout(this.#readinessTimer);
     clearTimeout(this.#reconnectTimer);
     this.#wakeWaiters();
-    if (!this.owned) {
-      // Yours: stop listening (the listeners ignore it anyway, should node-redis keep them; see #listen).
-      if (this.#listeners) {
-        this.client.off('ready', this.#listeners.ready);
-        this.client.off('error', this.#listeners.error);
-      }
-      return;
-    }
-    // Ours keeps our (now silent) 'error' listener: node-redis throws an 'error' nobody listens to.
-    if (this.client.isOpen && this.client.isReady && this.client.close) {
+    // Yours: we stop listening. Ours: our listeners stay, silent (clients.ts).
+    this.client.detach();
+    if (!this.owned) return;
+    if (this.client.isOpen && this.client.isReady) {
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
       await Promise.race([this.client.close().catch(ignore), grace]);
       clearTimeout(timer);
     }
     // Always: past its grace a close() leaves isOpen false and the socket open.
-    dispose(this.client);
+    this.client.destroy();
   }
 
   #awaitFirstConnection(cancellation: Cancellation): Promise<void> {
@@ -443,7 +360,7 @@ export class RedisNode {
     const onFailure = (error: unknown): void => void (client === this.#client && !this.#closed && this.#handleError(error));
     // One INFO (its default sections include server and cluster, on every Redis version) serves the
     // cluster-mode check and the restart guard. Refused (an ACL without +info), it matters only to the guard.
-    const done = this.#watched(() => client.sendCommand(['INFO']))
+    const done = this.#watched(() => client.send(['INFO']))
       .then((info) => {
         const text = String(info);
         this.#clusterMode = /^cluster_enabled:1\r?$/m.test(text);
@@ -459,7 +376,7 @@ export class RedisNode {
     const check = { done, settled: false, waiting: 0 };
     this.#infoCheck = check;
     // Load ahead of the first EVALSHA on this connection; EVALSHA falls back to EVAL anyway.
-    client.sendCommand(['SCRIPT', 'LOAD', lockScript.source]).catch(onFailure);
+    client.send(['SCRIPT', 'LOAD', lockScript.source]).catch(onFailure);
     this.#wakeWaiters();
   };
 
@@ -497,65 +414,3 @@ function untilCancelled<T>(promise: Promise<T>, cancellation: Cancellation): Pro
 
 function ignore(): void {}
 
-/**
- * Destroy a client of ours (or a subscriber) for good: it is never connected again. node-redis
- * (6.3) does not reach a socket whose TCP connect is still pending at destroy(): that attempt
- * connects afterwards and even becomes ready. Such a leftover is destroyed as it connects.
- */
-function dispose(client: Pick<RedisClientLike, 'on'> & { destroy?(): unknown }): void {
-  const destroy = (): void => {
-    try {
-      client.destroy?.();
-    } catch {
-      // node-redis before 6.3 throws ClientClosedError on a client already closed
-    }
-  };
-  client.on('error', ignore);
-  client.on('connect', destroy);
-  client.on('ready', destroy);
-  destroy();
-}
-
-/** node-redis' createCluster() (it routes by slot) or an ioredis Cluster. */
-function isClusterClient(input: unknown): boolean {
-  if (typeof input !== 'object' || input === null) return false;
-  const cluster = input as { isCluster?: unknown; getSlotMaster?: unknown };
-  return cluster.isCluster === true || typeof cluster.getSlotMaster === 'function';
-}
-
-function isClient(input: unknown): input is RedisClientLike {
-  return (
-    typeof input === 'object' &&
-    input !== null &&
-    typeof (input as RedisClientLike).sendCommand === 'function' &&
-    typeof (input as RedisClientLike).connect === 'function' &&
-    typeof (input as RedisClientLike).on === 'function'
-  );
-}
-
-function ownedClient(options: RedisClientOptions): RedisClientLike {
-  return createClient({ ...options, disableOfflineQueue: true, socket: { connectTimeout: 2000, ...options.socket, reconnectStrategy: false } });
-}
-
-/** A client's socket options without node-redis' reconnect loop (see reconnectDelayMs), for duplicate(). */
-function noReconnectLoop(client: RedisClientLike): { socket: object } {
-  return { socket: { ...client.options?.socket, reconnectStrategy: false } };
-}
-
-/** `host:port` (or socket path) of a client, never its URL: URLs may carry a password. */
-export function labelOf(options: RedisClientLike['options'], index: number): string {
-  const socket = (options?.socket ?? {}) as { host?: unknown; port?: unknown; path?: unknown };
-  if (typeof socket.path === 'string') return socket.path;
-  if (typeof socket.host === 'string' || typeof socket.port === 'number') {
-    return `${typeof socket.host === 'string' ? socket.host : 'localhost'}:${typeof socket.port === 'number' ? socket.port : 6379}`;
-  }
-  if (typeof options?.url === 'string') {
-    try {
-      const url = new URL(options.url);
-      return `${url.hostname || 'localhost'}:${url.port || '6379'}`;
-    } catch {
-      return `node ${index}`;
-    }
-  }
-  return 'localhost:6379';
-}

@@ -12,6 +12,7 @@ import {
   ReentrancyError,
   RedlockClosedError,
   ResourceLockedError,
+  attemptRecord,
   formatResources,
   type AttemptRecord,
   type NodeError,
@@ -21,7 +22,8 @@ import { RenewalScheduler, type LockSignal } from './lifetime.js';
 import { Lock } from './lock.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
-import { RedisNode, type NodeInput } from './node.js';
+import { RedisNode } from './node.js';
+import type { NodeInput } from './clients.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
 import type { LockOperation, OperationReply } from './scripts/index.js';
 import {
@@ -64,6 +66,8 @@ const MAX_ATTEMPT_RECORDS = 100;
 export class Redlock extends EventEmitter<RedlockEvents> {
   readonly #nodes: readonly RedisNode[];
   readonly #labels: readonly string[];
+  /** Each master as votesFor / votesAgainst name it (errors.ts, ExecutionStats). */
+  readonly #voters: readonly unknown[];
   readonly #settings: Partial<Settings>;
   readonly #clock: Clock = systemClock;
   readonly #renewals = new RenewalScheduler();
@@ -103,6 +107,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     });
     this.#nodes = built;
     this.#labels = labels;
+    this.#voters = built.map((node) => node.voter);
     this.#stats = new StatsRecorder(labels);
     this.#notifier = new Notifier(built.map((node) => (onMessage) => node.subscribeReleases(onMessage)));
     for (const node of built) node.start();
@@ -239,12 +244,15 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       onAnswer: this.#stats.answer,
     });
     const elapsedMs = this.#clock.monotonicMs() - start.monotonicMs;
-    return {
-      ...record,
+    const fields = {
+      attempt: record.attempt,
+      outcomes: record.outcomes,
+      granted: record.granted,
       elapsedMs,
       validityMs: validityMs(fence.ttlMs, elapsedMs, effective.driftFactor),
       fencing: { token, confirmed: second.granted, outcomes: second.outcomes },
     };
+    return attemptRecord(fields, this.#voters, effective.quorum, keys);
   }
 
   #newLock(
@@ -494,14 +502,14 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       onAnswer: this.#stats.answer,
     });
     const elapsedMs = this.#clock.monotonicMs() - start.monotonicMs;
-    const record: AttemptRecord = {
+    const fields = {
       attempt,
       outcomes: vote.outcomes,
       elapsedMs,
       validityMs: validityMs(operation.ttlMs, elapsedMs, effective.driftFactor),
       granted: vote.granted,
     };
-    return { vote, record };
+    return { vote, record: attemptRecord(fields, this.#voters, effective.quorum, operation.keys) };
   }
 
   /** Send an operation to every master and wait until each answered or timed out. */

@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createClient } from 'redis';
 import { Redlock, type NodeOutcome, type NodeStatus } from '../../src/index.js';
 import { startMasters, type MasterOptions, type RedisMaster } from './redis-server.js';
+import { nodesFor } from './clients.js';
 import type { CallSettings } from '../../src/settings.js';
 
 function makeClient(port: number) {
@@ -50,10 +51,19 @@ export function valuesOn(clients: readonly DirectClient[], key: string): Promise
   return Promise.all(clients.map((client) => client.get(key)));
 }
 
-/** A Redlock on the given ports, with an error listener so tests see no noise. */
+/**
+ * A Redlock on the given ports, with an error listener so tests see no noise, reaching them with
+ * this test process' client kind (clients.ts); user clients made for it are closed after its quit().
+ */
 export function redlockOn(ports: readonly number[], settings?: Omit<CallSettings, 'signal'>): Redlock {
-  const redlock = new Redlock(ports.map(urlOf), settings);
+  const { nodes, close } = nodesFor(ports);
+  const redlock = new Redlock(nodes, settings);
   redlock.on('error', () => undefined);
+  const quit = redlock.quit.bind(redlock);
+  redlock.quit = async () => {
+    await quit();
+    await close();
+  };
   return redlock;
 }
 

@@ -20,17 +20,25 @@ let shared: SharedMasters | undefined;
 /** Where each test file's safety-oracle totals land (oracle-setup.ts), summed at teardown. */
 const ORACLE_DIR = 'test-results/oracle';
 
+/**
+ * Called for the root configuration (name '') and for each project of the client matrix
+ * (vitest.config.ts), all before any test runs: the root clears and, at the end, sums the oracle's
+ * totals; each project gets its own five shared masters.
+ */
 export async function setup(project: TestProject): Promise<void> {
-  rmSync(ORACLE_DIR, { recursive: true, force: true });
+  if (project.name === '') {
+    rmSync(ORACLE_DIR, { recursive: true, force: true });
+    return;
+  }
   shared = await startSharedMasters();
-  console.log(`shared test masters: ${shared.backend}, ports ${shared.ports.join(', ')}`);
+  console.log(`${project.name}: shared test masters: ${shared.backend}, ports ${shared.ports.join(', ')}`);
   project.provide('sharedMasterPorts', shared.ports);
   project.provide('sharedMasterBackend', shared.backend);
 }
 
 export async function teardown(): Promise<void> {
-  await shared?.stop();
-  reportOracleTotals();
+  if (shared) await shared.stop();
+  else reportOracleTotals();
 }
 
 function reportOracleTotals(): void {

@@ -75,5 +75,8 @@ afterAll(() => {
     );
   }
   mkdirSync('test-results/oracle', { recursive: true });
-  writeFileSync(`test-results/oracle/${relative('.', file).replaceAll('/', '_')}.json`, JSON.stringify({ file, ...counts, flagged: oracle.flagged }));
+  // One file per test file and client kind (test/harness/clients.ts).
+  const kind = process.env['REDLOCK_TEST_CLIENT'] ?? 'urls';
+  const name = `${kind}_${relative('.', file).replaceAll('/', '_')}`;
+  writeFileSync(`test-results/oracle/${name}.json`, JSON.stringify({ file: `${kind}: ${relative('.', file)}`, ...counts, flagged: oracle.flagged }));
 });

@@ -21,7 +21,6 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Redis as Client } from 'ioredis';
-import { createClient } from 'redis';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import * as redlockQuorum from '../../src/index.js';
 import {
@@ -57,9 +56,9 @@ async function loadNodeRedlock(): Promise<typeof NodeRedlockModule> {
 /** README "Configuration": one client per independent master, and the settings object as printed. */
 function configureOurs(portA: number, portB: number, portC: number) {
   // README configuration (redlock-quorum)
-  const redisA = createClient({ url: urlOf(portA) }); // MIGRATION: node-redis clients (or just 'redis://…' URLs) for ioredis ones
-  const redisB = createClient({ url: urlOf(portB) }); // MIGRATION
-  const redisC = createClient({ url: urlOf(portC) }); // MIGRATION
+  const redisA = new Client({ host: '127.0.0.1', port: portA }); // the README's ioredis client
+  const redisB = new Client({ host: '127.0.0.1', port: portB });
+  const redisC = new Client({ host: '127.0.0.1', port: portC });
 
   const redlock = new Redlock([redisA, redisB, redisC], {
     driftFactor: 0.01, // multiplied by lock ttl to determine drift time
@@ -128,13 +127,43 @@ function handleErrorsOnOurs(redlock: Redlock, logged: unknown[]): void {
   // README end
 }
 
+/**
+ * Code written against node-redlock's error shape (its ExecutionError and ExecutionStats types;
+ * not a README example): after a failed acquire, read each attempt's votes.
+ */
+async function readVotesOnOurs(redlock: Redlock, resource: string): Promise<Votes[]> {
+  const seen: Votes[] = [];
+  // README attempt-votes (redlock-quorum)
+  try {
+    await redlock.acquire([resource], 1000, { retryCount: 0 });
+  } catch (error) {
+    if (!(error instanceof ExecutionError)) throw error;
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- MIGRATION: only for the linter: our attempts are records, not promises (allSettled takes both)
+    for (const result of await Promise.allSettled(error.attempts)) {
+      if (result.status !== 'fulfilled') continue;
+      const { membershipSize, quorumSize, votesFor, votesAgainst } = result.value;
+      const lockedBy = [...votesAgainst].filter(([, reason]) => reason instanceof ResourceLockedError).map(([client]) => client);
+      seen.push({ membershipSize, quorumSize, votesFor: [...votesFor], lockedBy }); // what the caller goes on to log or count
+    }
+  }
+  // README end
+  return seen;
+}
+
+interface Votes {
+  membershipSize: number;
+  quorumSize: number;
+  votesFor: unknown[];
+  lockedBy: unknown[];
+}
+
 // ─── The same patterns, on node-redlock (the control) ───────────────────────────────────────────
 
 function configureNodeRedlock(Redlock: NodeRedlockClass, portA: number, portB: number, portC: number) {
   // README configuration (node-redlock)
-  const redisA = new Client({ host: '127.0.0.1', port: portA }); // MIGRATION: the README's ioredis client
-  const redisB = new Client({ host: '127.0.0.1', port: portB }); // MIGRATION
-  const redisC = new Client({ host: '127.0.0.1', port: portC }); // MIGRATION
+  const redisA = new Client({ host: '127.0.0.1', port: portA }); // the README's ioredis client
+  const redisB = new Client({ host: '127.0.0.1', port: portB });
+  const redisC = new Client({ host: '127.0.0.1', port: portC });
 
   const redlock = new Redlock([redisA, redisB, redisC], {
     driftFactor: 0.01, // multiplied by lock ttl to determine drift time
@@ -215,6 +244,28 @@ function handleErrorsOnNodeRedlock(
   // README end
 }
 
+async function readVotesOnNodeRedlock(
+  redlock: NodeRedlock,
+  { ExecutionError, ResourceLockedError }: typeof NodeRedlockModule,
+  resource: string,
+): Promise<Votes[]> {
+  const seen: Votes[] = [];
+  // README attempt-votes (node-redlock)
+  try {
+    await redlock.acquire([resource], 1000, { retryCount: 0 });
+  } catch (error) {
+    if (!(error instanceof ExecutionError)) throw error;
+    for (const result of await Promise.allSettled(error.attempts)) {
+      if (result.status !== 'fulfilled') continue;
+      const { membershipSize, quorumSize, votesFor, votesAgainst } = result.value;
+      const lockedBy = [...votesAgainst].filter(([, reason]) => reason instanceof ResourceLockedError).map(([client]) => client);
+      seen.push({ membershipSize, quorumSize, votesFor: [...votesFor], lockedBy }); // what the caller goes on to log or count
+    }
+  }
+  // README end
+  return seen;
+}
+
 // ─── Tests ──────────────────────────────────────────────────────────────────────────────────────
 
 const shared = useSharedMasters();
@@ -244,7 +295,7 @@ const goneEverywhere = (keys: readonly string[]) => async (): Promise<boolean> =
 const ioredisClients = (on: readonly number[]): Client[] => on.map((port) => new Client({ host: '127.0.0.1', port }));
 
 describe("node-redlock's README patterns on redlock-quorum", () => {
-  it('Configuration: the settings object as printed, three node-redis clients; quit() leaves your clients open', async () => {
+  it('Configuration: the settings object and the ioredis clients as printed; quit() leaves your clients open', async () => {
     const key = uniquePrefix('mig-config')('r');
     const { redlock: configured, clients } = configureOurs(ports[0]!, ports[1]!, ports[2]!);
     try {
@@ -255,10 +306,11 @@ describe("node-redlock's README patterns on redlock-quorum", () => {
       await eventually(goneEverywhere([key]));
       await configured.quit();
       // node-redlock's quit() quits the clients it was given (see the control); ours leaves yours open.
-      expect(clients.every((client) => client.isOpen)).toBe(true);
+      expect(clients.map((client) => client.status)).toEqual(['ready', 'ready', 'ready']);
+      expect(await clients[0]!.ping()).toBe('PONG');
     } finally {
       await configured.quit();
-      await Promise.all(clients.filter((client) => client.isOpen).map((client) => client.close()));
+      for (const client of clients) client.disconnect();
     }
   });
 
@@ -369,6 +421,28 @@ describe("node-redlock's README patterns on redlock-quorum", () => {
     }
   });
 
+  it("node-redlock's error shape: each attempt's votes, read through Promise.allSettled, name your ioredis clients", async () => {
+    const resource = uniquePrefix('mig-votes')('r');
+    const clients = ioredisClients(ports);
+    const mine = new Redlock(clients);
+    // Another holder has the resource on masters 0–2: masters 3 and 4 grant, the attempt fails.
+    await Promise.all(direct.slice(0, 3).map((client) => client.set(resource, 'other', { PX: 5000 })));
+    try {
+      const [votes, ...more] = await readVotesOnOurs(mine, resource);
+      expect(more).toHaveLength(0);
+      expect(votes).toMatchObject({ membershipSize: 5, quorumSize: 3 });
+      // Decided once a quorum was impossible: the three holders' refusals, each a ResourceLockedError.
+      expect(votes!.lockedBy.map((client) => clients.indexOf(client as Client)).sort()).toEqual([0, 1, 2]);
+      // A master still unanswered at the decision is in neither collection.
+      for (const client of votes!.votesFor) expect(clients.slice(3)).toContain(client);
+      await eventually(async () => (await valuesOn(direct.slice(3), resource)).every((value) => value === null)); // rolled back
+    } finally {
+      await mine.quit();
+      for (const client of clients) client.disconnect();
+      await Promise.all(direct.map((client) => client.del(resource)));
+    }
+  });
+
   it('imports: a named Redlock and no default export (node-redlock: `const { default: Redlock } = require("redlock")`)', async () => {
     // require('redlock-quorum') on Node ≥ 20.19 returns this module namespace.
     expect(redlockQuorum.Redlock).toBe(Redlock);
@@ -414,14 +488,6 @@ describe("node-redlock's README patterns on redlock-quorum", () => {
       await inner.release();
     });
 
-    // The README's ioredis clients are refused with a TypeError that says so. Before any connection:
-    // nothing to close.
-    const lazy = ports.slice(0, 3).map((port) => new Client({ host: '127.0.0.1', port, lazyConnect: true }));
-    try {
-      expect(() => new Redlock(lazy as never)).toThrow(/nodes\[0\] looks like an ioredis client/);
-    } finally {
-      for (const client of lazy) client.disconnect();
-    }
     // Any iterable of clients (node-redlock: `new Set(clients)`) — ours needs an array.
     expect(() => new Redlock(new Set(ports.map(urlOf)) as never)).toThrow(TypeError); // pins
     // Unknown settings are refused (node-redlock ignores them).
@@ -588,6 +654,25 @@ describe('control: the same README patterns on node-redlock 5.0.0-beta.2 with io
     }
   });
 
+  it("node-redlock's error shape, read the same way", async () => {
+    const resource = uniquePrefix('mig-control-votes')('r');
+    const clients = ioredisClients(ports);
+    const theirs = new nodeRedlock.default(clients);
+    await Promise.all(direct.slice(0, 3).map((client) => client.set(resource, 'other', { PX: 5000 })));
+    try {
+      const [votes, ...more] = await readVotesOnNodeRedlock(theirs, nodeRedlock, resource);
+      expect(more).toHaveLength(0);
+      expect(votes).toMatchObject({ membershipSize: 5, quorumSize: 3 });
+      // node-redlock waits for every master: both free ones voted for.
+      const indexes = (voters: unknown[]): number[] => voters.map((client) => clients.indexOf(client as Client)).sort();
+      expect(indexes(votes!.lockedBy)).toEqual([0, 1, 2]);
+      expect(indexes(votes!.votesFor)).toEqual([3, 4]);
+    } finally {
+      await theirs.quit();
+      await Promise.all(direct.map((client) => client.del(resource)));
+    }
+  });
+
   it('during a rolling migration the two libraries exclude each other on the same keys', async () => {
     const { default: Redlock, ExecutionError: NodeRedlockExecutionError } = nodeRedlock;
     const key = uniquePrefix('mig-interop')('r');
@@ -634,7 +719,7 @@ describe('the two copies of each README pattern', () => {
         current.lines.push(line.trim());
       }
     }
-    const patterns = ['configuration', 'acquire-extend-release', 'using', 'error-handling'];
+    const patterns = ['configuration', 'acquire-extend-release', 'using', 'error-handling', 'attempt-votes'];
     expect([...copies.keys()].sort()).toEqual(patterns.flatMap((p) => [`${p} on node-redlock`, `${p} on redlock-quorum`]).sort());
     for (const pattern of patterns) {
       expect(copies.get(`${pattern} on redlock-quorum`), pattern).toEqual(copies.get(`${pattern} on node-redlock`));

@@ -237,6 +237,7 @@ describe('release is idempotent', () => {
     expect(second).toEqual(first);
     expect(events).toHaveLength(1);
     expect(redlock.stats().releases).toBe(1);
-    expect(await Promise.all(own.direct.map((client) => client.exists(key)))).toEqual([0, 0, 0, 0, 0]);
+    // release() resolves at a quorum; the last masters' deletes may still be on the way.
+    await eventually(async () => (await Promise.all(own.direct.map((client) => client.exists(key)))).every((count) => count === 0));
   });
 });

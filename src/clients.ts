@@ -1,0 +1,449 @@
+/**
+ * The client boundary: everything that depends on which Redis client library reaches a master
+ * lives here. The voter (node.ts), the fan-out and the algorithm see a `Connection` (send a
+ * command, ready or not, three events, close) and a `Driver` that makes connections for one master.
+ *
+ * Supported, each run against the same integration suite (test/harness/clients.ts):
+ * - node-redis 5 and 6 clients of yours (`createClient`): used as they are, never closed; unsent
+ *   commands are withdrawn when their attempt ends (AbortSignal), as node-redis' offline queue
+ *   would otherwise send them after a reconnect;
+ * - `redis://` URLs and node-redis client options: node-redis clients we create, reset and close;
+ * - ioredis 5 and 6 and iovalkey clients of yours: lock commands run on a connection of our own,
+ *   `duplicate()`d from yours (same address, credentials, TLS, `keyPrefix`, database) with the
+ *   settings our timing needs whatever yours say: no offline queue, no resend of unanswered
+ *   commands after a reconnect (`autoResendUnfulfilledCommands`), pending commands failed as soon
+ *   as the connection drops (`maxRetriesPerRequest: 0`), no command timeout of the client's own,
+ *   no auto-pipelining (our batching does that). Yours is never closed and carries none of our
+ *   commands; ours are closed by `quit()`.
+ */
+import { createClient, type RedisClientOptions } from 'redis';
+import { describe } from './settings.js';
+
+/** One connection to a master, whatever the client. */
+export interface Connection {
+  /** Takes commands now. */
+  readonly isReady: boolean;
+  /** Connecting, or connected. */
+  readonly isOpen: boolean;
+  connect(): Promise<unknown>;
+  /**
+   * One command; its reply in default types (strings, numbers, arrays) whatever the client maps
+   * replies to, with no timeout of the client's own (ours is per master). `withdraw` aborts it
+   * while it is still unsent (Driver.withdraws).
+   */
+  send(args: readonly string[], withdraw?: AbortSignal): Promise<unknown>;
+  /** `ready`: took commands again; `error`: a connection problem; `ended`: ours, closed for good. */
+  on(event: ConnectionEvent, listener: (error?: unknown) => void): void;
+  /** Stop calling our listeners (a client of yours, when the Redlock is quit). */
+  detach(): void;
+  /** Quit gracefully (answers to what was sent still arrive). */
+  close(): Promise<unknown>;
+  /** Drop it now, for good: every waiting command fails; never connected again. */
+  destroy(): void;
+}
+export type ConnectionEvent = 'ready' | 'error' | 'ended';
+
+/** A connection of our own for one master's release announcements. */
+export interface SubscriberConnection {
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  on(event: 'error' | 'ended', listener: () => void): void;
+  destroy(): void;
+}
+
+/** How one master is reached. */
+export interface Driver {
+  /** `host:port` (or a socket path), never a URL: URLs may carry a password. */
+  readonly label: string;
+  /** Connections are ours (made here, reset when stalled, closed by quit) or yours (the one you gave). */
+  readonly owned: boolean;
+  /** The master in votesFor / votesAgainst (errors.ts): your client, or the label for a URL or options. */
+  readonly voter: unknown;
+  /** Unsent commands may outlive a dropped connection (a client of yours with an offline queue): withdraw them. */
+  readonly withdraws: boolean;
+  /** Ours: a new connection on each call. Yours: always yours. */
+  connection(): Connection;
+  /** A connection for release announcements, or undefined when the client cannot make one (waiters then poll). */
+  subscriber(): SubscriberConnection | undefined;
+}
+
+/** What we need of a node-redis client; `createClient()`'s result fits. */
+export interface RedisClientLike {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  connect(): Promise<unknown>;
+  sendCommand(args: readonly string[], options?: { abortSignal?: AbortSignal; timeout?: number; typeMapping?: object }): Promise<unknown>;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  off(event: string, listener: (...args: unknown[]) => void): unknown;
+  close?(): Promise<unknown>;
+  destroy?(): unknown;
+  /** A new client with the same options but these (node-redis); used for the subscriber connection. */
+  duplicate?(overrides?: { socket?: object }): SubscriberClient;
+  readonly options?: { url?: string; socket?: object; disableOfflineQueue?: boolean } | undefined;
+}
+
+/** The part of a duplicated node-redis client a release subscription uses. */
+export interface SubscriberClient {
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  destroy(): unknown;
+}
+
+/** What we need of an ioredis (5, 6) or iovalkey client; `new Redis()`'s result fits. */
+export interface IORedisLike {
+  readonly status: string;
+  readonly options: {
+    host?: string;
+    port?: number;
+    path?: string;
+    keyPrefix?: string;
+    connectTimeout?: number;
+    sentinels?: readonly { host?: string; port?: number }[] | null;
+    name?: string;
+  };
+  duplicate(overrides?: object): IORedisConnection;
+}
+
+/** An ioredis connection of ours (a duplicate). */
+interface IORedisConnection {
+  readonly status: string;
+  connect(): Promise<unknown>;
+  call(command: string, ...args: string[]): Promise<unknown>;
+  subscribe(channel: string): Promise<unknown>;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+}
+
+/** A master: a client you created (never closed by us), or a URL / node-redis client options (we own those). */
+export type NodeInput = RedisClientLike | IORedisLike | string | RedisClientOptions;
+
+/**
+ * Script calls: no queue timeout (node-redis' own 5 s one; ours is per master and shorter), and
+ * replies in node-redis' default types whatever your client maps them to (a Buffer mapping would
+ * make the echoed tag and the fence errors Buffers).
+ */
+const NODE_REDIS_CALL = { timeout: 0, typeMapping: {} } as const;
+
+/** The driver for one `nodes[index]`; throws a TypeError naming the index for input it cannot use. */
+export function driverFor(input: unknown, index: number): Driver {
+  if (isClusterClient(input)) {
+    throw new TypeError(
+      `nodes[${index}] is a Redis Cluster client: pass one client per independent master (createClient, ioredis, ` +
+        'a redis:// URL or client options); cluster voters are not supported yet',
+    );
+  }
+  if (isIORedis(input)) return new IORedisDriver(input, index);
+  if (isClient(input)) {
+    if (typeof input.isOpen !== 'boolean' || typeof input.isReady !== 'boolean') {
+      throw new TypeError(
+        `nodes[${index}] is not a client redlock-quorum knows: pass node-redis (createClient), ioredis or iovalkey clients, ` +
+          'redis:// URLs or node-redis client options',
+      );
+    }
+    return new NodeRedisDriver(input, undefined, index);
+  }
+  if (typeof input === 'string') {
+    if (!/^rediss?:\/\//i.test(input)) {
+      throw new TypeError(`nodes[${index}] must be a redis:// or rediss:// URL, got a string of another scheme`);
+    }
+    return new NodeRedisDriver(undefined, { url: input }, index);
+  }
+  if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+    return new NodeRedisDriver(undefined, input, index);
+  }
+  throw new TypeError(
+    `nodes[${index}] must be a node-redis, ioredis or iovalkey client, a redis:// URL or client options, got ${describe(input)}`,
+  );
+}
+
+class NodeRedisDriver implements Driver {
+  readonly label: string;
+  readonly owned: boolean;
+  readonly voter: unknown;
+  readonly withdraws: boolean;
+  /** Yours, for good; ours: the latest made (the subscriber is duplicated from it). */
+  #client: RedisClientLike;
+  #yours: Connection | undefined;
+
+  constructor(
+    yours: RedisClientLike | undefined,
+    readonly options: RedisClientOptions | undefined,
+    index: number,
+  ) {
+    this.owned = yours === undefined;
+    this.#client = yours ?? ownedClient(options!);
+    this.label = labelOf(this.#client.options, index);
+    this.voter = yours ?? this.label;
+    // Ours have no offline queue: node-redis fails their unsent commands when a connection drops.
+    this.withdraws = !this.owned && this.#client.options?.disableOfflineQueue !== true;
+  }
+
+  #made = false;
+  connection(): Connection {
+    if (!this.owned) return (this.#yours ??= new NodeRedisConnection(this.#client, false));
+    // The first connection is the client made in the constructor (its options gave the label).
+    if (this.#made) this.#client = ownedClient(this.options!);
+    this.#made = true;
+    return new NodeRedisConnection(this.#client, true);
+  }
+
+  subscriber(): SubscriberConnection | undefined {
+    const client = this.#client.duplicate?.(noReconnectLoop(this.#client));
+    return client && nodeRedisSubscriber(client);
+  }
+}
+
+class NodeRedisConnection implements Connection {
+  /** Our listeners, removed by detach() (yours only: see below). */
+  readonly #listeners: [string, (...args: unknown[]) => void][] = [];
+  #detached = false;
+
+  constructor(
+    readonly client: RedisClientLike,
+    readonly ours: boolean,
+  ) {}
+
+  get isReady(): boolean {
+    return this.client.isReady;
+  }
+
+  get isOpen(): boolean {
+    return this.client.isOpen;
+  }
+
+  connect(): Promise<unknown> {
+    return this.client.connect();
+  }
+
+  send(args: readonly string[], withdraw?: AbortSignal): Promise<unknown> {
+    return this.client.sendCommand(args, withdraw ? { ...NODE_REDIS_CALL, abortSignal: withdraw } : NODE_REDIS_CALL);
+  }
+
+  /**
+   * The listeners ignore the client once detached. On ours they are never removed with off(): a
+   * node-redis client is an Object.create() of the real emitter; an off() that removes the last
+   * listener counted on it gives it an own, empty listener table: the removed listener stays on the
+   * real emitter and any listener added later never fires. (node-redis throws an 'error' nobody
+   * listens to, so ours keep a silent one anyway.)
+   */
+  on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
+    // Ours have no reconnect loop of their own: 'terminated' is their end.
+    const name = event === 'ended' ? 'terminated' : event;
+    const guarded = (error?: unknown): void => void (!this.#detached && listener(error));
+    this.client.on(name, guarded);
+    this.#listeners.push([name, guarded]);
+  }
+
+  detach(): void {
+    this.#detached = true;
+    if (!this.ours) for (const [name, listener] of this.#listeners.splice(0)) this.client.off(name, listener);
+  }
+
+  close(): Promise<unknown> {
+    return this.client.close?.() ?? Promise.resolve();
+  }
+
+  destroy(): void {
+    disposeNodeRedis(this.client);
+  }
+}
+
+function nodeRedisSubscriber(client: SubscriberClient): SubscriberConnection {
+  return {
+    connect: () => client.connect(),
+    subscribe: (channel, listener) => client.subscribe(channel, listener),
+    on: (event, listener) => void client.on(event === 'ended' ? 'terminated' : event, listener),
+    destroy: () => disposeNodeRedis(client),
+  };
+}
+
+/**
+ * Destroy a node-redis client of ours (or a subscriber) for good: it is never connected again.
+ * node-redis (6.3) does not reach a socket whose TCP connect is still pending at destroy(): that
+ * attempt connects afterwards and even becomes ready. Such a leftover is destroyed as it connects.
+ */
+function disposeNodeRedis(client: Pick<RedisClientLike, 'on'> & { destroy?(): unknown }): void {
+  const destroy = (): void => {
+    try {
+      client.destroy?.();
+    } catch {
+      // node-redis before 6.3 throws ClientClosedError on a client already closed
+    }
+  };
+  client.on('error', ignore);
+  client.on('connect', destroy);
+  client.on('ready', destroy);
+  destroy();
+}
+
+/**
+ * Settings of our ioredis connections, over whatever yours say (see the file's comment). Their end
+ * is for good (`retryStrategy` null): like ours on node-redis, they are replaced after a backoff
+ * (node.ts), so that reconnecting, resetting and closing are one code path for every client.
+ */
+const IOREDIS_OURS = {
+  lazyConnect: true,
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+  maxRetriesPerRequest: 0,
+  retryStrategy: (): null => null,
+  reconnectOnError: null,
+  commandTimeout: undefined,
+  enableAutoPipelining: false,
+  autoResubscribe: false,
+  readOnly: false,
+  monitor: false,
+} as const;
+
+class IORedisDriver implements Driver {
+  readonly label: string;
+  readonly owned = true;
+  readonly withdraws = false;
+
+  readonly voter: unknown;
+
+  constructor(
+    readonly client: IORedisLike,
+    index: number,
+  ) {
+    this.voter = client;
+    const { host, port, path, sentinels, name } = client.options;
+    if (sentinels && sentinels.length > 0) {
+      const first = sentinels[0]!;
+      this.label = `${name ?? 'mymaster'} (sentinel ${first.host ?? 'localhost'}:${first.port ?? 26379})`;
+    } else {
+      this.label = labelOf({ socket: { host, port, path } }, index);
+    }
+  }
+
+  #overrides(): object {
+    // A connect timeout of ours unless you set one: a blackholed handshake is reset (node.ts) anyway.
+    return { ...IOREDIS_OURS, connectTimeout: this.client.options.connectTimeout ?? 2000 };
+  }
+
+  connection(): Connection {
+    return new IORedisOwnConnection(this.client.duplicate(this.#overrides()));
+  }
+
+  subscriber(): SubscriberConnection {
+    const client = this.client.duplicate(this.#overrides());
+    // With a keyPrefix, the script's KEYS (and so its announcements) carry the prefix; waiters know the resources.
+    const prefix = this.client.options.keyPrefix ?? '';
+    return {
+      connect: () => client.connect(),
+      subscribe: (channel, listener) => {
+        client.on('message', (from: string, message: string) => {
+          if (from !== channel) return;
+          const colon = message.indexOf(':');
+          const stripped = prefix !== '' && message.startsWith(prefix, colon + 1);
+          listener(stripped ? message.slice(0, colon + 1) + message.slice(colon + 1 + prefix.length) : message);
+        });
+        return client.subscribe(channel);
+      },
+      on: (event, listener) => void client.on(event === 'ended' ? 'end' : event, listener),
+      destroy: () => client.disconnect(),
+    };
+  }
+}
+
+class IORedisOwnConnection implements Connection {
+  #detached = false;
+
+  constructor(readonly client: IORedisConnection) {}
+
+  get isReady(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  get isOpen(): boolean {
+    const status = this.client.status;
+    return status === 'connecting' || status === 'connect' || status === 'ready';
+  }
+
+  connect(): Promise<unknown> {
+    return this.client.connect();
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    return this.client.call(args[0]!, ...args.slice(1));
+  }
+
+  on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
+    this.client.on(event === 'ended' ? 'end' : event, (error?: unknown) => void (!this.#detached && listener(error)));
+  }
+
+  detach(): void {
+    this.#detached = true;
+  }
+
+  close(): Promise<unknown> {
+    return this.client.quit();
+  }
+
+  destroy(): void {
+    // ioredis prints an 'error' nobody listens to.
+    this.client.on('error', ignore);
+    this.client.disconnect();
+  }
+}
+
+/** node-redis' createCluster() (it routes by slot) or an ioredis Cluster. */
+function isClusterClient(input: unknown): boolean {
+  if (typeof input !== 'object' || input === null) return false;
+  const cluster = input as { isCluster?: unknown; getSlotMaster?: unknown };
+  return cluster.isCluster === true || typeof cluster.getSlotMaster === 'function';
+}
+
+/** ioredis 5/6 and iovalkey: a `status` string, `call`, `duplicate`, and options with the address. */
+function isIORedis(input: unknown): input is IORedisLike {
+  if (typeof input !== 'object' || input === null) return false;
+  const client = input as { status?: unknown; call?: unknown; duplicate?: unknown; options?: unknown };
+  return (
+    typeof client.status === 'string' &&
+    typeof client.call === 'function' &&
+    typeof client.duplicate === 'function' &&
+    typeof client.options === 'object' &&
+    client.options !== null
+  );
+}
+
+function isClient(input: unknown): input is RedisClientLike {
+  return (
+    typeof input === 'object' &&
+    input !== null &&
+    typeof (input as RedisClientLike).sendCommand === 'function' &&
+    typeof (input as RedisClientLike).connect === 'function' &&
+    typeof (input as RedisClientLike).on === 'function'
+  );
+}
+
+function ownedClient(options: RedisClientOptions): RedisClientLike {
+  return createClient({ ...options, disableOfflineQueue: true, socket: { connectTimeout: 2000, ...options.socket, reconnectStrategy: false } });
+}
+
+/** A client's socket options without node-redis' reconnect loop (node.ts reconnects ours), for duplicate(). */
+function noReconnectLoop(client: RedisClientLike): { socket: object } {
+  return { socket: { ...client.options?.socket, reconnectStrategy: false } };
+}
+
+/** `host:port` (or socket path) of a client, never its URL: URLs may carry a password. */
+export function labelOf(options: RedisClientLike['options'], index: number): string {
+  const socket = (options?.socket ?? {}) as { host?: unknown; port?: unknown; path?: unknown };
+  if (typeof socket.path === 'string') return socket.path;
+  if (typeof socket.host === 'string' || typeof socket.port === 'number') {
+    return `${typeof socket.host === 'string' ? socket.host : 'localhost'}:${typeof socket.port === 'number' ? socket.port : 6379}`;
+  }
+  if (typeof options?.url === 'string') {
+    try {
+      const url = new URL(options.url);
+      return `${url.hostname || 'localhost'}:${url.port || '6379'}`;
+    } catch {
+      return `node ${index}`;
+    }
+  }
+  return 'localhost:6379';
+}
+
+function ignore(): void {}

@@ -1,0 +1,102 @@
+/**
+ * The client matrix: which client library the harness' Redlocks reach the masters with
+ * (REDLOCK_TEST_CLIENT, set per vitest project in vitest.config.ts). The same test files run once
+ * per kind; a test never branches on the kind except to skip what a kind cannot do, with a reason.
+ *
+ * - `urls` (default): redis:// URLs, node-redis clients the library owns;
+ * - `node-redis-6`, `node-redis-5`: node-redis clients of the user's (createClient, default options);
+ * - `ioredis-5`, `ioredis-6`, `iovalkey`: the user's ioredis / iovalkey clients, default options.
+ * User clients are made by the harness and closed after the Redlock's quit(), as a user would.
+ */
+import { Redis as IORedis5 } from 'ioredis';
+import { Redis as IORedis6 } from 'ioredis6';
+import { Redis as IOValkey } from 'iovalkey';
+import { createClient as createClient6 } from 'redis';
+import { createClient as createClient5 } from 'redis5';
+import type { NodeInput } from '../../src/index.js';
+
+export const clientKinds = ['urls', 'node-redis-6', 'node-redis-5', 'ioredis-5', 'ioredis-6', 'iovalkey'] as const;
+export type ClientKind = (typeof clientKinds)[number];
+
+function requestedKind(): ClientKind {
+  const requested = process.env['REDLOCK_TEST_CLIENT'] ?? 'urls';
+  if (!(clientKinds as readonly string[]).includes(requested)) {
+    throw new Error(`REDLOCK_TEST_CLIENT must be one of ${clientKinds.join(', ')}, got ${JSON.stringify(requested)}`);
+  }
+  return requested as ClientKind;
+}
+
+/** The kind this test process runs with. */
+export const clientKind: ClientKind = requestedKind();
+
+/** The ioredis family: lock commands run on connections the library duplicates from the user's client. */
+export const ioredisFamily = clientKind === 'ioredis-5' || clientKind === 'ioredis-6' || clientKind === 'iovalkey';
+
+export interface MatrixNodes {
+  readonly nodes: NodeInput[];
+  /** Close the user clients made for these nodes (nothing for URLs). */
+  readonly close: () => Promise<void>;
+}
+
+/** What the harness does with a user's node-redis client, whichever major. */
+interface UserNodeRedis {
+  on(event: 'error', listener: () => void): unknown;
+  destroy(): void;
+}
+
+/** What the harness does with a user's ioredis-family client. */
+interface UserIORedis {
+  on(event: 'error', listener: () => void): unknown;
+  disconnect(): void;
+}
+
+/** Nodes for `ports` of this process' client kind (or of `kind`). */
+export function nodesFor(ports: readonly number[], kind: ClientKind = clientKind): MatrixNodes {
+  const url = (port: number): string => `redis://127.0.0.1:${port}`;
+  switch (kind) {
+    case 'urls':
+      return { nodes: ports.map(url), close: () => Promise.resolve() };
+    case 'node-redis-6':
+    case 'node-redis-5': {
+      const create = (port: number): UserNodeRedis =>
+        kind === 'node-redis-6' ? createClient6({ url: url(port) }) : createClient5({ url: url(port) });
+      const clients = ports.map((port) => {
+        const client = create(port);
+        client.on('error', () => undefined);
+        return client;
+      });
+      return {
+        nodes: clients as unknown as NodeInput[],
+        // Not close(): a QUIT to a paused master would wait for it to resume.
+        close: () => {
+          for (const client of clients) {
+            try {
+              client.destroy();
+            } catch {
+              // already closed: node-redis 5 throws ClientClosedError
+            }
+          }
+          return Promise.resolve();
+        },
+      };
+    }
+    case 'ioredis-5':
+    case 'ioredis-6':
+    case 'iovalkey': {
+      const create = (port: number): UserIORedis => {
+        const options = { host: '127.0.0.1', port };
+        if (kind === 'ioredis-5') return new IORedis5(options);
+        return kind === 'ioredis-6' ? new IORedis6(options) : new IOValkey(options);
+      };
+      const clients = ports.map((port) => {
+        const client = create(port);
+        client.on('error', () => undefined);
+        return client;
+      });
+      return {
+        nodes: clients as unknown as NodeInput[],
+        close: () => Promise.resolve(clients.forEach((client) => client.disconnect())),
+      };
+    }
+  }
+}
