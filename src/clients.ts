@@ -16,8 +16,23 @@
  *   no auto-pipelining (our batching does that). Yours is never closed and carries none of our
  *   commands; ours are closed by `quit()`.
  */
-import { createClient, type RedisClientOptions } from 'redis';
+import { createRequire } from 'node:module';
 import { describe } from './settings.js';
+
+/**
+ * node-redis client options (`createClient`'s), for the clients we create from them: `url` or
+ * `socket`, credentials, `database`, TLS… Typed here, not imported from `redis`, so a project that
+ * has only ioredis installed type-checks and runs (node-redis is loaded only to make our clients).
+ */
+export interface RedisClientOptions {
+  url?: string;
+  socket?: object;
+  username?: string;
+  password?: string;
+  name?: string;
+  database?: number;
+  [option: string]: unknown;
+}
 
 /** One connection to a master, whatever the client. */
 export interface Connection {
@@ -151,7 +166,7 @@ export function driverFor(input: unknown, index: number): Driver {
     return new NodeRedisDriver(undefined, { url: input }, index);
   }
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
-    return new NodeRedisDriver(undefined, input, index);
+    return new NodeRedisDriver(undefined, input as RedisClientOptions, index);
   }
   throw new TypeError(
     `nodes[${index}] must be a node-redis, ioredis or iovalkey client, a redis:// URL or client options, got ${describe(input)}`,
@@ -420,7 +435,25 @@ function isClient(input: unknown): input is RedisClientLike {
 }
 
 function ownedClient(options: RedisClientOptions): RedisClientLike {
-  return createClient({ ...options, disableOfflineQueue: true, socket: { connectTimeout: 2000, ...options.socket, reconnectStrategy: false } });
+  return nodeRedis().createClient({
+    ...options,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 2000, ...options.socket, reconnectStrategy: false },
+  });
+}
+
+let loaded: { createClient(options: object): RedisClientLike } | undefined;
+/** node-redis, loaded the first time we make a client of ours. */
+function nodeRedis(): { createClient(options: object): RedisClientLike } {
+  if (loaded) return loaded;
+  try {
+    loaded = createRequire(import.meta.url)('redis') as { createClient(options: object): RedisClientLike };
+  } catch (error) {
+    throw new TypeError('redis:// URLs and client options need the node-redis package (npm install redis); or pass your own clients', {
+      cause: error,
+    });
+  }
+  return loaded;
 }
 
 /** A client's socket options without node-redis' reconnect loop (node.ts reconnects ours), for duplicate(). */

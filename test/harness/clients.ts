@@ -32,6 +32,13 @@ export const clientKind: ClientKind = requestedKind();
 /** The ioredis family: lock commands run on connections the library duplicates from the user's client. */
 export const ioredisFamily = clientKind === 'ioredis-5' || clientKind === 'ioredis-6' || clientKind === 'iovalkey';
 
+/**
+ * The library owns the connections it sends on (and so resets them when they stall or misplace
+ * replies): for URLs, and for the ioredis family's duplicates; a node-redis client of yours is used
+ * as it is, never reset (an error event says what is wrong instead).
+ */
+export const ownConnections = clientKind !== 'node-redis-6' && clientKind !== 'node-redis-5';
+
 export interface MatrixNodes {
   readonly nodes: NodeInput[];
   /** Close the user clients made for these nodes (nothing for URLs). */
@@ -50,8 +57,8 @@ interface UserIORedis {
   disconnect(): void;
 }
 
-/** Nodes for `ports` of this process' client kind (or of `kind`). */
-export function nodesFor(ports: readonly number[], kind: ClientKind = clientKind): MatrixNodes {
+/** Nodes for `ports` of this process' client kind (or of `kind`); `ioredisOptions` for the ioredis family's clients. */
+export function nodesFor(ports: readonly number[], kind: ClientKind = clientKind, ioredisOptions: object = {}): MatrixNodes {
   const url = (port: number): string => `redis://127.0.0.1:${port}`;
   switch (kind) {
     case 'urls':
@@ -84,7 +91,7 @@ export function nodesFor(ports: readonly number[], kind: ClientKind = clientKind
     case 'ioredis-6':
     case 'iovalkey': {
       const create = (port: number): UserIORedis => {
-        const options = { host: '127.0.0.1', port };
+        const options = { ...ioredisOptions, host: '127.0.0.1', port };
         if (kind === 'ioredis-5') return new IORedis5(options);
         return kind === 'ioredis-6' ? new IORedis6(options) : new IOValkey(options);
       };

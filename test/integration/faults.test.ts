@@ -4,7 +4,16 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, RESP_TYPES } from 'redis';
-import { ExecutionError, MisplacedReplyError, NodeUnavailableError, Redlock, ResourceLockedError, type NodeOutcome } from '../../src/index.js';
+import {
+  ExecutionError,
+  MisplacedReplyError,
+  NodeUnavailableError,
+  Redlock,
+  ResourceLockedError,
+  type NodeInput,
+  type NodeOutcome,
+} from '../../src/index.js';
+import { clientKind, nodesFor, ownConnections } from '../harness/clients.js';
 import { lockScript } from '../../src/scripts/index.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { FaultProxy } from '../harness/proxy.js';
@@ -43,9 +52,18 @@ afterAll(async () => {
   for (const master of masters) master.stop();
 });
 
-/** A Redlock that the test's cleanup quits. */
-function lockOn(urls: ConstructorParameters<typeof Redlock>[0], settings?: ConstructorParameters<typeof Redlock>[1]): Redlock {
-  const redlock = new Redlock(urls, settings);
+/**
+ * A Redlock that the test's cleanup quits. A port (of a master or a proxy) is reached with this
+ * test process' client kind (clients.ts), whose user clients the cleanup closes after the quit.
+ */
+function lockOn(nodes: readonly (number | NodeInput)[], settings?: ConstructorParameters<typeof Redlock>[1]): Redlock {
+  const inputs = nodes.map((node) => {
+    if (typeof node !== 'number') return node;
+    const made = nodesFor([node]);
+    cleanups.push(made.close);
+    return made.nodes[0]!;
+  });
+  const redlock = new Redlock(inputs, settings);
   redlock.on('error', () => undefined);
   cleanups.push(() => redlock.quit());
   return redlock;
@@ -86,7 +104,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 
 describe('one slow master costs nothing', () => {
   it('acquire, extend and release return at quorum when one master is paused (SIGSTOP)', async () => {
-    const redlock = lockOn(ports.map(urlOf), { nodeTimeout: 3_000 });
+    const redlock = lockOn(ports, { nodeTimeout: 3_000 });
     const key = uniquePrefix('paused');
     await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release()); // connections ready
     masters[0]!.pause();
@@ -108,7 +126,7 @@ describe('one slow master costs nothing', () => {
   it('acquire, extend and release return at quorum when one master is blackholed by a proxy', async () => {
     const proxy = await FaultProxy.start(ports[0]!);
     cleanups.push(() => proxy.close());
-    const redlock = lockOn([proxy.url, ...ports.slice(1).map(urlOf)], { nodeTimeout: 3_000 });
+    const redlock = lockOn([proxy.port, ...ports.slice(1)], { nodeTimeout: 3_000 });
     const key = uniquePrefix('blackhole');
     await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
     proxy.mode = 'blackhole';
@@ -122,7 +140,7 @@ describe('one slow master costs nothing', () => {
   it('a master 40 ms away through the proxy adds no latency to acquire', async () => {
     const proxy = await FaultProxy.start(ports[0]!);
     cleanups.push(() => proxy.close());
-    const redlock = lockOn([proxy.url, ...ports.slice(1).map(urlOf)]);
+    const redlock = lockOn([proxy.port, ...ports.slice(1)]);
     const key = uniquePrefix('latency');
     await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
     proxy.latencyMs = 40;
@@ -137,7 +155,7 @@ describe('one slow master costs nothing', () => {
     const proxies = await Promise.all(ports.slice(0, 3).map((port) => FaultProxy.start(port)));
     cleanups.push(() => Promise.all(proxies.map((proxy) => proxy.close())).then(() => undefined));
     // Drift allowance 0.6 × 200 + 2 = 122 ms; a round trip of 100+ ms leaves 200 − 100 − 122 < 0.
-    const redlock = lockOn(proxies.map((proxy) => proxy.url), { driftFactor: 0.6, nodeTimeout: 200 });
+    const redlock = lockOn(proxies.map((proxy) => proxy.port), { driftFactor: 0.6, nodeTimeout: 200 });
     const key = uniquePrefix('novalidity');
     await redlock.acquire(key('warm'), 5_000, { driftFactor: 0.01, nodeTimeout: 500 }).then((lock) => lock.release());
     for (const proxy of proxies) proxy.latencyMs = 50;
@@ -151,7 +169,7 @@ describe('one slow master costs nothing', () => {
   });
 
   it('an even N never hangs: 4 masters, 2 held by another client, decides without the timeout', async () => {
-    const redlock = lockOn(ports.slice(0, 4).map(urlOf), { nodeTimeout: 5_000 });
+    const redlock = lockOn(ports.slice(0, 4), { nodeTimeout: 5_000 });
     const key = uniquePrefix('even');
     await Promise.all(direct.slice(0, 2).map((client) => client.set(key('r'), 'other', { PX: 10_000 })));
     const { value: error, ms } = await timed(() => redlock.acquire(key('r'), 10_000, { retryCount: 0 }).catch((e: unknown) => e));
@@ -159,7 +177,7 @@ describe('one slow master costs nothing', () => {
     expect(ms).toBeLessThan(1_000);
     // N = 2 with one master paused: quorum 2 is impossible once the timeout passes, not forever.
     masters[3]!.pause();
-    const pair = lockOn([urlOf(ports[2]!), urlOf(ports[3]!)], { nodeTimeout: 200 });
+    const pair = lockOn([ports[2]!, ports[3]!], { nodeTimeout: 200 });
     const paired = await timed(() => pair.acquire(key('s'), 5_000, { retryCount: 1, retryDelay: 10 }).catch((e: unknown) => e));
     expect(paired.value).toBeInstanceOf(ExecutionError);
     expect(paired.ms).toBeLessThan(2_000);
@@ -188,10 +206,11 @@ describe('a connection whose replies no longer line up with its commands', () =>
     expect(await valuesOn(direct.slice(0, 1), key('held'))).toEqual(['someone else']);
   });
 
-  it('a reply meant for another command (a middlebox that lost bytes) is never counted as a vote: the call is an error and the connection is reset', async () => {
+  // Resets a connection: not for a node-redis client of yours, never reset (see the tests "on a client of yours").
+  it.runIf(ownConnections)('a reply meant for another command (a middlebox that lost bytes) is never counted as a vote: the call is an error and the connection is reset', async () => {
     const proxy = await FaultProxy.start(ports[0]!);
     cleanups.push(() => proxy.close());
-    const redlock = lockOn([proxy.url, ...ports.slice(1, 3).map(urlOf)], { nodeTimeout: 200, retryCount: 0 });
+    const redlock = lockOn([proxy.port, ...ports.slice(1, 3)], { nodeTimeout: 200, retryCount: 0 });
     const events: string[] = [];
     redlock.on('error', (error: Error) => events.push(error.message));
     const key = uniquePrefix('misplaced-reply');
@@ -235,6 +254,8 @@ describe('a connection whose replies no longer line up with its commands', () =>
     yours.on('error', () => undefined);
     await yours.connect();
     cleanups.push(() => void yours.destroy());
+    // A node-redis client of yours, whatever this run's kind (an ioredis one runs on our own connection,
+    // as in the test above); the other two as in the URL run, so the replies misplace the same way.
     const redlock = lockOn([yours, ...ports.slice(1, 3).map(urlOf)], { nodeTimeout: 200, retryCount: 0 });
     const errors: Error[] = [];
     redlock.on('error', (error: Error) => errors.push(error));
@@ -248,36 +269,42 @@ describe('a connection whose replies no longer line up with its commands', () =>
 });
 
 describe('no command waits in an offline queue', () => {
-  it('a master that is down fails the call at once, and its client never sends the lock command later', async () => {
-    // A user client with node-redis' offline queue ON (the default): we must not use it.
-    const userClient = createClient({ url: urlOf(ports[0]!), socket: { reconnectStrategy: 20 } });
-    userClient.on('error', () => undefined);
-    await userClient.connect();
-    cleanups.push(() => void userClient.destroy());
+  it('a master that is down fails the call at once, and your client never sends the lock command later', async () => {
+    // A user client with its offline queue ON (every client's default), of this process' kind
+    // (node-redis for the URL run): we must not let it queue a lock command. An ioredis client also
+    // resends unanswered commands after a reconnect and, here, never gives a queued one up, and
+    // would time every command out after 1 ms: none of that may reach the lock commands.
+    const hostile = { enableOfflineQueue: true, autoResendUnfulfilledCommands: true, maxRetriesPerRequest: null, commandTimeout: 1 };
+    const user = nodesFor([ports[0]!], clientKind === 'urls' ? 'node-redis-6' : clientKind, hostile);
+    cleanups.push(user.close);
     // A long per-master timeout, so only the library's own rule can keep the command from running later.
-    const redlock = lockOn([userClient, ...ports.slice(1).map(urlOf)], { nodeTimeout: 5_000 });
+    const redlock = lockOn([user.nodes[0]!, ...ports.slice(1)], { nodeTimeout: 5_000 });
     const key = uniquePrefix('offline');
+    await grantedByFirstMaster(redlock, key('warm'));
     await masters[0]!.kill();
     const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 10_000));
     expect(ms).toBeLessThan(500);
     await lock.release();
     // Once the client knows the master is down, the call fails for it at once (not after a timeout).
-    await eventually(() => !userClient.isReady);
     await Promise.all(direct.slice(1, 4).map((client) => client.set(key('held'), 'other', { PX: 10_000 })));
-    const error = await redlock.acquire(key('held'), 10_000, { retryCount: 0 }).catch((e: unknown) => e);
-    const first = (error as ExecutionError).attempts[0]!.outcomes[0]!;
-    expect(first.status).toBe('error');
-    expect(first.error).toBeInstanceOf(NodeUnavailableError);
-    expect(first.latencyMs).toBeLessThan(50);
+    let first: NodeOutcome | undefined;
+    await eventually(async () => {
+      const error = await redlock.acquire(key('held'), 10_000, { retryCount: 0 }).catch((e: unknown) => e);
+      first = (error as ExecutionError).attempts[0]!.outcomes[0]!;
+      return first.error instanceof NodeUnavailableError;
+    });
+    expect(first!.status).toBe('error');
+    expect(first!.latencyMs).toBeLessThan(50);
     await masters[0]!.heal();
-    await eventually(() => userClient.isReady);
+    await grantedByFirstMaster(redlock, key('back'));
     await sleep(200);
     expect(await direct[0]!.exists(key('r'))).toBe(0);
+    expect(await direct[0]!.exists(key('held'))).toBe(0);
   });
 
   it('a master that is down says why: NodeUnavailableError with its connection error (ECONNREFUSED) as the cause', async () => {
     await masters[0]!.kill();
-    const redlock = lockOn(ports.map(urlOf));
+    const redlock = lockOn(ports);
     const firstOutcomes: NodeOutcome[] = [];
     redlock.on('acquired', (event) => firstOutcomes.push(event.attempt.outcomes[0]!));
     const key = uniquePrefix('downcause');
@@ -310,7 +337,7 @@ describe('no command waits in an offline queue', () => {
 
 describe('rollback after every failed attempt', () => {
   it('compare-and-delete reaches every master, so a paused master that resumes keeps no stray key', async () => {
-    const redlock = lockOn(ports.map(urlOf), { nodeTimeout: 100, retryDelay: 20, retryJitter: 0 });
+    const redlock = lockOn(ports, { nodeTimeout: 100, retryDelay: 20, retryJitter: 0 });
     const key = uniquePrefix('rollback');
     await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
     // Another client holds the resource on masters 1 and 2; master 0 is paused.
@@ -327,7 +354,7 @@ describe('rollback after every failed attempt', () => {
   });
 
   it('retries never block on their own earlier keys', async () => {
-    const redlock = lockOn(ports.map(urlOf), { retryDelay: 30, retryJitter: 0 });
+    const redlock = lockOn(ports, { retryDelay: 30, retryJitter: 0 });
     const key = uniquePrefix('ownkeys');
     await Promise.all(direct.slice(0, 3).map((client) => client.set(key('r'), 'other', { PX: 300 })));
     const lock = await redlock.acquire(key('r'), 10_000, { retryCount: 100 });
@@ -343,7 +370,7 @@ describe('rollback after every failed attempt', () => {
 describe('scripts', () => {
   it('are loaded when a connection becomes ready', async () => {
     await Promise.all(direct.map((client) => client.scriptFlush()));
-    const redlock = lockOn(ports.map(urlOf));
+    const redlock = lockOn(ports);
     await eventually(async () => {
       const loaded = await Promise.all(direct.map((client) => client.scriptExists(lockScript.sha)));
       return loaded.flat().every((exists) => exists === 1);
@@ -352,7 +379,7 @@ describe('scripts', () => {
   });
 
   it('SCRIPT FLUSH on every master mid-run changes nothing (NOSCRIPT falls back to EVAL)', async () => {
-    const redlock = lockOn(ports.map(urlOf));
+    const redlock = lockOn(ports);
     const key = uniquePrefix('flush');
     const lock = await redlock.acquire(key('r'), 5_000);
     await Promise.all(direct.map((client) => client.scriptFlush()));
@@ -369,7 +396,7 @@ describe('scripts', () => {
 describe('connections', () => {
   it('a master down at start-up does not delay locking, and is used once it comes up', async () => {
     await masters[0]!.kill();
-    const redlock = lockOn(ports.map(urlOf), { nodeTimeout: 2_000 });
+    const redlock = lockOn(ports, { nodeTimeout: 2_000 });
     const key = uniquePrefix('downatstart');
     const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 5_000));
     expect(ms).toBeLessThan(1_000);
@@ -384,21 +411,22 @@ describe('connections', () => {
     const proxy = await FaultProxy.start(ports[0]!);
     cleanups.push(() => proxy.close());
     proxy.mode = 'blackhole';
-    const redlock = lockOn([proxy.url, ...ports.slice(1).map(urlOf)], { nodeTimeout: 3_000 });
+    const redlock = lockOn([proxy.port, ...ports.slice(1)], { nodeTimeout: 3_000 });
     const key = uniquePrefix('blackholeatstart');
     const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 5_000));
     expect(ms).toBeLessThan(1_000);
     await lock.release();
   });
 
-  it('a blackholed master is detected by the health check, its connection reset, and used again once it answers', async () => {
+  // Resets a connection: not for a node-redis client of yours, never reset (see the tests "on a client of yours").
+  it.runIf(ownConnections)('a blackholed master is detected by the health check, its connection reset, and used again once it answers', async () => {
     const proxy = await FaultProxy.start(ports[0]!);
     cleanups.push(() => proxy.close());
-    const redlock = lockOn([proxy.url, ...ports.slice(1).map(urlOf)]);
+    const redlock = lockOn([proxy.port, ...ports.slice(1)]);
     const events: string[] = [];
     redlock.on('error', (error: Error) => events.push(error.message));
     const key = uniquePrefix('healthcheck');
-    await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
+    await grantedByFirstMaster(redlock, key('warm')); // its connection is ready: what stalls is a lock call
     proxy.mode = 'blackhole';
     const lock = await redlock.acquire(key('r'), 5_000); // master 0 never answers: quorum of the rest
     await lock.release();
@@ -408,7 +436,8 @@ describe('connections', () => {
     await grantedByFirstMaster(redlock, key('s'), 10_000);
   });
 
-  it('restart guard: an INFO that never answers (blackholed right after ready) bounds the calls and resets the connection', async () => {
+  // Resets a connection: not for a node-redis client of yours, never reset (see the tests "on a client of yours").
+  it.runIf(ownConnections)('restart guard: an INFO that never answers (blackholed right after ready) bounds the calls and resets the connection', async () => {
     // Masters up for 2 s or more vote at once with a 1 ms grace: no failed attempt, so no rollback
     // (whose release would be sent and noticed by the health check anyway).
     const uptimeS = async (client: DirectClient): Promise<number> => Number(/uptime_in_seconds:(\d+)/.exec(await client.info('server'))?.[1]);
@@ -418,7 +447,7 @@ describe('connections', () => {
     // The handshake passes and is answered; from the next request on (INFO first) nothing reaches the master.
     proxy.afterNextRequest(() => (proxy.requestDelayMs = 60_000));
     const nodeTimeoutMs = 300;
-    const redlock = lockOn([proxy.url, ...ports.slice(1, 3).map(urlOf)], { nodeTimeout: nodeTimeoutMs, restartGuard: { graceMs: 1 } });
+    const redlock = lockOn([proxy.port, ...ports.slice(1, 3)], { nodeTimeout: nodeTimeoutMs, restartGuard: { graceMs: 1 } });
     const events: string[] = [];
     redlock.on('error', (error: Error) => events.push(error.message));
     const outcomes: NodeOutcome[] = [];
@@ -428,8 +457,11 @@ describe('connections', () => {
     expect(first.ms).toBeLessThan(nodeTimeoutMs + 200);
     await eventually(() => settled(outcomes[0]!) !== undefined, 2_000);
     expect(settled(outcomes[0]!)).toBe('timeout');
-    // The unanswered INFO counts for the health check: the connection is reset…
-    await eventually(() => events.some((message) => /no answer for \d+ ms .*resetting the connection/.test(message)), 5_000);
+    // The unanswered INFO counts for the health check: the connection is reset… (An ioredis
+    // connection is not ready until its own INFO, sent first, is answered: it is reset as one that
+    // never became ready.)
+    const reset = /(no answer for \d+ ms .*|not ready \d+ ms after connecting: )resetting the connection/;
+    await eventually(() => events.some((message) => reset.test(message)), 5_000);
     // …so later calls fail for that master at once instead of queueing behind the INFO.
     const later = await timed(() => redlock.acquire(key('s'), 5_000));
     expect(later.ms).toBeLessThan(nodeTimeoutMs + 200);
@@ -443,7 +475,7 @@ describe('connections', () => {
   });
 
   it('a master that restarts (empty) is reconnected automatically', async () => {
-    const redlock = lockOn(ports.map(urlOf));
+    const redlock = lockOn(ports);
     const key = uniquePrefix('restart');
     await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
     await masters[2]!.restart();
@@ -522,7 +554,7 @@ describe('connections', () => {
 
 describe('losing masters', () => {
   it('two of five killed: locking works', async () => {
-    const redlock = lockOn(ports.map(urlOf));
+    const redlock = lockOn(ports);
     await Promise.all([masters[1]!.kill(), masters[3]!.kill()]);
     const key = uniquePrefix('twodown');
     const lock = await redlock.acquire(key('r'), 5_000);
@@ -533,7 +565,7 @@ describe('losing masters', () => {
   });
 
   it('three of five killed: acquire rejects with ExecutionError in bounded time', async () => {
-    const redlock = lockOn(ports.map(urlOf), { retryCount: 3, retryDelay: 50, retryJitter: 10 });
+    const redlock = lockOn(ports, { retryCount: 3, retryDelay: 50, retryJitter: 10 });
     await Promise.all([masters[0]!.kill(), masters[1]!.kill(), masters[2]!.kill()]);
     const key = uniquePrefix('threedown');
     const { value: error, ms } = await timed(() => redlock.acquire(key('r'), 5_000).catch((e: unknown) => e));
@@ -545,7 +577,7 @@ describe('losing masters', () => {
   });
 
   it('N = 1 works as a plain single-instance lock', async () => {
-    const redlock = lockOn([urlOf(ports[0]!)], { retryCount: 0 });
+    const redlock = lockOn([ports[0]!], { retryCount: 0 });
     const key = uniquePrefix('single');
     const lock = await redlock.acquire(key('r'), 5_000);
     expect(await direct[0]!.get(key('r'))).toBe(lock.value);
