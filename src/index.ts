@@ -20,6 +20,7 @@ export {
   type NodeStatus,
 } from './errors.js';
 export { defaultSettings, type CallSettings, type Settings } from './settings.js';
+export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent } from './health.js';
 export type { IORedisLike, NodeInput, RedisClientLike, SubscriberClient } from './clients.js';
 export {
   channelNames,

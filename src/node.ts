@@ -12,6 +12,7 @@ import { ClusterModeError, MasterRestartedError, MisplacedReplyError, NodeError,
 import { RestartGuard, parseServerInfo } from './restart-guard.js';
 import { Batcher, type SentBatch } from './batch.js';
 import { driverFor, type Connection, type Driver, type SubscriberConnection } from './clients.js';
+import { NodeHealth, type HealthHooks, type MasterHealth } from './health.js';
 import type { Cancellation } from './quorum.js';
 import {
   decodeBatch,
@@ -66,7 +67,7 @@ export class RedisNode {
   readonly #readyWaiters = new Set<() => void>();
   /** Commands sent and not answered: withdrawn when the connection drops (see #handleError). */
   readonly #inFlight = new Set<AbortController>();
-  readonly #onError: (error: NodeError) => void;
+  readonly #health: NodeHealth;
   readonly #guard: RestartGuard | undefined;
   /**
    * The INFO read on the latest connection, while it is in flight or lock commands still wait for
@@ -82,11 +83,11 @@ export class RedisNode {
   #stallTimer: NodeJS.Timeout | undefined;
   #readinessTimer: NodeJS.Timeout | undefined;
 
-  constructor(input: unknown, index: number, onError: (error: NodeError) => void, restartGraceMs?: number) {
-    this.#onError = onError;
+  constructor(input: unknown, index: number, hooks: HealthHooks, restartGraceMs?: number) {
     this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
     this.#driver = driverFor(input, index);
     this.label = this.#driver.label;
+    this.#health = new NodeHealth(this.label, hooks);
     this.owned = this.#driver.owned;
     this.voter = this.#driver.voter;
     this.#client = this.#driver.connection();
@@ -94,6 +95,10 @@ export class RedisNode {
 
   get client(): Connection {
     return this.#client;
+  }
+
+  health(): MasterHealth {
+    return this.#health.snapshot();
   }
 
   /** Listen to `client`. The listeners ignore it once it is replaced or this node is closed. */
@@ -197,15 +202,18 @@ export class RedisNode {
   #outOfStep(client: Connection, error: MisplacedReplyError): void {
     if (client !== this.#client || this.#closed) return;
     if (this.owned) this.#reconnect('it answered a lock call with a reply to another command: resetting the connection');
-    else this.#onError(error);
+    else this.#health.failed(error);
   }
 
   /** Run a command under the health check: counted as waiting until it is answered (see STALL_MS). */
   async #watched<T>(command: () => Promise<T>): Promise<T> {
     if (this.#outstanding++ === 0) this.#lastProgressAt = Date.now();
     this.#stallTimer ??= setTimeout(() => this.#checkStall(), STALL_MS).unref();
+    const sentAt = performance.now();
     try {
-      return await command();
+      const reply = await command();
+      this.#health.answered(performance.now() - sentAt);
+      return reply;
     } finally {
       this.#outstanding--;
       this.#lastProgressAt = Date.now();
@@ -222,7 +230,7 @@ export class RedisNode {
     }
     const stalled = new Error(`no answer for ${quietMs} ms with ${this.#outstanding} commands waiting`);
     if (!this.owned) {
-      this.#onError(new NodeError(this.label, stalled));
+      this.#health.suspect(new NodeError(this.label, stalled));
       this.#stallTimer = setTimeout(() => this.#checkStall(), STALL_MS).unref();
       return;
     }
@@ -355,6 +363,7 @@ export class RedisNode {
     this.#everReady = true;
     this.#failedConnects = 0;
     this.#lastError = undefined;
+    this.#health.up();
     const client = this.client;
     // A connection of ours that was replaced fails its commands: that is no news.
     const onFailure = (error: unknown): void => void (client === this.#client && !this.#closed && this.#handleError(error));
@@ -364,7 +373,7 @@ export class RedisNode {
       .then((info) => {
         const text = String(info);
         this.#clusterMode = /^cluster_enabled:1\r?$/m.test(text);
-        if (this.#clusterMode) this.#onError(new ClusterModeError(this.label));
+        if (this.#clusterMode) this.#health.down(new ClusterModeError(this.label));
         const parsed = parseServerInfo(text);
         if (parsed) this.#guard?.observe(parsed, Date.now());
       })
@@ -389,7 +398,9 @@ export class RedisNode {
       for (const command of this.#inFlight) command.abort(this.#unavailable());
     }
     this.#wakeWaiters();
-    this.#onError(new NodeError(this.label, error));
+    const failure = new NodeError(this.label, error);
+    if (this.client.isReady) this.#health.failed(failure);
+    else this.#health.down(failure);
   };
 }
 

@@ -7,6 +7,7 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import * as hdr from 'hdr-histogram-js';
 import type { AttemptRecord, NodeError, NodeOutcome, NodeStatus } from './errors.js';
 import type { Lock } from './lock.js';
+import type { NodeDownEvent, NodeUpEvent } from './health.js';
 
 /** A lock was acquired (not re-entered: that makes no network call and emits nothing). */
 export interface AcquiredEvent {
@@ -76,8 +77,16 @@ export interface RedlockEvents {
   released: [ReleasedEvent];
   lost: [LostEvent];
   failed: [FailedEvent];
-  /** A master or its connection failed; with no listener nothing is emitted. */
+  /**
+   * A master or its connection failed; with no listener nothing is emitted. A failure that repeats
+   * the previous one of the same master (every reconnect attempt to a master that stays down) is
+   * emitted once: `redlock.health()` counts them all.
+   */
   error: [NodeError];
+  /** A master stopped being up: down (no usable connection) or suspect (stalled). Once per transition. */
+  nodeDown: [NodeDownEvent];
+  /** A master is up again, or for the first time (its first connection). Once per transition. */
+  nodeUp: [NodeUpEvent];
 }
 
 export type RedlockEventName = keyof RedlockEvents;
@@ -94,6 +103,8 @@ export const channelNames: Readonly<Record<RedlockEventName, string>> = Object.f
   lost: 'redlock-quorum:lock:lost',
   failed: 'redlock-quorum:lock:failed',
   error: 'redlock-quorum:error',
+  nodeDown: 'redlock-quorum:node:down',
+  nodeUp: 'redlock-quorum:node:up',
 });
 
 export const channels = Object.fromEntries(

@@ -15,7 +15,6 @@ import {
   attemptRecord,
   formatResources,
   type AttemptRecord,
-  type NodeError,
   type NodeOutcome,
 } from './errors.js';
 import { RenewalScheduler, type LockSignal } from './lifetime.js';
@@ -23,6 +22,7 @@ import { Lock } from './lock.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
 import { RedisNode } from './node.js';
+import type { HealthHooks, MasterHealth } from './health.js';
 import type { NodeInput } from './clients.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
 import type { LockOperation, OperationReply } from './scripts/index.js';
@@ -97,7 +97,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       seen.set(node, index);
     });
     const graceMs = this.#settings.restartGuard?.graceMs;
-    const built = nodes.map((input, index) => new RedisNode(input, index, this.#reportError, graceMs));
+    const hooks: HealthHooks = {
+      onError: (error) => this.#emit('error', () => error),
+      onDown: (event) => this.#emit('nodeDown', () => event),
+      onUp: (event) => this.#emit('nodeUp', () => event),
+    };
+    const built = nodes.map((input, index) => new RedisNode(input, index, hooks, graceMs));
     const labels = built.map((node) => node.label);
     labels.forEach((label, index) => {
       const twin = labels.indexOf(label);
@@ -479,6 +484,15 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     await Promise.all(this.#nodes.map((node) => node.close()));
   }
 
+  /**
+   * Each master's health, in the order given: up / down / suspect (stalled), since when, the latest
+   * failure with its cause and how many there were, and recent round trips. Transitions are also
+   * the `nodeDown` and `nodeUp` events.
+   */
+  health(): MasterHealth[] {
+    return this.#nodes.map((node) => node.health());
+  }
+
   /** The masters, as `host:port`, in the order given. */
   get nodes(): readonly string[] {
     return this.#labels;
@@ -547,7 +561,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     if (listened) (this.emit as (event: E, payload: RedlockEvents[E][0]) => boolean)(event, built);
   }
 
-  readonly #reportError = (error: NodeError): void => this.#emit('error', () => error);
 }
 
 function outcomeOf(operation: LockOperation, reply: OperationReply): Pick<NodeOutcome, 'status' | 'pttlMs' | 'fence'> {

@@ -552,6 +552,72 @@ describe('connections', () => {
   }, 60_000);
 });
 
+describe('master health', () => {
+  it('health() and nodeDown / nodeUp follow a killed and restarted master, with its cause; repeated failures are one error event', async () => {
+    const redlock = lockOn(ports, { retryDelay: 20, retryJitter: 10 });
+    const events: string[] = [];
+    const errors: Error[] = [];
+    redlock.on('nodeDown', (event) => events.push(`down ${event.node} ${event.state}`));
+    redlock.on('nodeUp', (event) => events.push(`up ${event.node}`));
+    redlock.on('error', (error: Error) => errors.push(error));
+    const key = uniquePrefix('health');
+    await grantedByFirstMaster(redlock, key('warm'));
+    await eventually(() => redlock.health().every((master) => master.state === 'up'));
+    const [first] = redlock.health();
+    expect(first).toMatchObject({ node: redlock.nodes[0], state: 'up', errors: 0 });
+    expect(first!.latencyMs!.samples).toBeGreaterThan(0);
+    expect(first!.latencyMs!.p50).toBeLessThan(1_000);
+    events.length = 0;
+
+    // Three of five down for 3 s: each reconnect attempt fails, and fails the same way.
+    const downAt = Date.now();
+    await Promise.all(masters.slice(0, 3).map((master) => master.kill()));
+    await eventually(() => redlock.health().slice(0, 3).every((master) => master.state === 'down'));
+    await sleep(3_000);
+    const health = redlock.health();
+    for (const master of health.slice(0, 3)) {
+      expect(master.since).toBeGreaterThanOrEqual(downAt - 50);
+      expect(master.lastError?.message).toMatch(/ECONNREFUSED|closed|ECONNRESET/);
+    }
+    expect(health.slice(0, 3).every((master) => master.lastError?.cause instanceof Error)).toBe(true);
+    expect(health.slice(3).map((master) => master.state)).toEqual(['up', 'up']);
+    expect(events.filter((event) => event.startsWith('down')).sort()).toEqual(redlock.nodes.slice(0, 3).map((node) => `down ${node} down`).sort());
+    // A count, not a flood: at most the drop and the first refusal per master, while health() counts every failure.
+    const failures = health.slice(0, 3).reduce((sum, master) => sum + master.errors, 0);
+    expect(errors.length).toBeLessThanOrEqual(6);
+    expect(failures).toBeGreaterThan(errors.length);
+
+    await Promise.all(masters.slice(0, 3).map((master) => master.heal()));
+    await eventually(() => redlock.health().every((master) => master.state === 'up'), 10_000);
+    expect(events.filter((event) => event.startsWith('up')).sort()).toEqual(redlock.nodes.slice(0, 3).map((node) => `up ${node}`).sort());
+    expect(redlock.health()[0]).toMatchObject({ state: 'up', errors: 0 });
+    expect(redlock.health()[0]!.lastError).toBeUndefined();
+  });
+
+  it('a paused master on a connection of yours is suspect while commands wait unanswered, and up once it answers', async () => {
+    // A node-redis client of yours (never reset by the library) whatever this run's kind.
+    const yours = createClient({ url: urlOf(ports[0]!) });
+    yours.on('error', () => undefined);
+    await yours.connect();
+    cleanups.push(() => void yours.destroy());
+    const redlock = lockOn([yours, ...ports.slice(1)], { nodeTimeout: 100 });
+    const changes: string[] = [];
+    redlock.on('nodeDown', (event) => changes.push(`down ${event.state}`));
+    redlock.on('nodeUp', () => changes.push('up'));
+    const key = uniquePrefix('suspect');
+    await grantedByFirstMaster(redlock, key('warm'));
+    changes.length = 0;
+    masters[0]!.pause();
+    await (await redlock.acquire(key('r'), 5_000)).release(); // master 0's calls wait
+    await eventually(() => redlock.health()[0]!.state === 'suspect', 5_000);
+    expect(redlock.health()[0]!.lastError?.message).toMatch(/no answer for \d+ ms/);
+    expect(changes).toEqual(['down suspect']);
+    masters[0]!.resume();
+    await eventually(() => redlock.health()[0]!.state === 'up', 5_000);
+    expect(changes).toEqual(['down suspect', 'up']);
+  });
+});
+
 describe('losing masters', () => {
   it('two of five killed: locking works', async () => {
     const redlock = lockOn(ports);

@@ -1,0 +1,151 @@
+/**
+ * One master's health, as `redlock.health()` reports it and the `nodeDown` / `nodeUp` events
+ * announce it: up (its connection takes commands and answers), down (no connection that takes
+ * commands, or one that cannot vote), suspect (commands wait and nothing has answered for the
+ * stall time: paused or blackholed, on a connection of yours that we do not reset). Also the
+ * de-duplication of its `error` events: a failure that repeats (a master that stays down fails
+ * every reconnect attempt the same way) is emitted once and counted after that; a different
+ * failure, or the next one after the master was up again, is emitted. Pure: no I/O, clock injected.
+ */
+import type { NodeError } from './errors.js';
+
+export type HealthState = 'up' | 'down' | 'suspect';
+
+/** One master, in `redlock.health()`. */
+export interface MasterHealth {
+  /** `host:port`. */
+  readonly node: string;
+  readonly state: HealthState;
+  /** When it entered this state (epoch ms); for `down` before its first connection, when the Redlock was made. */
+  readonly since: number;
+  /** The latest failure (its `cause` is the client's or the master's error), if any since it was last up. */
+  readonly lastError?: NodeError;
+  /** When the latest failure happened (epoch ms). */
+  readonly lastErrorAt?: number;
+  /** Failures since it was last up, the repeats that were not emitted as `error` events included. */
+  readonly errors: number;
+  /** Round trips of its latest answered commands (up to the last 64), ms; undefined before the first answer. */
+  readonly latencyMs?: { readonly last: number; readonly p50: number; readonly max: number; readonly samples: number };
+}
+
+/** A master stopped being up. */
+export interface NodeDownEvent {
+  readonly node: string;
+  readonly state: 'down' | 'suspect';
+  /** What took it down (a connection error, a stall, a master in cluster mode), if known. */
+  readonly error?: NodeError;
+  /** How long it had been up, ms. */
+  readonly upMs: number;
+}
+
+/** A master is up again (or for the first time: its first connection is a transition too). */
+export interface NodeUpEvent {
+  readonly node: string;
+  /** How long it was down or suspect, ms. */
+  readonly downMs: number;
+  /** Failures meanwhile, emitted or not. */
+  readonly errors: number;
+}
+
+export interface HealthHooks {
+  onDown(event: NodeDownEvent): void;
+  onUp(event: NodeUpEvent): void;
+  /** A failure to emit as an `error` event (the first of a run of identical ones). */
+  onError(error: NodeError): void;
+}
+
+const LATENCY_SAMPLES = 64;
+
+export class NodeHealth {
+  #state: HealthState = 'down';
+  #since: number;
+  #lastError: NodeError | undefined;
+  #lastErrorAt: number | undefined;
+  #errors = 0;
+  /** What the last emitted failure looked like: an identical one is counted, not emitted. */
+  #lastSignature: string | undefined;
+  readonly #latencies = new Float64Array(LATENCY_SAMPLES);
+  #latencyCount = 0;
+
+  constructor(
+    readonly node: string,
+    private readonly hooks: HealthHooks,
+    private readonly nowMs: () => number = Date.now,
+  ) {
+    this.#since = nowMs();
+  }
+
+  get state(): HealthState {
+    return this.#state;
+  }
+
+  /** Its connection takes commands (again), or a suspect one answered. */
+  up(): void {
+    if (this.#state === 'up') return;
+    const now = this.nowMs();
+    const event: NodeUpEvent = { node: this.node, downMs: now - this.#since, errors: this.#errors };
+    this.#state = 'up';
+    this.#since = now;
+    this.#errors = 0;
+    this.#lastError = undefined;
+    this.#lastErrorAt = undefined;
+    this.#lastSignature = undefined;
+    this.hooks.onUp(event);
+  }
+
+  /** No connection that takes commands (or one that cannot vote); `error` is reported too. */
+  down(error?: NodeError): void {
+    if (error) this.failed(error);
+    this.#enter('down', error);
+  }
+
+  /** Commands wait unanswered for the stall time; `error` says so and is reported too. */
+  suspect(error: NodeError): void {
+    this.failed(error);
+    if (this.#state === 'up') this.#enter('suspect', error);
+  }
+
+  /** A failure: counted, and emitted unless it repeats the previous one. */
+  failed(error: NodeError): void {
+    this.#errors++;
+    this.#lastError = error;
+    this.#lastErrorAt = this.nowMs();
+    const signature = signatureOf(error);
+    if (signature === this.#lastSignature) return;
+    this.#lastSignature = signature;
+    this.hooks.onError(error);
+  }
+
+  /** A command was answered after `latencyMs`: a suspect master that answers is up. */
+  answered(latencyMs: number): void {
+    this.#latencies[this.#latencyCount++ % LATENCY_SAMPLES] = latencyMs;
+    if (this.#state === 'suspect') this.up();
+  }
+
+  snapshot(): MasterHealth {
+    const base = { node: this.node, state: this.#state, since: this.#since, errors: this.#errors };
+    const errorPart = this.#lastError ? { lastError: this.#lastError, lastErrorAt: this.#lastErrorAt! } : {};
+    if (this.#latencyCount === 0) return { ...base, ...errorPart };
+    const samples = Math.min(this.#latencyCount, LATENCY_SAMPLES);
+    const sorted = Array.from(this.#latencies.subarray(0, samples)).sort((a, b) => a - b);
+    const last = this.#latencies[(this.#latencyCount - 1) % LATENCY_SAMPLES]!;
+    const latencyMs = { last, p50: sorted[Math.floor((samples - 1) / 2)]!, max: sorted[samples - 1]!, samples };
+    return { ...base, ...errorPart, latencyMs };
+  }
+
+  #enter(state: 'down' | 'suspect', error: NodeError | undefined): void {
+    if (this.#state === state) return;
+    const wasUp = this.#state === 'up';
+    const now = this.nowMs();
+    const upMs = wasUp ? now - this.#since : 0;
+    this.#state = state;
+    // Suspect, then down: still one outage, counted from when it stopped being up.
+    if (wasUp) this.#since = now;
+    if (wasUp) this.hooks.onDown(error ? { node: this.node, state, error, upMs } : { node: this.node, state, upMs });
+  }
+}
+
+/** Two failures are the same when they differ only in numbers (ms waited, commands waiting, ports). */
+function signatureOf(error: NodeError): string {
+  return `${error.name}: ${error.message.replace(/\d+/g, '#')}`;
+}
