@@ -310,6 +310,25 @@ export class MasterRestartedError extends Error {
   }
 }
 
+/**
+ * (In outcomes, with the `replicas` setting) the master granted, but fewer of its replicas than
+ * asked for acknowledged the write in time (WAIT): a failover to a replica without it would forget
+ * the lock, so the grant is not counted. An acquire's keys are rolled back as after any failed attempt.
+ */
+export class ReplicationError extends Error {
+  override name = 'ReplicationError';
+  constructor(
+    readonly acknowledged: number,
+    readonly wanted: number,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `granted, but only ${acknowledged} of ${wanted} replicas acknowledged the write within ${timeoutMs} ms: not counted ` +
+        '(a failover to a replica without it would forget the lock)',
+    );
+  }
+}
+
 /** A call on a Redlock after `quit()`. */
 export class RedlockClosedError extends Error {
   override name = 'RedlockClosedError';

@@ -13,6 +13,7 @@ export {
   NodeUnavailableError,
   ReentrancyError,
   RedlockClosedError,
+  ReplicationError,
   ResourceLockedError,
   type AttemptRecord,
   type FencingRound,

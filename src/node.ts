@@ -39,6 +39,12 @@ export const STALL_MS = 2_000;
 const TAG_PREFIX = randomBytes(4).toString('hex');
 let lastTag = 0;
 
+/** `replicas` grants wait for (WAIT's numreplicas), and for at most how long (WAIT's timeout). */
+export interface Replication {
+  readonly replicas: number;
+  readonly timeoutMs: number;
+}
+
 /**
  * Reconnect forever with capped exponential backoff and jitter: a master that comes back is used
  * again. We reconnect our connections ourselves, on unref'd timers that close() clears: node-redis'
@@ -68,6 +74,8 @@ export class RedisNode {
   /** Commands sent and not answered: withdrawn when the connection drops (see #handleError). */
   readonly #inFlight = new Set<AbortController>();
   readonly #health: NodeHealth;
+  /** The `replicas` setting: a grant counts only once this many replicas have it (WAIT). */
+  readonly #replication: Replication | undefined;
   readonly #guard: RestartGuard | undefined;
   /**
    * The INFO read on the latest connection, while it is in flight or lock commands still wait for
@@ -83,8 +91,9 @@ export class RedisNode {
   #stallTimer: NodeJS.Timeout | undefined;
   #readinessTimer: NodeJS.Timeout | undefined;
 
-  constructor(input: unknown, index: number, hooks: HealthHooks, restartGraceMs?: number) {
+  constructor(input: unknown, index: number, hooks: HealthHooks, restartGraceMs?: number, replication?: Replication) {
     this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
+    this.#replication = replication;
     this.#driver = driverFor(input, index);
     this.label = this.#driver.label;
     this.#health = new NodeHealth(this.label, hooks);
@@ -173,22 +182,44 @@ export class RedisNode {
     const tag = TAG_PREFIX + (++lastTag).toString(36);
     const tail = encodeBatch(operations, tag);
     const client = this.client;
+    const send = (args: readonly string[]): Promise<unknown> => client.send(args, withdraw?.signal);
+    // With `replicas`, a batch that may write a grant is followed, pipelined, by a WAIT: it answers
+    // how many replicas have every earlier write of this connection.
+    const replicas = this.#replication;
+    const wait = replicas && operations.some((operation) => operation.kind !== 'release') ? replicas : undefined;
+    const waitCall = (): Promise<unknown> | undefined => {
+      const waited = wait ? send(['WAIT', String(wait.replicas), String(wait.timeoutMs)]) : undefined;
+      waited?.catch(ignore); // read below, or abandoned with the script call
+      return waited;
+    };
     if (withdraw) this.#inFlight.add(withdraw);
     try {
-      const reply = await this.#watched(async () => {
+      const { reply, acknowledged } = await this.#watched(async () => {
+        let waited = waitCall();
+        let reply: unknown;
         try {
-          return await client.send(['EVALSHA', lockScript.sha, ...tail], withdraw?.signal);
+          reply = await send(['EVALSHA', lockScript.sha, ...tail]);
         } catch (error) {
           if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-          // Flushed or restarted master: EVAL runs it and caches it again.
-          return await client.send(['EVAL', lockScript.source, ...tail], withdraw?.signal);
+          // Flushed or restarted master: EVAL runs it and caches it again (and a WAIT follows it).
+          reply = await send(['EVAL', lockScript.source, ...tail]);
+          waited = waitCall();
         }
+        return { reply, acknowledged: waited === undefined ? undefined : Number(await waited) };
       });
       const replies = decodeBatch(reply, operations.length, tag);
-      if (replies) return replies;
-      const misplaced = new MisplacedReplyError(this.label, reply);
-      this.#outOfStep(client, misplaced);
-      throw misplaced;
+      if (!replies) {
+        const misplaced = new MisplacedReplyError(this.label, reply);
+        this.#outOfStep(client, misplaced);
+        throw misplaced;
+      }
+      if (wait === undefined || acknowledged! >= wait.replicas) return replies;
+      // Written on the master only: a failover to a replica would lose it, so it is no grant.
+      return replies.map((answer, i) =>
+        answer.status === 1 && operations[i]!.kind !== 'release'
+          ? { ...answer, unreplicated: { acknowledged: acknowledged!, wanted: wait.replicas, timeoutMs: wait.timeoutMs } }
+          : answer,
+      );
     } finally {
       if (withdraw) this.#inFlight.delete(withdraw);
     }

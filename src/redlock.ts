@@ -11,6 +11,7 @@ import {
   LockReleasedError,
   ReentrancyError,
   RedlockClosedError,
+  ReplicationError,
   ResourceLockedError,
   attemptRecord,
   formatResources,
@@ -21,12 +22,13 @@ import { RenewalScheduler, type LockSignal } from './lifetime.js';
 import { Lock } from './lock.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
-import { RedisNode } from './node.js';
+import { RedisNode, type Replication } from './node.js';
 import type { HealthHooks, MasterHealth } from './health.js';
 import type { NodeInput } from './clients.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
 import type { LockOperation, OperationReply } from './scripts/index.js';
 import {
+  defaultNodeTimeoutMs,
   normalizeResources,
   resolveSettings,
   validateAutoExtension,
@@ -76,6 +78,18 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   readonly #scope = new AsyncLocalStorage<ReadonlyMap<string, Lock>>();
   readonly #stats: StatsRecorder;
   #closed = false;
+  /**
+   * The `replicas` setting for master `index`: WAIT for that many replicas, at most half the
+   * per-master timeout, so that an unreplicated grant is reported as such before the master times out.
+   */
+  #replication(index: number): Replication | undefined {
+    const setting = this.#settings.replicas ?? 0;
+    const replicas = typeof setting === 'number' ? setting : setting[index]!;
+    if (replicas === 0) return undefined;
+    const nodeTimeoutMs = this.#settings.nodeTimeout ?? defaultNodeTimeoutMs(Infinity);
+    return { replicas, timeoutMs: Math.max(1, Math.floor(nodeTimeoutMs / 2)) };
+  }
+
   /** Aborted by quit(): wakes every acquire or extend sleeping between attempts (one listener each: no limit). */
   readonly #closing = new AbortController();
 
@@ -102,7 +116,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       onDown: (event) => this.#emit('nodeDown', () => event),
       onUp: (event) => this.#emit('nodeUp', () => event),
     };
-    const built = nodes.map((input, index) => new RedisNode(input, index, hooks, graceMs));
+    const built = nodes.map((input, index) => new RedisNode(input, index, hooks, graceMs, this.#replication(index)));
     const labels = built.map((node) => node.label);
     labels.forEach((label, index) => {
       const twin = labels.indexOf(label);
@@ -564,6 +578,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 }
 
 function outcomeOf(operation: LockOperation, reply: OperationReply): Pick<NodeOutcome, 'status' | 'pttlMs' | 'fence'> {
+  if (reply.unreplicated) {
+    const { acknowledged, wanted, timeoutMs } = reply.unreplicated;
+    throw new ReplicationError(acknowledged, wanted, timeoutMs);
+  }
   if (reply.error !== undefined) {
     // A fence counter the script could not use: not an integer (written by someone else), or the
     // master refused INCR (an ACL without it).

@@ -39,6 +39,15 @@ export interface Settings {
    * ttl. Default off.
    */
   restartGuard: { graceMs: number } | undefined;
+  /**
+   * Opt-in, constructor only: a master's grant (acquire, extend, fencing) counts only once this many
+   * of its replicas have it (`WAIT`, pipelined behind the script call, waiting at most half the
+   * per-master timeout). Protects a lock from a failover inside a voter (a replica promoted without
+   * the lock key), at the cost of the replication round trip on every grant. One number for every
+   * master, or one per master in the order of `nodes` (0 for a master without replicas). Set it to
+   * the number of replicas each master has. Default 0 (off).
+   */
+  replicas: number | readonly number[];
 }
 
 /** Settings for one call: any setting, plus a signal that cancels it. */
@@ -85,6 +94,7 @@ export const defaultSettings: Readonly<Settings> = Object.freeze({
   batching: true,
   reentrant: true,
   restartGuard: undefined,
+  replicas: 0,
 });
 
 const settingNames = new Set<string>(Object.keys(defaultSettings));
@@ -140,6 +150,19 @@ export function validateSettings(
       throw new TypeError(`restartGuard must be { graceMs: number }, got ${describe(restartGuard)}`);
     }
     if (!Number.isFinite(graceMs) || graceMs <= 0) throw new RangeError(`restartGuard.graceMs must be > 0 ms, got ${graceMs}`);
+  }
+  const replicas = record['replicas'];
+  if (replicas !== undefined) {
+    if (allowCallOnly) throw new TypeError('replicas is a constructor setting: it applies to every grant of a master');
+    const counts = Array.isArray(replicas) ? (replicas as unknown[]) : [replicas];
+    if (Array.isArray(replicas) && replicas.length !== nodeCount) {
+      throw new RangeError(`replicas must be one number, or one per master (${nodeCount}), got ${replicas.length} numbers`);
+    }
+    counts.forEach((count, index) => {
+      const name = Array.isArray(replicas) ? `replicas[${index}]` : 'replicas';
+      requireInteger(name, count);
+      if (count < 0) throw new RangeError(`${name} must be ≥ 0, got ${count}`);
+    });
   }
   for (const name of ['batching', 'reentrant', 'autoExtend', 'fencing'] as const) {
     const value = record[name];

@@ -39,6 +39,8 @@ export interface OperationReply {
   readonly detail: number;
   /** Status 2 (fenced operations): which fence counter failed, and Redis' error. */
   readonly error?: string;
+  /** With `replicas`: a grant that fewer replicas than wanted acknowledged in time (node.ts): no grant. */
+  readonly unreplicated?: { readonly acknowledged: number; readonly wanted: number; readonly timeoutMs: number };
 }
 
 const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', release: 'r', fence: 'f' };

@@ -1,0 +1,111 @@
+/**
+ * A Sentinel-managed voter on loopback: a master, one replica of it (its replication link through a
+ * fault proxy), and one Sentinel watching them (quorum 1, a master is down after 500 ms), so a test
+ * can fail the master over to a replica that missed the latest writes. Every
+ * process is a real redis-server (the Sentinel runs `--sentinel`), started on free ports, stopped
+ * by pid in `stop()`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import { FaultProxy } from './proxy.js';
+import { RedisMaster, freePort, waitForPing } from './redis-server.js';
+
+export const SENTINEL_MASTER_NAME = 'mymaster';
+
+export class SentinelGroup {
+  private constructor(
+    readonly master: RedisMaster,
+    readonly replica: RedisMaster,
+    readonly sentinelPort: number,
+    readonly name: string,
+    readonly dir: string,
+    /** Carries the replication link (replica → master): blackhole it to keep writes from the replica. */
+    readonly link: FaultProxy,
+    private sentinel: ChildProcess | undefined,
+  ) {}
+
+  static async start(name = SENTINEL_MASTER_NAME): Promise<SentinelGroup> {
+    const master = await RedisMaster.start();
+    const link = await FaultProxy.start(master.port);
+    const replica = await RedisMaster.start({ args: ['--replicaof', '127.0.0.1', String(link.port)] });
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), `redlock-sentinel-${port}-`));
+    const config = join(dir, 'sentinel.conf');
+    writeFileSync(
+      config,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
+        `sentinel down-after-milliseconds ${name} 500`,
+        // Also how long the Sentinel leaves a replica replicating from another address (ours: the
+        // link proxy) before it "fixes" it to replicate from the master directly: longer than a test.
+        `sentinel failover-timeout ${name} 120000`,
+        `sentinel parallel-syncs ${name} 1`,
+        '',
+      ].join('\n'),
+    );
+    const sentinel = spawn('redis-server', [config, '--sentinel', '--loglevel', 'warning'], { stdio: 'ignore' });
+    const group = new SentinelGroup(master, replica, port, name, dir, link, sentinel);
+    try {
+      await waitForPing(port);
+      await group.waitForReplica();
+    } catch (error) {
+      await group.stop();
+      throw error;
+    }
+    return group;
+  }
+
+  /** Until the replica is in sync with the master (master_link_status:up). */
+  async waitForReplica(timeoutMs = 10_000): Promise<void> {
+    const client = createClient({ socket: { host: '127.0.0.1', port: this.replica.port } });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      const deadline = Date.now() + timeoutMs;
+      while (!/master_link_status:up/.test(await client.info('replication'))) {
+        if (Date.now() > deadline) throw new Error('the replica did not sync with its master in time');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      client.destroy();
+    }
+  }
+
+  /** The port the Sentinel names as master now. */
+  async masterPort(): Promise<number> {
+    const client = createClient({ socket: { host: '127.0.0.1', port: this.sentinelPort } });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      const reply = (await client.sendCommand(['SENTINEL', 'get-master-addr-by-name', this.name])) as string[] | null;
+      return Number(reply?.[1]);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  /** Until the Sentinel has promoted the replica (after the master was killed). */
+  async waitForFailover(timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await this.masterPort()) !== this.replica.port) {
+      if (Date.now() > deadline) throw new Error('the Sentinel did not fail over to the replica in time');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await waitForPing(this.replica.port);
+  }
+
+  async stop(): Promise<void> {
+    this.sentinel?.kill('SIGKILL');
+    this.sentinel = undefined;
+    await this.link.close();
+    this.master.stop();
+    this.replica.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
