@@ -83,7 +83,7 @@ export class SentinelGroup {
     client.on('error', () => undefined);
     await client.connect();
     try {
-      const reply = (await client.sendCommand(['SENTINEL', 'get-master-addr-by-name', this.name])) as string[] | null;
+      const reply = await client.sendCommand<string[] | null>(['SENTINEL', 'get-master-addr-by-name', this.name]);
       return Number(reply?.[1]);
     } finally {
       client.destroy();
