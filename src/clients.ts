@@ -149,6 +149,13 @@ export function driverFor(input: unknown, index: number): Driver {
         'a redis:// URL or client options); cluster voters are not supported yet',
     );
   }
+  if (typeof input === 'object' && input !== null && typeof (input as { getSentinelNode?: unknown }).getSentinelNode === 'function') {
+    // Its sendCommand takes (isReadonly, args): used as a client it would send garbage.
+    throw new TypeError(
+      `nodes[${index}] is a node-redis Sentinel client (createSentinel), not supported yet: pass an ioredis or iovalkey ` +
+        'client with `sentinels` and `name` for a Sentinel-managed voter',
+    );
+  }
   if (isIORedis(input)) return new IORedisDriver(input, index);
   if (isClient(input)) {
     if (typeof input.isOpen !== 'boolean' || typeof input.isReady !== 'boolean') {

@@ -3,7 +3,7 @@
  * behind. Own three masters, tapped with MONITOR, so the check "no lock command was sent" is exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, createCluster } from 'redis';
+import { createClient, createCluster, createSentinel } from 'redis';
 import IORedis from 'ioredis';
 import { ClusterModeError, ExecutionError, Redlock, type Lock, type NodeError, type NodeOutcome } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
@@ -105,6 +105,10 @@ describe('bad arguments to new Redlock', () => {
       /nodes\[0\] is a Redis Cluster client.*one client per independent master.*cluster voters are not supported yet/],
     ['an ioredis Cluster', () => construct([urls[0], new IORedis.Cluster([{ host: '127.0.0.1', port: masters[1]!.port }], { lazyConnect: true })]),
       TypeError, /nodes\[1\] is a Redis Cluster client/],
+    ['a node-redis Sentinel client', () => construct([createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: masters[0]!.port }] })]),
+      TypeError, /nodes\[0\] is a node-redis Sentinel client \(createSentinel\), not supported yet: pass an ioredis or iovalkey client with `sentinels`/],
+    ['replicas for the wrong number of masters', () => construct(urls, { replicas: [1, 0] }), RangeError, /replicas must be one number, or one per master/],
+    ['a negative replicas', () => construct(urls, { replicas: -1 }), RangeError, /replicas must be ≥ 0/],
     ['signal as a constructor setting', () => construct(urls, { signal: new AbortController().signal }), TypeError, /unknown setting 'signal'/],
   ];
 
