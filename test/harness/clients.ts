@@ -107,3 +107,36 @@ export function nodesFor(ports: readonly number[], kind: ClientKind = clientKind
     }
   }
 }
+
+/**
+ * The same nodes in a child process' script (test/harness/processes.ts): `prelude` to put first,
+ * `nodes` an expression for the Redlock's nodes, `close` a statement closing the user clients after
+ * the Redlock's quit(), as a user would.
+ */
+export function nodesInScript(ports: readonly number[], kind: ClientKind = clientKind): { prelude: string; nodes: string; close: string } {
+  const urls = JSON.stringify(ports.map((port) => `redis://127.0.0.1:${port}`));
+  switch (kind) {
+    case 'urls':
+      return { prelude: '', nodes: urls, close: '' };
+    case 'node-redis-6':
+    case 'node-redis-5':
+      return {
+        prelude: `import { createClient } from '${kind === 'node-redis-6' ? 'redis' : 'redis5'}';
+          // node-redis' reconnect sleep is a ref'd timer destroy() cannot cut: the user's own, kept short here.
+          const clients = ${urls}.map((url) => createClient({ url, socket: { reconnectStrategy: 20 } }).on('error', () => {}));`,
+        nodes: 'clients',
+        close: 'for (const client of clients) client.destroy();',
+      };
+    case 'ioredis-5':
+    case 'ioredis-6':
+    case 'iovalkey':
+      return {
+        prelude: `import { Redis } from '${{ 'ioredis-5': 'ioredis', 'ioredis-6': 'ioredis6', iovalkey: 'iovalkey' }[kind]}';
+          // Never connected (lazyConnect): what keeps the process alive can only be the library's. (A
+          // connected ioredis client keeps a process alive up to its disconnectTimeout, 2 s, after disconnect().)
+          const clients = ${JSON.stringify(ports)}.map((port) => new Redis({ host: '127.0.0.1', port, lazyConnect: true }).on('error', () => {}));`,
+        nodes: 'clients',
+        close: 'for (const client of clients) client.disconnect();',
+      };
+  }
+}

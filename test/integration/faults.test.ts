@@ -13,7 +13,7 @@ import {
   type NodeInput,
   type NodeOutcome,
 } from '../../src/index.js';
-import { clientKind, nodesFor, ownConnections } from '../harness/clients.js';
+import { clientKind, nodesFor, nodesInScript, ownConnections } from '../harness/clients.js';
 import { lockScript } from '../../src/scripts/index.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { FaultProxy } from '../harness/proxy.js';
@@ -493,15 +493,19 @@ describe('connections', () => {
     // Held elsewhere on a quorum: the child's acquire of it waits, so release subscriptions are open too.
     await Promise.all(direct.slice(0, 3).map((client) => client.set(held, 'other', { PX: 60_000 })));
     masters[3]!.pause(); // its connection stays open and answers nothing, not even QUIT
+    // This run's client kind; user clients are closed right after quit(), as their owner would.
+    const { prelude, nodes, close } = nodesInScript(ports);
     const script = `
       import { Redlock } from './src/index.ts';
-      const redlock = new Redlock(${JSON.stringify(ports.map(urlOf))}, { retryDelay: 100, retryJitter: 0 });
+      ${prelude}
+      const redlock = new Redlock(${nodes}, { retryDelay: 100, retryJitter: 0 });
       redlock.on('error', () => {});
       const lock = await redlock.acquire('quit-test', 2000);
       await lock.extend(2000);
       await lock.release();
       await redlock.acquire(${JSON.stringify(held)}, 2000, { retryCount: 3 }).catch(() => undefined);
       await redlock.quit();
+      ${close}
       console.log('quit resolved at ' + Date.now());
     `;
     // Several rounds: how long node-redis would still sleep before its next reconnect varies.
