@@ -44,20 +44,25 @@ export interface ContenderSpec {
 
 const HOT_KEY_RETRIES = 100_000;
 
-function ours(name: string, label: string, batching: boolean, fencing = false): ContenderSpec {
+/** Ours on URLs (node-redis clients it owns), or on the same ioredis clients node-redlock gets. */
+function ours(name: string, label: string, batching: boolean, fencing = false, ioredis = false): ContenderSpec {
   return {
     name,
     label,
     hotKey: true,
     create(urls, profile) {
-      const redlock = new Redlock([...urls], { batching, ...(profile === 'hotKey' ? { retryCount: HOT_KEY_RETRIES } : {}) });
+      const clients = ioredis ? ioredisClients(urls) : [];
+      const redlock = new Redlock(ioredis ? clients : [...urls], { batching, ...(profile === 'hotKey' ? { retryCount: HOT_KEY_RETRIES } : {}) });
       redlock.on('error', () => undefined);
       return Promise.resolve({
         acquire: async (key, ttlMs) => {
           const lock = await redlock.acquire(key, ttlMs, fencing ? { fencing } : undefined);
           return { release: async () => void (await lock.release()) };
         },
-        close: () => redlock.quit(),
+        close: async () => {
+          await redlock.quit();
+          await closeIoredis(clients);
+        },
       });
     },
   };
@@ -176,6 +181,7 @@ export const contenders: readonly ContenderSpec[] = [
   ours('redlock-quorum', 'ours', true),
   ours('redlock-quorum, batching off', 'ours (no batching)', false),
   ours('redlock-quorum, fencing tokens', 'ours (fencing)', true, true),
+  ours('redlock-quorum on ioredis clients', 'ours (ioredis)', true, false, true),
   nodeRedlock,
   redisSemaphore,
   rawFloor,

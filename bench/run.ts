@@ -211,6 +211,15 @@ function targets(faulty: boolean): string {
       `- S1 p50: ${(oursS1.p50Ms / floor.p50Ms).toFixed(2)}× the raw floor's p50 (batching off: ${(oursS1Plain.p50Ms / floor.p50Ms).toFixed(2)}×; target ≤ 1.10×)`,
     );
   }
+  const oursIoredisS1 = find('S1', 'ours (ioredis)');
+  const peerS1 = find('S1', 'node-redlock');
+  if (oursIoredisS1 && peerS1) {
+    const ratio = oursIoredisS1.p50Ms / peerS1.p50Ms;
+    lines.push(
+      `- S1 p50 on the same ioredis clients: ${oursIoredisS1.p50Ms.toFixed(3)} vs node-redlock's ${peerS1.p50Ms.toFixed(3)} ms ` +
+        `(${ratio.toFixed(2)}×; target ≤ 1.00×) ${ratio <= 1 ? 'PASS' : 'MISS'}`,
+    );
+  }
   const fencedS1 = find('S1', 'ours (fencing)');
   const fenced64 = find('S2 64 workers', 'ours (fencing)');
   if (oursS1 && fencedS1) {

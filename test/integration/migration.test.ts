@@ -443,6 +443,32 @@ describe("node-redlock's README patterns on redlock-quorum", () => {
     }
   });
 
+  it("a keyPrefix on your ioredis clients: the keys node-redlock would write, and a waiter elsewhere woken by the release announcement", async () => {
+    const resource = uniquePrefix('mig-prefix')('r');
+    const prefixed = (on: readonly number[]): Client[] => on.map((port) => new Client({ host: '127.0.0.1', port, keyPrefix: 'app:' }));
+    const [holderClients, waiterClients] = [prefixed(ports), prefixed(ports)];
+    const holder = new Redlock(holderClients);
+    const waiter = new Redlock(waiterClients, { retryDelay: 5_000, retryJitter: 0 }); // another process, in effect
+    try {
+      const held = await holder.acquire(resource, 10_000);
+      oracle.ignore(held); // its keys carry the client's prefix, where the oracle does not look
+      await eventually(async () => onQuorum(await valuesOn(direct, `app:${resource}`), held.value));
+      expect(await valuesOn(direct, resource)).toEqual([null, null, null, null, null]);
+      const pending = waiter.acquire(resource, 10_000);
+      await sleep(150); // refused once, asleep for up to 5 s
+      const releasedAt = performance.now();
+      await held.release();
+      const next = await pending;
+      oracle.ignore(next);
+      // The announcement names the prefixed key; the waiter knows it by its resource name.
+      expect(performance.now() - releasedAt).toBeLessThan(1_000);
+      await next.release();
+    } finally {
+      await Promise.all([holder.quit(), waiter.quit()]);
+      for (const client of [...holderClients, ...waiterClients]) client.disconnect();
+    }
+  });
+
   it('imports: a named Redlock and no default export (node-redlock: `const { default: Redlock } = require("redlock")`)', async () => {
     // require('redlock-quorum') on Node ≥ 20.19 returns this module namespace.
     expect(redlockQuorum.Redlock).toBe(Redlock);
