@@ -29,9 +29,21 @@ export interface RedisClientOptions {
   socket?: object;
   username?: string;
   password?: string;
+  credentialsProvider?: object;
   name?: string;
   database?: number;
-  [option: string]: unknown;
+  RESP?: 2 | 3;
+  modules?: object;
+  functions?: object;
+  scripts?: object;
+  commandsQueueMaxLength?: number;
+  disableOfflineQueue?: boolean;
+  readonly?: boolean;
+  pingInterval?: number;
+  commandOptions?: object;
+  clientSideCache?: object;
+  disableClientInfo?: boolean;
+  clientInfoTag?: string;
 }
 
 /** One connection to a master, whatever the client. */
@@ -317,6 +329,9 @@ const IOREDIS_OURS = {
   autoResubscribe: false,
   readOnly: false,
   monitor: false,
+  // Replies as we read them (integers as numbers), and the master, whatever yours say.
+  stringNumbers: false,
+  role: 'master',
   // disconnect() end()s the socket and destroys it only after this long, on a ref'd timer that
   // outlives a socket already closed: 2 s of a process kept alive after quit(). Ours drop at once.
   disconnectTimeout: 0,

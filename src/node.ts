@@ -39,10 +39,19 @@ export const STALL_MS = 2_000;
 const TAG_PREFIX = randomBytes(4).toString('hex');
 let lastTag = 0;
 
-/** `replicas` grants wait for (WAIT's numreplicas), and for at most how long (WAIT's timeout). */
-export interface Replication {
-  readonly replicas: number;
-  readonly timeoutMs: number;
+/**
+ * How long a batch's WAIT may block: the shortest `replicationTimeoutMs` of its operations that
+ * write a grant (half their call's per-master timeout: redlock.ts), so an unreplicated grant is
+ * reported as such before the master times out; undefined for a batch of releases only.
+ */
+function replicationTimeoutMs(operations: readonly LockOperation[]): number | undefined {
+  let timeoutMs: number | undefined;
+  for (const operation of operations) {
+    if (operation.kind === 'release') continue;
+    const ms = operation.replicationTimeoutMs ?? 1;
+    timeoutMs = timeoutMs === undefined ? ms : Math.min(timeoutMs, ms);
+  }
+  return timeoutMs;
 }
 
 /**
@@ -74,8 +83,8 @@ export class RedisNode {
   /** Commands sent and not answered: withdrawn when the connection drops (see #handleError). */
   readonly #inFlight = new Set<AbortController>();
   readonly #health: NodeHealth;
-  /** The `replicas` setting: a grant counts only once this many replicas have it (WAIT). */
-  readonly #replication: Replication | undefined;
+  /** The `replicas` setting for this master: a grant counts only once this many replicas have it (WAIT); 0 = off. */
+  readonly #replicas: number;
   readonly #guard: RestartGuard | undefined;
   /**
    * The INFO read on the latest connection, while it is in flight or lock commands still wait for
@@ -91,9 +100,9 @@ export class RedisNode {
   #stallTimer: NodeJS.Timeout | undefined;
   #readinessTimer: NodeJS.Timeout | undefined;
 
-  constructor(input: unknown, index: number, hooks: HealthHooks, restartGraceMs?: number, replication?: Replication) {
+  constructor(input: unknown, index: number, hooks: HealthHooks, restartGraceMs?: number, replicas = 0) {
     this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
-    this.#replication = replication;
+    this.#replicas = replicas;
     this.#driver = driverFor(input, index);
     this.label = this.#driver.label;
     this.#health = new NodeHealth(this.label, hooks);
@@ -183,43 +192,41 @@ export class RedisNode {
     const tail = encodeBatch(operations, tag);
     const client = this.client;
     const send = (args: readonly string[]): Promise<unknown> => client.send(args, withdraw?.signal);
-    // With `replicas`, a batch that may write a grant is followed, pipelined, by a WAIT: it answers
-    // how many replicas have every earlier write of this connection.
-    const replicas = this.#replication;
-    const wait = replicas && operations.some((operation) => operation.kind !== 'release') ? replicas : undefined;
-    const waitCall = (): Promise<unknown> | undefined => {
-      const waited = wait ? send(['WAIT', String(wait.replicas), String(wait.timeoutMs)]) : undefined;
+    // With `replicas`, a batch that may write a grant is followed, pipelined right behind the script
+    // call, by a WAIT: it answers how many replicas have every earlier write of this connection, the
+    // script's included. (Sent before it, it would count only the writes before this batch.)
+    const timeoutMs = this.#replicas > 0 ? replicationTimeoutMs(operations) : undefined;
+    const waitBehind = (script: Promise<unknown>): { script: Promise<unknown>; waited: Promise<unknown> | undefined } => {
+      const waited = timeoutMs === undefined ? undefined : send(['WAIT', String(this.#replicas), String(timeoutMs)]);
       waited?.catch(ignore); // read below, or abandoned with the script call
-      return waited;
+      return { script, waited };
     };
     if (withdraw) this.#inFlight.add(withdraw);
     try {
       const { reply, acknowledged } = await this.#watched(async () => {
-        let waited = waitCall();
+        let call = waitBehind(send(['EVALSHA', lockScript.sha, ...tail]));
         let reply: unknown;
         try {
-          reply = await send(['EVALSHA', lockScript.sha, ...tail]);
+          reply = await call.script;
         } catch (error) {
           if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-          // Flushed or restarted master: EVAL runs it and caches it again (and a WAIT follows it).
-          reply = await send(['EVAL', lockScript.source, ...tail]);
-          waited = waitCall();
+          // Flushed or restarted master: EVAL runs it and caches it again, and a WAIT follows it.
+          call = waitBehind(send(['EVAL', lockScript.source, ...tail]));
+          reply = await call.script;
         }
-        return { reply, acknowledged: waited === undefined ? undefined : Number(await waited) };
+        return { reply, acknowledged: call.waited === undefined ? undefined : await call.waited };
       });
       const replies = decodeBatch(reply, operations.length, tag);
-      if (!replies) {
-        const misplaced = new MisplacedReplyError(this.label, reply);
+      if (!replies || (acknowledged !== undefined && typeof acknowledged !== 'number')) {
+        // The script's or the WAIT's answer is another command's.
+        const misplaced = new MisplacedReplyError(this.label, replies ? acknowledged : reply);
         this.#outOfStep(client, misplaced);
         throw misplaced;
       }
-      if (wait === undefined || acknowledged! >= wait.replicas) return replies;
+      if (typeof acknowledged !== 'number' || acknowledged >= this.#replicas) return replies;
       // Written on the master only: a failover to a replica would lose it, so it is no grant.
-      return replies.map((answer, i) =>
-        answer.status === 1 && operations[i]!.kind !== 'release'
-          ? { ...answer, unreplicated: { acknowledged: acknowledged!, wanted: wait.replicas, timeoutMs: wait.timeoutMs } }
-          : answer,
-      );
+      const unreplicated = { acknowledged, wanted: this.#replicas, timeoutMs: timeoutMs! };
+      return replies.map((answer, i) => (answer.status === 1 && operations[i]!.kind !== 'release' ? { ...answer, unreplicated } : answer));
     } finally {
       if (withdraw) this.#inFlight.delete(withdraw);
     }

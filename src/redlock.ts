@@ -22,13 +22,12 @@ import { RenewalScheduler, type LockSignal } from './lifetime.js';
 import { Lock } from './lock.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
-import { RedisNode, type Replication } from './node.js';
+import { RedisNode } from './node.js';
 import type { HealthHooks, MasterHealth } from './health.js';
 import type { NodeInput } from './clients.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
 import type { LockOperation, OperationReply } from './scripts/index.js';
 import {
-  defaultNodeTimeoutMs,
   normalizeResources,
   resolveSettings,
   validateAutoExtension,
@@ -78,16 +77,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   readonly #scope = new AsyncLocalStorage<ReadonlyMap<string, Lock>>();
   readonly #stats: StatsRecorder;
   #closed = false;
-  /**
-   * The `replicas` setting for master `index`: WAIT for that many replicas, at most half the
-   * per-master timeout, so that an unreplicated grant is reported as such before the master times out.
-   */
-  #replication(index: number): Replication | undefined {
+  /** The `replicas` setting for master `index` (0: its grants need no replica). */
+  #replicasOf(index: number): number {
     const setting = this.#settings.replicas ?? 0;
-    const replicas = typeof setting === 'number' ? setting : setting[index]!;
-    if (replicas === 0) return undefined;
-    const nodeTimeoutMs = this.#settings.nodeTimeout ?? defaultNodeTimeoutMs(Infinity);
-    return { replicas, timeoutMs: Math.max(1, Math.floor(nodeTimeoutMs / 2)) };
+    return typeof setting === 'number' ? setting : setting[index]!;
   }
 
   /** Aborted by quit(): wakes every acquire or extend sleeping between attempts (one listener each: no limit). */
@@ -116,7 +109,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       onDown: (event) => this.#emit('nodeDown', () => event),
       onUp: (event) => this.#emit('nodeUp', () => event),
     };
-    const built = nodes.map((input, index) => new RedisNode(input, index, hooks, graceMs, this.#replication(index)));
+    const built = nodes.map((input, index) => new RedisNode(input, index, hooks, graceMs, this.#replicasOf(index)));
     const labels = built.map((node) => node.label);
     labels.forEach((label, index) => {
       const twin = labels.indexOf(label);
@@ -551,8 +544,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   #operation(operation: LockOperation, effective: EffectiveSettings): NodeOperation {
+    // With `replicas`, a grant's WAIT blocks at most half this call's per-master timeout (node.ts).
+    const sent = this.#settings.replicas ? { ...operation, replicationTimeoutMs: Math.max(1, Math.floor(effective.nodeTimeoutMs / 2)) } : operation;
     return async (index, cancellation) => {
-      const reply = await this.#nodes[index]!.submit(operation, cancellation, effective.batching);
+      const reply = await this.#nodes[index]!.submit(sent, cancellation, effective.batching);
       return outcomeOf(operation, reply);
     };
   }

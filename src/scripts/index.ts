@@ -19,6 +19,8 @@ export interface LockOperation {
   readonly fenced?: boolean;
   /** Fence: the token to raise each key's fence counter to. */
   readonly token?: number;
+  /** With `replicas`: how long the WAIT behind a grant may block (not sent to the script). */
+  readonly replicationTimeoutMs?: number;
 }
 
 /**

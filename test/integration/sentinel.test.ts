@@ -113,6 +113,23 @@ describe('a Sentinel-managed voter', () => {
     }, 10_000);
   });
 
+  it('with replicas: 1, the first grant on a fresh connection is not counted while the replica is cut off', async () => {
+    // The WAIT must follow the grant: one sent before it would count this connection's earlier
+    // writes (none yet) and answer at once with every connected replica.
+    const key = uniquePrefix('fresh-wait')('r');
+    const other = new Redis({ host: '127.0.0.1', port: standalone[1]!.port });
+    await other.set(key, 'someone else', 'PX', 10_000);
+    other.disconnect();
+    group.link.mode = 'blackhole';
+    const redlock = lockOn({ retryCount: 0, replicas: [1, 0, 0], nodeTimeout: 1_000 });
+    const refusal = await redlock.acquire(key, 10_000).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(ExecutionError);
+    const outcome = (refusal as ExecutionError).attempts[0]!.outcomes[0]!;
+    await eventually(() => outcome.status === 'error' || outcome.late !== undefined);
+    expect(outcome.status === 'error' ? outcome.error : undefined).toBeInstanceOf(ReplicationError);
+    group.link.mode = 'pass';
+  });
+
   it('with replicas: 1 and the replica in sync, acquire returns only once the replica holds the key', async () => {
     const redlock = lockOn({ replicas: [1, 0, 0] });
     const key = uniquePrefix('replicated')('r');
