@@ -88,6 +88,8 @@ export interface Driver {
   readonly voter: unknown;
   /** Unsent commands may outlive a dropped connection (a client of yours with an offline queue): withdraw them. */
   readonly withdraws: boolean;
+  /** A new connection may reach another server (Sentinels name the master): reset one that reaches a replica. */
+  readonly followsFailover: boolean;
   /** Ours: a new connection on each call. Yours: always yours. */
   connection(): Connection;
   /** A connection for release announcements, or undefined when the client cannot make one (waiters then poll). */
@@ -185,7 +187,7 @@ export function driverFor(input: unknown, index: number): Driver {
     return new NodeRedisDriver(undefined, { url: input }, index);
   }
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
-    return new NodeRedisDriver(undefined, input as RedisClientOptions, index);
+    return new NodeRedisDriver(undefined, input, index);
   }
   throw new TypeError(
     `nodes[${index}] must be a node-redis, ioredis or iovalkey client, a redis:// URL or client options, got ${describe(input)}`,
@@ -196,6 +198,7 @@ class NodeRedisDriver implements Driver {
   readonly label: string;
   readonly owned: boolean;
   readonly voter: unknown;
+  readonly followsFailover = false;
   readonly withdraws: boolean;
   /** Yours, for good; ours: the latest made (the subscriber is duplicated from it). */
   #client: RedisClientLike;
@@ -341,6 +344,7 @@ class IORedisDriver implements Driver {
   readonly label: string;
   readonly owned = true;
   readonly withdraws = false;
+  readonly followsFailover: boolean;
 
   readonly voter: unknown;
 
@@ -350,6 +354,7 @@ class IORedisDriver implements Driver {
   ) {
     this.voter = client;
     const { host, port, path, sentinels, name } = client.options;
+    this.followsFailover = (sentinels?.length ?? 0) > 0;
     if (sentinels && sentinels.length > 0) {
       const first = sentinels[0]!;
       this.label = `${name ?? 'mymaster'} (sentinel ${first.host ?? 'localhost'}:${first.port ?? 26379})`;

@@ -16,6 +16,7 @@ export {
   ReplicationError,
   ResourceLockedError,
   type AttemptRecord,
+  type ExecutionStats,
   type FencingRound,
   type NodeOutcome,
   type NodeStatus,

@@ -125,7 +125,7 @@ export class RedisNode {
     client.on('ready', () => void (current() && this.#handleReady()));
     client.on('error', (error) => void (current() && this.#handleError(error)));
     // Ours have no reconnect loop of their own: one that ended for good is replaced after a backoff.
-    if (this.owned) client.on('ended', () => void (current() && this.#scheduleReconnect()));
+    if (this.owned) client.on('ended', () => void (current() && (this.#dropped(), this.#scheduleReconnect())));
   }
 
   /** Listen to the connection and connect it if nobody has. Called once, after validation. */
@@ -209,7 +209,10 @@ export class RedisNode {
         try {
           reply = await call.script;
         } catch (error) {
-          if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+          if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) {
+            if (error instanceof Error && error.message.startsWith('READONLY')) this.#demoted(client);
+            throw error;
+          }
           // Flushed or restarted master: EVAL runs it and caches it again, and a WAIT follows it.
           call = waitBehind(send(['EVAL', lockScript.source, ...tail]));
           reply = await call.script;
@@ -241,6 +244,15 @@ export class RedisNode {
     if (client !== this.#client || this.#closed) return;
     if (this.owned) this.#reconnect('it answered a lock call with a reply to another command: resetting the connection');
     else this.#health.failed(error);
+  }
+
+  /**
+   * `client` reached a replica: after a failover inside a Sentinel-managed voter, the old master
+   * came back demoted and our connection is still on it. A new connection asks the Sentinels again.
+   */
+  #demoted(client: Connection): void {
+    if (client !== this.#client || this.#closed || !this.#driver.followsFailover) return;
+    this.#reconnect('it answered READONLY (a replica now, after a failover): resetting the connection to reach the master');
   }
 
   /** Run a command under the health check: counted as waiting until it is answered (see STALL_MS). */
@@ -401,7 +413,6 @@ export class RedisNode {
     this.#everReady = true;
     this.#failedConnects = 0;
     this.#lastError = undefined;
-    this.#health.up();
     const client = this.client;
     // A connection of ours that was replaced fails its commands: that is no news.
     const onFailure = (error: unknown): void => void (client === this.#client && !this.#closed && this.#handleError(error));
@@ -419,6 +430,8 @@ export class RedisNode {
       .finally(() => {
         check.settled = true;
         if (check.waiting === 0 && this.#infoCheck === check) this.#infoCheck = undefined;
+        // Up once it can vote: answered (or refused) its INFO and is no cluster-mode master.
+        if (client === this.#client && !this.#closed && client.isReady && !this.#clusterMode) this.#health.up();
       });
     const check = { done, settled: false, waiting: 0 };
     this.#infoCheck = check;
@@ -430,16 +443,23 @@ export class RedisNode {
   readonly #handleError = (error: unknown): void => {
     this.#lastError = error;
     if (!this.#everReady) this.#failedBeforeReady = true;
-    if (!this.client.isReady) {
-      this.#guard?.forget();
-      // The connection dropped: nothing queued for it may run later, after a reconnect.
-      for (const command of this.#inFlight) command.abort(this.#unavailable());
-    }
+    if (!this.client.isReady) this.#dropped();
     this.#wakeWaiters();
     const failure = new NodeError(this.label, error);
     if (this.client.isReady) this.#health.failed(failure);
     else this.#health.down(failure);
   };
+
+  /**
+   * The connection dropped (an error while not ready, or ours ended: ioredis reports the error
+   * while still `ready`, and a graceful server close with none). Nothing queued for it may run later.
+   */
+  #dropped(): void {
+    this.#guard?.forget();
+    for (const command of this.#inFlight) command.abort(this.#unavailable());
+    this.#wakeWaiters();
+    this.#health.down();
+  }
 }
 
 /** `promise`, or the cancellation's reason as soon as it is cancelled. */

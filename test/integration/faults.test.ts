@@ -598,6 +598,23 @@ describe('master health', () => {
     expect(redlock.health()[0]!.lastError).toBeUndefined();
   });
 
+  it('a master restarted at once (back before any reconnect backoff) is one nodeDown and one nodeUp; the first connections are nodeUp too', async () => {
+    const redlock = lockOn(ports);
+    const changes: string[] = [];
+    // Listeners attached after the constructor: a master is up once its INFO answered, never sooner.
+    redlock.on('nodeDown', (event) => changes.push(`down ${event.node}`));
+    redlock.on('nodeUp', (event) => changes.push(`up ${event.node}`));
+    await eventually(() => redlock.health().every((master) => master.state === 'up'));
+    expect(changes.sort()).toEqual(redlock.nodes.map((node) => `up ${node}`).sort());
+    const key = uniquePrefix('restart-at-once');
+    await grantedByFirstMaster(redlock, key('warm'));
+    changes.length = 0;
+    await masters[0]!.restart();
+    await eventually(() => changes.length >= 2 && redlock.health()[0]!.state === 'up', 10_000);
+    expect(changes).toEqual([`down ${redlock.nodes[0]}`, `up ${redlock.nodes[0]}`]);
+    await grantedByFirstMaster(redlock, key('back'));
+  });
+
   it('a paused master on a connection of yours is suspect while commands wait unanswered, and up once it answers', async () => {
     // A node-redis client of yours (never reset by the library) whatever this run's kind.
     const yours = createClient({ url: urlOf(ports[0]!) });
