@@ -41,7 +41,7 @@ let lastTag = 0;
 
 /**
  * How long a batch's WAIT may block: the shortest `replicationTimeoutMs` of its operations that
- * write a grant (half their call's per-master timeout: redlock.ts), so an unreplicated grant is
+ * write a grant (a third of their call's per-master timeout: redlock.ts), so an unreplicated grant is
  * reported as such before the master times out; undefined for a batch of releases only.
  */
 function replicationTimeoutMs(operations: readonly LockOperation[]): number | undefined {

@@ -544,8 +544,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   #operation(operation: LockOperation, effective: EffectiveSettings): NodeOperation {
-    // With `replicas`, a grant's WAIT blocks at most half this call's per-master timeout (node.ts).
-    const sent = this.#settings.replicas ? { ...operation, replicationTimeoutMs: Math.max(1, Math.floor(effective.nodeTimeoutMs / 2)) } : operation;
+    // With `replicas`, a grant's WAIT blocks at most a third of this call's per-master timeout
+    // (node.ts): Redis ends a WAIT on its clock tick, up to ~100 ms late (hz 10), and the answer
+    // should still come before the master times out.
+    const sent = this.#settings.replicas ? { ...operation, replicationTimeoutMs: Math.max(1, Math.floor(effective.nodeTimeoutMs / 3)) } : operation;
     return async (index, cancellation) => {
       const reply = await this.#nodes[index]!.submit(sent, cancellation, effective.batching);
       return outcomeOf(operation, reply);

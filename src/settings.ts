@@ -41,8 +41,8 @@ export interface Settings {
   restartGuard: { graceMs: number } | undefined;
   /**
    * Opt-in, constructor only: a master's grant (acquire, extend, fencing) counts only once this many
-   * of its replicas have it (`WAIT`, pipelined behind the script call, waiting at most half the
-   * per-master timeout). Protects a lock from a failover inside a voter (a replica promoted without
+   * of its replicas have it (`WAIT`, pipelined behind the script call, waiting at most a third of
+   * the per-master timeout). Protects a lock from a failover inside a voter (a replica promoted without
    * the lock key), at the cost of the replication round trip on every grant. One number for every
    * master, or one per master in the order of `nodes` (0 for a master without replicas). Set it to
    * the number of replicas each master has. Default 0 (off).

@@ -47,7 +47,8 @@ async function lockThenFailOver(key: string, replicas: readonly number[]): Promi
   const other = new Redis({ host: '127.0.0.1', port: standalone[1]!.port });
   await other.set(key, 'someone else', 'PX', 1_500);
   other.disconnect();
-  const a = lockOn({ retryCount: 0, replicas });
+  // Room for the WAIT (a third of the per-master timeout, ended on the server's clock tick).
+  const a = lockOn({ retryCount: 0, replicas, nodeTimeout: 1_000 });
   await eventually(async () => (await a.acquire(uniquePrefix('warm')('r'), 1_000).then((lock) => lock.release())).heldBy >= 2);
   group.link.mode = 'blackhole'; // the replica's link stays open; nothing more reaches it
   const result = await a.acquire(key, 20_000).then(
