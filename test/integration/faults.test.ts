@@ -220,7 +220,10 @@ describe('a connection whose replies no longer line up with its commands', () =>
     expect(error).toBeInstanceOf(ExecutionError);
     // Master 0's answer is an error: the misplaced reply itself, or the reset it caused when the one
     // read for `early` (late, after its timeout) came first.
-    expect(error.attempts[0]!.outcomes.map((outcome) => outcome.status)).toEqual(['error', 'locked', 'granted']);
+    // (Decided once a quorum was impossible: on a loaded machine the third answer may come after it.)
+    const outcomes = error.attempts[0]!.outcomes;
+    await eventually(() => outcomes.every((outcome) => settled(outcome) !== undefined), 2_000);
+    expect(outcomes.map(settled)).toEqual(['error', 'locked', 'granted']);
     expect(await valuesOn(direct.slice(0, 2), key('taken'))).toEqual(['someone else', 'someone else']);
     await eventually(() => events.some((message) => /another command.*resetting the connection/.test(message)), 2_000);
     // Once reset, the connection is in step again: master 0 votes.
