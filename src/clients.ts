@@ -187,6 +187,19 @@ export function driverFor(input: unknown, index: number): Driver {
     return new NodeRedisDriver(undefined, { url: input }, index);
   }
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+    if (typeof (input as { customCommand?: unknown }).customCommand === 'function') {
+      throw new TypeError(
+        `nodes[${index}] is a @valkey/valkey-glide client, not supported yet: pass node-redis, ioredis or iovalkey clients, or redis:// URLs`,
+      );
+    }
+    // Client options are a plain object; an instance of some class is a client we do not know.
+    const prototype: unknown = Object.getPrototypeOf(input);
+    if (prototype !== Object.prototype && prototype !== null) {
+      throw new TypeError(
+        `nodes[${index}] is an object of a class redlock-quorum does not know (${describe(input)}): pass node-redis, ioredis ` +
+          'or iovalkey clients, redis:// URLs or plain node-redis client options',
+      );
+    }
     return new NodeRedisDriver(undefined, input, index);
   }
   throw new TypeError(

@@ -107,6 +107,12 @@ describe('bad arguments to new Redlock', () => {
       TypeError, /nodes\[1\] is a Redis Cluster client/],
     ['a node-redis Sentinel client', () => construct([createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: masters[0]!.port }] })]),
       TypeError, /nodes\[0\] is a node-redis Sentinel client \(createSentinel\), not supported yet: pass an ioredis or iovalkey client with `sentinels`/],
+    // Stand-ins for argument checks only (no Redis behaviour): GLIDE's client has customCommand and
+    // nothing node-redis or ioredis has; it must not pass for client options.
+    ['a @valkey/valkey-glide client', () => construct([new (class GlideClient { customCommand(): void {} })()]), TypeError,
+      /nodes\[0\] is a @valkey\/valkey-glide client, not supported yet/],
+    ['an instance of an unknown class', () => construct([urls[0], new (class SomeClient {})()]), TypeError,
+      /nodes\[1\] is an object of a class redlock-quorum does not know \(an object \(SomeClient\)\)/],
     ['replicas for the wrong number of masters', () => construct(urls, { replicas: [1, 0] }), RangeError, /replicas must be one number, or one per master/],
     ['a negative replicas', () => construct(urls, { replicas: -1 }), RangeError, /replicas must be ≥ 0/],
     ['signal as a constructor setting', () => construct(urls, { signal: new AbortController().signal }), TypeError, /unknown setting 'signal'/],
@@ -136,7 +142,8 @@ describe('masters that cannot take a lock', () => {
     try {
       await clients[0]!.sendCommand(['REPLICAOF', '127.0.0.1', String(masters[0]!.port)]);
       await clients[1]!.sendCommand(['CONFIG', 'SET', 'maxmemory', '1']);
-      const redlock = new Redlock([replica!.url, full!.url, urls[1]!], { retryCount: 0 });
+      // Fresh connections: room for a loaded machine to make them within the per-master timeout.
+      const redlock = new Redlock([replica!.url, full!.url, urls[1]!], { retryCount: 0, nodeTimeout: 1_000 });
       redlock.on('error', () => undefined);
       const error = await redlock.acquire('bad-masters:r', 1_000).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ExecutionError);
