@@ -192,9 +192,8 @@ export function driverFor(input: unknown, index: number): Driver {
         `nodes[${index}] is a @valkey/valkey-glide client, not supported yet: pass node-redis, ioredis or iovalkey clients, or redis:// URLs`,
       );
     }
-    // Client options are a plain object; an instance of some class is a client we do not know.
-    const prototype: unknown = Object.getPrototypeOf(input);
-    if (prototype !== Object.prototype && prototype !== null) {
+    // Client options are data; an object whose class has methods is a client we do not know.
+    if (hasMethods(input)) {
       throw new TypeError(
         `nodes[${index}] is an object of a class redlock-quorum does not know (${describe(input)}): pass node-redis, ioredis ` +
           'or iovalkey clients, redis:// URLs or plain node-redis client options',
@@ -279,11 +278,13 @@ class NodeRedisConnection implements Connection {
    * listens to, so ours keep a silent one anyway.)
    */
   on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
-    // Ours have no reconnect loop of their own: 'terminated' is their end.
-    const name = event === 'ended' ? 'terminated' : event;
     const guarded = (error?: unknown): void => void (!this.#detached && listener(error));
-    this.client.on(name, guarded);
-    this.#listeners.push([name, guarded]);
+    if (event === 'ended') {
+      onNodeRedisEnd(this.client, guarded); // ours only: yours reconnect by themselves
+      return;
+    }
+    this.client.on(event, guarded);
+    this.#listeners.push([event, guarded]);
   }
 
   detach(): void {
@@ -300,13 +301,34 @@ class NodeRedisConnection implements Connection {
   }
 }
 
+/** @internal A node-redis client as a Connection (`ours`: created by us, without a reconnect loop). For tests. */
+export function nodeRedisConnection(client: RedisClientLike, ours: boolean): Connection {
+  return new NodeRedisConnection(client, ours);
+}
+
 function nodeRedisSubscriber(client: SubscriberClient): SubscriberConnection {
   return {
     connect: () => client.connect(),
     subscribe: (channel, listener) => client.subscribe(channel, listener),
-    on: (event, listener) => void client.on(event === 'ended' ? 'terminated' : event, listener),
+    on: (event, listener) => (event === 'ended' ? onNodeRedisEnd(client, listener) : void client.on(event, listener)),
     destroy: () => disposeNodeRedis(client),
   };
+}
+
+/**
+ * Once, when a node-redis client without a reconnect loop of its own (ours) has ended for good:
+ * node-redis 6 says so with 'terminated'; node-redis 5 only with an 'error' after which it is no
+ * longer open.
+ */
+function onNodeRedisEnd(client: Pick<RedisClientLike, 'on'> & { readonly isOpen?: boolean }, listener: () => void): void {
+  let ended = false;
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    listener();
+  };
+  client.on('terminated', end);
+  client.on('error', () => void (client.isOpen === false && end()));
 }
 
 /**
@@ -345,9 +367,11 @@ const IOREDIS_OURS = {
   autoResubscribe: false,
   readOnly: false,
   monitor: false,
-  // Replies as we read them (integers as numbers), and the master, whatever yours say.
+  // Replies as we read them (integers as numbers), and the master, whatever yours say (the ready
+  // check is what makes a Sentinel connection that reached a replica fail instead of becoming ready).
   stringNumbers: false,
   role: 'master',
+  enableReadyCheck: true,
   // disconnect() end()s the socket and destroys it only after this long, on a ref'd timer that
   // outlives a socket already closed: 2 s of a process kept alive after quit(). Ours drop at once.
   disconnectTimeout: 0,
@@ -445,6 +469,21 @@ class IORedisOwnConnection implements Connection {
     this.client.on('error', ignore);
     this.client.disconnect();
   }
+}
+
+/**
+ * An object of a class with methods (a client), not options: a plain object (of any realm), a
+ * null-prototype one or an instance of a data-only class has none.
+ */
+function hasMethods(input: object): boolean {
+  for (let prototype: unknown = Object.getPrototypeOf(input); prototype !== null; prototype = Object.getPrototypeOf(prototype)) {
+    if (Object.getPrototypeOf(prototype) === null) return false; // Object.prototype of some realm
+    const names = Object.getOwnPropertyNames(prototype);
+    if (names.some((name) => name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(prototype, name)?.value === 'function')) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** node-redis' createCluster() (it routes by slot) or an ioredis Cluster. */

@@ -93,10 +93,13 @@ export class NodeHealth {
     this.hooks.onUp(event);
   }
 
-  /** No connection that takes commands (or one that cannot vote); `error` is reported too. */
+  /**
+   * No connection that takes commands (or one that cannot vote); `error` is reported too. Without
+   * one, the transition names the latest failure (ioredis reports a drop's error while still ready).
+   */
   down(error?: NodeError): void {
     if (error) this.failed(error);
-    this.#enter('down', error);
+    this.#enter('down', error ?? this.#lastError);
   }
 
   /** Commands wait unanswered for the stall time; `error` says so and is reported too. */

@@ -125,7 +125,18 @@ export class RedisNode {
     client.on('ready', () => void (current() && this.#handleReady()));
     client.on('error', (error) => void (current() && this.#handleError(error)));
     // Ours have no reconnect loop of their own: one that ended for good is replaced after a backoff.
-    if (this.owned) client.on('ended', () => void (current() && (this.#dropped(), this.#scheduleReconnect())));
+    // (After the 'error' that may come with the end, in the same turn: it carries the cause. A
+    // master that closed the connection, as a killed one does, may send no error at all.)
+    if (this.owned) {
+      client.on('ended', () =>
+        void setImmediate(() => {
+          if (!current()) return;
+          const closed = new NodeError(this.label, this.#lastError ?? new Error('the connection closed'));
+          this.#dropped(this.#health.state === 'down' ? undefined : closed);
+          this.#scheduleReconnect();
+        }),
+      );
+    }
   }
 
   /** Listen to the connection and connect it if nobody has. Called once, after validation. */
@@ -209,15 +220,16 @@ export class RedisNode {
         try {
           reply = await call.script;
         } catch (error) {
-          if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) {
-            if (error instanceof Error && error.message.startsWith('READONLY')) this.#demoted(client);
-            throw error;
-          }
+          if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
           // Flushed or restarted master: EVAL runs it and caches it again, and a WAIT follows it.
           call = waitBehind(send(['EVAL', lockScript.source, ...tail]));
           reply = await call.script;
         }
         return { reply, acknowledged: call.waited === undefined ? undefined : await call.waited };
+      }).catch((error: unknown) => {
+        // A replica refuses the script's writes (READONLY, wrapped in a script error on Redis 6).
+        if (error instanceof Error && error.message.includes('READONLY')) this.#demoted(client);
+        throw error;
       });
       const replies = decodeBatch(reply, operations.length, tag);
       if (!replies || (acknowledged !== undefined && typeof acknowledged !== 'number')) {
@@ -443,22 +455,20 @@ export class RedisNode {
   readonly #handleError = (error: unknown): void => {
     this.#lastError = error;
     if (!this.#everReady) this.#failedBeforeReady = true;
-    if (!this.client.isReady) this.#dropped();
-    this.#wakeWaiters();
     const failure = new NodeError(this.label, error);
     if (this.client.isReady) this.#health.failed(failure);
-    else this.#health.down(failure);
+    else this.#dropped(failure);
+    this.#wakeWaiters();
   };
 
   /**
    * The connection dropped (an error while not ready, or ours ended: ioredis reports the error
    * while still `ready`, and a graceful server close with none). Nothing queued for it may run later.
    */
-  #dropped(): void {
+  #dropped(failure?: NodeError): void {
     this.#guard?.forget();
     for (const command of this.#inFlight) command.abort(this.#unavailable());
-    this.#wakeWaiters();
-    this.#health.down();
+    this.#health.down(failure);
   }
 }
 

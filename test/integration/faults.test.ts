@@ -14,6 +14,8 @@ import {
   type NodeOutcome,
 } from '../../src/index.js';
 import { clientKind, nodesFor, nodesInScript, ownConnections } from '../harness/clients.js';
+import { nodeRedisConnection } from '../../src/clients.js';
+import { createClient as createClient5 } from 'redis5';
 import { lockScript } from '../../src/scripts/index.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { FaultProxy } from '../harness/proxy.js';
@@ -559,12 +561,36 @@ describe('connections', () => {
   }, 60_000);
 });
 
+describe('connections of ours', () => {
+  it.runIf(clientKind === 'urls').each(['node-redis 6', 'node-redis 5'])(
+    'a %s connection without a reconnect loop says it ended, once, when its master goes away',
+    async (major) => {
+    const options = { url: urlOf(ports[0]!), disableOfflineQueue: true, socket: { reconnectStrategy: false as const } };
+    const client = major === 'node-redis 6' ? createClient(options) : createClient5(options);
+    client.on('error', () => undefined);
+    const connection = nodeRedisConnection(client, true);
+    let ended = 0;
+    connection.on('ended', () => ended++);
+    await client.connect();
+    await masters[0]!.kill();
+    await eventually(() => ended > 0);
+    await sleep(100);
+    expect(ended).toBe(1); // node-redis 6 says 'terminated' then 'error'; 5 only 'error'
+    connection.destroy();
+    },
+  );
+});
+
 describe('master health', () => {
   it('health() and nodeDown / nodeUp follow a killed and restarted master, with its cause; repeated failures are one error event', async () => {
     const redlock = lockOn(ports, { retryDelay: 20, retryJitter: 10 });
     const events: string[] = [];
     const errors: Error[] = [];
-    redlock.on('nodeDown', (event) => events.push(`down ${event.node} ${event.state}`));
+    const downErrors: (Error | undefined)[] = [];
+    redlock.on('nodeDown', (event) => {
+      events.push(`down ${event.node} ${event.state}`);
+      if (event.node !== redlock.nodes[3] && event.node !== redlock.nodes[4]) downErrors.push(event.error);
+    });
     redlock.on('nodeUp', (event) => events.push(`up ${event.node}`));
     redlock.on('error', (error: Error) => errors.push(error));
     const key = uniquePrefix('health');
@@ -589,6 +615,9 @@ describe('master health', () => {
     expect(health.slice(0, 3).every((master) => master.lastError?.cause instanceof Error)).toBe(true);
     expect(health.slice(3).map((master) => master.state)).toEqual(['up', 'up']);
     expect(events.filter((event) => event.startsWith('down')).sort()).toEqual(redlock.nodes.slice(0, 3).map((node) => `down ${node} down`).sort());
+    // Each transition names what took the master down, with the client's error as its cause.
+    expect(downErrors).toHaveLength(3);
+    for (const error of downErrors) expect(error?.cause).toBeInstanceOf(Error);
     // A count, not a flood: at most the drop and the first refusal per master, while health() counts every failure.
     const failures = health.slice(0, 3).reduce((sum, master) => sum + master.errors, 0);
     expect(errors.length).toBeLessThanOrEqual(6);
