@@ -111,7 +111,7 @@ describe('bad arguments to new Redlock', () => {
     // nothing node-redis or ioredis has; it must not pass for client options.
     ['a @valkey/valkey-glide client', () => construct([new (class GlideClient { customCommand(): void {} })()]), TypeError,
       /nodes\[0\] is a @valkey\/valkey-glide client, not supported yet/],
-    ['an instance of an unknown class', () => construct([urls[0], new (class SomeClient {})()]), TypeError,
+    ['an instance of an unknown client class', () => construct([urls[0], new (class SomeClient { send(): void {} })()]), TypeError,
       /nodes\[1\] is an object of a class redlock-quorum does not know \(an object \(SomeClient\)\)/],
     ['replicas for the wrong number of masters', () => construct(urls, { replicas: [1, 0] }), RangeError, /replicas must be one number, or one per master/],
     ['a negative replicas', () => construct(urls, { replicas: -1 }), RangeError, /replicas must be ≥ 0/],
