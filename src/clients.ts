@@ -44,6 +44,14 @@ export interface RedisClientOptions {
   clientSideCache?: object;
   disableClientInfo?: boolean;
   clientInfoTag?: string;
+  // node-redis 5.x / 6.x options of their own (typed loosely: they differ between majors).
+  emitInvalidate?: boolean;
+  unstableResp3?: boolean;
+  himportRegistry?: object;
+  maintNotifications?: string;
+  maintEndpointType?: string;
+  maintRelaxedCommandTimeout?: number;
+  maintRelaxedSocketTimeout?: number;
 }
 
 /** One connection to a master, whatever the client. */
