@@ -57,6 +57,15 @@ interface UserIORedis {
   disconnect(): void;
 }
 
+/** A user's clients for `ports`, with the error listener a user adds (errors are the test's to read elsewhere). */
+function userClients<T extends { on(event: 'error', listener: () => void): unknown }>(ports: readonly number[], create: (port: number) => T): T[] {
+  return ports.map((port) => {
+    const client = create(port);
+    client.on('error', () => undefined);
+    return client;
+  });
+}
+
 /** Nodes for `ports` of this process' client kind (or of `kind`); `ioredisOptions` for the ioredis family's clients. */
 export function nodesFor(ports: readonly number[], kind: ClientKind = clientKind, ioredisOptions: object = {}): MatrixNodes {
   const url = (port: number): string => `redis://127.0.0.1:${port}`;
@@ -65,13 +74,9 @@ export function nodesFor(ports: readonly number[], kind: ClientKind = clientKind
       return { nodes: ports.map(url), close: () => Promise.resolve() };
     case 'node-redis-6':
     case 'node-redis-5': {
-      const create = (port: number): UserNodeRedis =>
-        kind === 'node-redis-6' ? createClient6({ url: url(port) }) : createClient5({ url: url(port) });
-      const clients = ports.map((port) => {
-        const client = create(port);
-        client.on('error', () => undefined);
-        return client;
-      });
+      const clients = userClients(ports, (port): UserNodeRedis =>
+        kind === 'node-redis-6' ? createClient6({ url: url(port) }) : createClient5({ url: url(port) }),
+      );
       return {
         nodes: clients as unknown as NodeInput[],
         // Not close(): a QUIT to a paused master would wait for it to resume.
@@ -90,15 +95,10 @@ export function nodesFor(ports: readonly number[], kind: ClientKind = clientKind
     case 'ioredis-5':
     case 'ioredis-6':
     case 'iovalkey': {
-      const create = (port: number): UserIORedis => {
+      const clients = userClients(ports, (port): UserIORedis => {
         const options = { ...ioredisOptions, host: '127.0.0.1', port };
         if (kind === 'ioredis-5') return new IORedis5(options);
         return kind === 'ioredis-6' ? new IORedis6(options) : new IOValkey(options);
-      };
-      const clients = ports.map((port) => {
-        const client = create(port);
-        client.on('error', () => undefined);
-        return client;
       });
       return {
         nodes: clients as unknown as NodeInput[],
