@@ -62,8 +62,8 @@ export class NodeHealth {
   #lastError: NodeError | undefined;
   #lastErrorAt: number | undefined;
   #errors = 0;
-  /** What the last emitted failure looked like: an identical one is counted, not emitted. */
-  #lastSignature: string | undefined;
+  /** What this outage's emitted failures looked like: a repeat of any is counted, not emitted. */
+  readonly #signatures = new Set<string>();
   readonly #latencies = new Float64Array(LATENCY_SAMPLES);
   #latencyCount = 0;
 
@@ -89,7 +89,7 @@ export class NodeHealth {
     this.#errors = 0;
     this.#lastError = undefined;
     this.#lastErrorAt = undefined;
-    this.#lastSignature = undefined;
+    this.#signatures.clear();
     this.hooks.onUp(event);
   }
 
@@ -108,14 +108,17 @@ export class NodeHealth {
     if (this.#state === 'up') this.#enter('suspect', error);
   }
 
-  /** A failure: counted, and emitted unless it repeats the previous one. */
+  /**
+   * A failure: counted, and emitted unless it repeats one already emitted since the master was
+   * last up (a reconnect loop alternating two failures is two events, not a flood).
+   */
   failed(error: NodeError): void {
     this.#errors++;
     this.#lastError = error;
     this.#lastErrorAt = this.nowMs();
     const signature = signatureOf(error);
-    if (signature === this.#lastSignature) return;
-    this.#lastSignature = signature;
+    if (this.#signatures.has(signature)) return;
+    this.#signatures.add(signature);
     this.hooks.onError(error);
   }
 

@@ -7,6 +7,7 @@ import { createClient, RESP_TYPES } from 'redis';
 import {
   ExecutionError,
   MisplacedReplyError,
+  NodeError,
   NodeUnavailableError,
   Redlock,
   ResourceLockedError,
@@ -618,9 +619,12 @@ describe('master health', () => {
     // Each transition names what took the master down, with the client's error as its cause.
     expect(downErrors).toHaveLength(3);
     for (const error of downErrors) expect(error?.cause).toBeInstanceOf(Error);
-    // A count, not a flood: at most the drop and the first refusal per master, while health() counts every failure.
+    // A count, not a flood: each kind of failure once per master (the drop, the first refusal; under
+    // load maybe a reset or a connect timeout), while health() counts every failure.
     const failures = health.slice(0, 3).reduce((sum, master) => sum + master.errors, 0);
-    expect(errors.length).toBeLessThanOrEqual(6);
+    const kinds = errors.map((error) => `${(error as NodeError).node} ${error.message.replace(/\d+/g, '#')}`);
+    expect(new Set(kinds).size).toBe(kinds.length);
+    expect(errors.length).toBeGreaterThanOrEqual(3);
     expect(failures).toBeGreaterThan(errors.length);
 
     await Promise.all(masters.slice(0, 3).map((master) => master.heal()));

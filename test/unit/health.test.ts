@@ -53,6 +53,18 @@ describe('master health', () => {
     expect(events.filter(([kind]) => kind === 'error')).toHaveLength(3);
   });
 
+  it('a reconnect loop alternating two failures is two error events, not one per attempt', () => {
+    const { health, events, advance } = watched();
+    health.up();
+    const timedOut = new NodeError('m:1', new Error('Connection timeout'));
+    for (let attempt = 0; attempt < 20; attempt++) {
+      advance(100);
+      health.down(attempt % 2 === 0 ? refused(6379) : timedOut);
+    }
+    expect(events.filter(([kind]) => kind === 'error')).toHaveLength(2);
+    expect(health.snapshot().errors).toBe(20);
+  });
+
   it('failures that differ only in numbers are the same failure', () => {
     const { health, events } = watched();
     health.up();
