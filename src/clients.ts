@@ -82,6 +82,8 @@ export type ConnectionEvent = 'ready' | 'error' | 'ended';
 export interface SubscriberConnection {
   connect(): Promise<unknown>;
   subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  /** A shard channel (SSUBSCRIBE), on a cluster shard; node-redis connections of ours have it. */
+  sSubscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
   on(event: 'error' | 'ended', listener: () => void): void;
   destroy(): void;
 }
@@ -123,6 +125,7 @@ export interface RedisClientLike {
 export interface SubscriberClient {
   connect(): Promise<unknown>;
   subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  sSubscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   destroy(): unknown;
 }
@@ -154,7 +157,16 @@ interface IORedisConnection {
 }
 
 /** A master: a client you created (never closed by us), or a URL / node-redis client options (we own those). */
-export type NodeInput = RedisClientLike | IORedisLike | string | RedisClientOptions;
+export type NodeInput = RedisClientLike | IORedisLike | string | RedisClientOptions | ClusterInput;
+
+/**
+ * A Redis Cluster as one voter (cluster.ts): node-redis `createCluster()`'s result, an ioredis /
+ * iovalkey `Cluster`, or `{ rootNodes, defaults }` as createCluster takes them (we own those).
+ */
+export type ClusterInput =
+  | { getSlotMaster(slot: number): unknown }
+  | { readonly isCluster: true; readonly startupNodes: readonly unknown[] }
+  | { rootNodes: readonly RedisClientOptions[]; defaults?: RedisClientOptions };
 
 /**
  * Script calls: no queue timeout (node-redis' own 5 s one; ours is per master and shorter), and
@@ -165,12 +177,6 @@ const NODE_REDIS_CALL = { timeout: 0, typeMapping: {} } as const;
 
 /** The driver for one `nodes[index]`; throws a TypeError naming the index for input it cannot use. */
 export function driverFor(input: unknown, index: number): Driver {
-  if (isClusterClient(input)) {
-    throw new TypeError(
-      `nodes[${index}] is a Redis Cluster client: pass one client per independent master (createClient, ioredis, ` +
-        'a redis:// URL or client options); cluster voters are not supported yet',
-    );
-  }
   if (typeof input === 'object' && input !== null && typeof (input as { getSentinelNode?: unknown }).getSentinelNode === 'function') {
     // Its sendCommand takes (isReadonly, args): used as a client it would send garbage.
     throw new TypeError(
@@ -318,6 +324,7 @@ function nodeRedisSubscriber(client: SubscriberClient): SubscriberConnection {
   return {
     connect: () => client.connect(),
     subscribe: (channel, listener) => client.subscribe(channel, listener),
+    ...(client.sSubscribe ? { sSubscribe: (channel: string, listener: (message: string) => void) => client.sSubscribe!(channel, listener) } : {}),
     on: (event, listener) => (event === 'ended' ? onNodeRedisEnd(client, listener) : void client.on(event, listener)),
     destroy: () => disposeNodeRedis(client),
   };
@@ -494,13 +501,6 @@ function hasMethods(input: object): boolean {
   return false;
 }
 
-/** node-redis' createCluster() (it routes by slot) or an ioredis Cluster. */
-function isClusterClient(input: unknown): boolean {
-  if (typeof input !== 'object' || input === null) return false;
-  const cluster = input as { isCluster?: unknown; getSlotMaster?: unknown };
-  return cluster.isCluster === true || typeof cluster.getSlotMaster === 'function';
-}
-
 /** ioredis 5/6 and iovalkey: a `status` string, `call`, `duplicate`, and options with the address. */
 function isIORedis(input: unknown): input is IORedisLike {
   if (typeof input !== 'object' || input === null) return false;
@@ -525,19 +525,39 @@ function isClient(input: unknown): input is RedisClientLike {
 }
 
 function ownedClient(options: RedisClientOptions): RedisClientLike {
-  return nodeRedis().createClient({
+  const redis = nodeRedis();
+  const ours = {
     ...options,
     disableOfflineQueue: true,
     socket: { connectTimeout: 2000, ...options.socket, reconnectStrategy: false },
-  });
+  };
+  // createClient() builds a client class (every command attached: ~35 ms of CPU) whenever its
+  // options differ from the previous call's, as each master's and each seed's do. The class depends
+  // only on RESP, modules, functions and scripts: node-redis 6 lets us make it once for those.
+  const classes = redis.RedisClient;
+  if (!classes?.factory || options.modules || options.functions || options.scripts) return redis.createClient(ours);
+  const resp = options.RESP ?? 2;
+  let make = clientClasses.get(resp);
+  if (!make) {
+    make = classes.factory({ RESP: resp });
+    clientClasses.set(resp, make);
+  }
+  return make(ours);
 }
 
-let loaded: { createClient(options: object): RedisClientLike } | undefined;
+interface NodeRedisModule {
+  createClient(options: object): RedisClientLike;
+  /** node-redis 6: the client class factory createClient() uses. */
+  RedisClient?: { factory?(config: object): (options: object) => RedisClientLike };
+}
+const clientClasses = new Map<number, (options: object) => RedisClientLike>();
+
+let loaded: NodeRedisModule | undefined;
 /** node-redis, loaded the first time we make a client of ours. */
-function nodeRedis(): { createClient(options: object): RedisClientLike } {
+function nodeRedis(): NodeRedisModule {
   if (loaded) return loaded;
   try {
-    loaded = createRequire(import.meta.url)('redis') as { createClient(options: object): RedisClientLike };
+    loaded = createRequire(import.meta.url)('redis') as NodeRedisModule;
   } catch (error) {
     throw new TypeError('redis:// URLs and client options need the node-redis package (npm install redis); or pass your own clients', {
       cause: error,

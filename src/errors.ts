@@ -259,9 +259,10 @@ export class NodeUnavailableError extends Error {
 }
 
 /**
- * A master that runs in cluster mode (`cluster_enabled:1`): its keys live in hash slots, so
- * multi-key, fenced and batched lock scripts would fail there (CROSSSLOT). It gets no lock
- * command: its outcomes carry this error, and it is emitted as an `error` event on each connection.
+ * A master given as a standalone one (a client, URL or options) that runs in cluster mode
+ * (`cluster_enabled:1`): it holds only its own slots, so it gets no lock command. Its outcomes
+ * carry this error, and it is emitted as an `error` event on each connection. Pass the cluster as
+ * one voter instead (its createCluster / ioredis Cluster client, or `{ rootNodes }`).
  */
 export class ClusterModeError extends NodeError {
   override name = 'ClusterModeError';
@@ -269,7 +270,7 @@ export class ClusterModeError extends NodeError {
     super(
       node,
       'runs in cluster mode (cluster_enabled:1), so it takes no lock command (keys in different hash slots would fail ' +
-        'with CROSSSLOT); pass independent standalone masters (cluster voters are not supported yet)',
+        'with CROSSSLOT, others be redirected); pass the cluster as one voter: its createCluster() / ioredis Cluster client, or { rootNodes: [...] }',
     );
   }
 }

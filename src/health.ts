@@ -26,6 +26,11 @@ export interface MasterHealth {
   readonly errors: number;
   /** Round trips of its latest answered commands (up to the last 64), ms; undefined before the first answer. */
   readonly latencyMs?: { readonly last: number; readonly p50: number; readonly max: number; readonly samples: number };
+  /**
+   * A Redis Cluster voter: each of its masters' own health (the voter is `up` when every master
+   * that owns slots is, else the worst of theirs; masters' transitions are their own nodeDown / nodeUp).
+   */
+  readonly shards?: readonly MasterHealth[];
 }
 
 /** A master stopped being up. */

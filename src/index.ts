@@ -23,7 +23,7 @@ export {
 } from './errors.js';
 export { defaultSettings, type CallSettings, type Settings } from './settings.js';
 export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent } from './health.js';
-export type { IORedisLike, NodeInput, RedisClientLike, SubscriberClient } from './clients.js';
+export type { ClusterInput, IORedisLike, NodeInput, RedisClientLike, RedisClientOptions, SubscriberClient } from './clients.js';
 export {
   channelNames,
   type AcquiredEvent,

@@ -18,11 +18,34 @@ import {
   decodeBatch,
   encodeBatch,
   lockScript,
-  releasedChannel,
+  standaloneAnnouncement,
+  type Announcement,
   type LockOperation,
   type OperationReply,
 } from './scripts/index.js';
 import type { Subscription } from './waiting.js';
+
+/** One vote: a master (RedisNode) or a Redis Cluster (ClusterVoter, cluster.ts). What redlock.ts sees. */
+export interface Voter {
+  /** `host:port`, or `cluster host:port` (its first seed). */
+  readonly label: string;
+  /** Who voted, in votesFor / votesAgainst: your client, or the label. */
+  readonly voter: unknown;
+  /** Listen and connect; called once, after validation. */
+  start(): void;
+  submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply>;
+  health(): MasterHealth;
+  subscribeReleases(onMessage: (message: string) => void): Subscription;
+  close(): Promise<void>;
+}
+
+/** A RedisNode that is one master of a cluster voter (cluster.ts), reached on a connection of its own. */
+export interface ShardRole {
+  /** The hash slot of an operation's keys (one slot per operation: redlock.ts checks it). */
+  readonly slotOf: (operation: LockOperation) => number;
+  /** Where a resource's fence counter lives: in the resource's slot. */
+  readonly fenceKey: (resource: string) => string;
+}
 
 const CLOSE_GRACE_MS = 1000;
 /**
@@ -64,7 +87,7 @@ export function reconnectDelayMs(retries: number): number {
   return Math.min(50 * 2 ** Math.min(retries, 10), 2000) + Math.floor(Math.random() * 100);
 }
 
-export class RedisNode {
+export class RedisNode implements Voter {
   readonly label: string;
   readonly owned: boolean;
   readonly voter: unknown;
@@ -93,16 +116,27 @@ export class RedisNode {
   #infoCheck: { readonly done: Promise<void>; settled: boolean; waiting: number } | undefined;
   /** The latest INFO said `cluster_enabled:1`: keys live in hash slots, multi-key scripts fail there. */
   #clusterMode = false;
-  readonly #batcher = new Batcher((operations) => this.#send(operations));
+  /**
+   * One batcher, or on a cluster shard one per slot (and per slot for calls sent after ASKING):
+   * a script's keys must all hash to one slot there.
+   */
+  readonly #batchers = new Map<string, Batcher>();
+  readonly #shard: ShardRole | undefined;
+  /** How the script announces releases here (a shard's channel is set by its cluster voter). */
+  #announcement: Announcement;
+  /** Release subscriptions open on this master, reopened when the announcement channel changes. */
+  readonly #subscriptions = new Set<() => void>();
   /** Commands sent and unanswered (script calls and INFO), and when the last answer came (see STALL_MS). */
   #outstanding = 0;
   #lastProgressAt = 0;
   #stallTimer: NodeJS.Timeout | undefined;
   #readinessTimer: NodeJS.Timeout | undefined;
 
-  constructor(input: unknown, index: number, hooks: HealthHooks, restartGraceMs?: number, replicas = 0) {
+  constructor(input: unknown, index: number, hooks: HealthHooks, restartGraceMs?: number, replicas = 0, shard?: ShardRole) {
     this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
     this.#replicas = replicas;
+    this.#shard = shard;
+    this.#announcement = shard ? { command: 'SPUBLISH', channel: '' } : standaloneAnnouncement;
     this.#driver = driverFor(input, index);
     this.label = this.#driver.label;
     this.#health = new NodeHealth(this.label, hooks);
@@ -156,9 +190,31 @@ export class RedisNode {
    * Run one lock operation, coalesced with the others of this event-loop turn unless `coalesce` is
    * false. Rejects with NodeUnavailableError at once if the master cannot take it now.
    */
-  submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
-    if (this.client.isReady) return this.#checked(operation, cancellation, coalesce);
-    return this.#awaitFirstConnection(cancellation).then(() => this.#checked(operation, cancellation, coalesce));
+  submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, asking = false): Promise<OperationReply> {
+    if (this.client.isReady) return this.#checked(operation, cancellation, coalesce, asking);
+    return this.#awaitFirstConnection(cancellation).then(() => this.#checked(operation, cancellation, coalesce, asking));
+  }
+
+  /** The channel releases are announced on here. */
+  get announcement(): string {
+    return this.#announcement.channel;
+  }
+
+  /** A shard's announcement channel (one of its own slots), set or changed by its cluster voter. */
+  announceOn(channel: string): void {
+    if (this.#announcement.channel === channel) return;
+    this.#announcement = { command: 'SPUBLISH', channel };
+    for (const reopen of this.#subscriptions) reopen();
+  }
+
+  #batcherFor(operation: LockOperation, asking: boolean): Batcher {
+    const key = this.#shard ? `${asking ? 'ASKING ' : ''}${this.#shard.slotOf(operation)}` : '';
+    let batcher = this.#batchers.get(key);
+    if (!batcher) {
+      batcher = new Batcher((operations) => this.#send(operations, asking));
+      this.#batchers.set(key, batcher);
+    }
+    return batcher;
   }
 
   /**
@@ -167,7 +223,7 @@ export class RedisNode {
    * takes none, and with the restart guard a master that (re)started within the grace takes no
    * acquire or extend (a release may still clean up).
    */
-  async #checked(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
+  async #checked(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, asking: boolean): Promise<OperationReply> {
     const check = this.#infoCheck;
     if (check) {
       // The check is dropped only once its last waiter has left: a command coming meanwhile waits
@@ -180,29 +236,34 @@ export class RedisNode {
         if (--check.waiting === 0 && check.settled && this.#infoCheck === check) this.#infoCheck = undefined;
       }
     }
-    if (this.#clusterMode) throw new ClusterModeError(this.label);
+    if (this.#clusterMode && !this.#shard) throw new ClusterModeError(this.label);
     const waitMs = this.#guard && operation.kind !== 'release' ? this.#guard.waitMs(Date.now()) : 0;
     if (waitMs > 0) throw new MasterRestartedError(this.label, waitMs);
-    return this.#batcher.submit(operation, cancellation, coalesce);
+    return this.#batcherFor(operation, asking).submit(operation, cancellation, coalesce);
   }
 
-  /** One script call for a batch. */
-  #send(operations: LockOperation[]): SentBatch {
+  /** One script call for a batch (after ASKING: the slot is being imported here, see cluster.ts). */
+  #send(operations: LockOperation[], asking: boolean): SentBatch {
     if (this.#closed || !this.client.isReady) return { replies: Promise.reject(this.#unavailable()) };
     // With an offline queue (node-redis clients of yours, by default), an unsent command would
     // survive a dropped connection and be sent after the reconnect. Such calls carry an AbortSignal:
     // aborted when the connection drops (#handleError) or when nobody waits for them any more, the
     // client withdraws them. Connections we own have no offline queue (clients.ts).
     const withdraw = this.#driver.withdraws ? new AbortController() : undefined;
-    const replies = this.#call(operations, withdraw);
+    const replies = this.#call(operations, withdraw, asking);
     return withdraw ? { replies, withdraw: () => withdraw.abort() } : { replies };
   }
 
-  async #call(operations: LockOperation[], withdraw: AbortController | undefined): Promise<OperationReply[]> {
+  async #call(operations: LockOperation[], withdraw: AbortController | undefined, asking: boolean): Promise<OperationReply[]> {
     const tag = TAG_PREFIX + (++lastTag).toString(36);
-    const tail = encodeBatch(operations, tag);
+    const tail = encodeBatch(operations, tag, this.#announcement, this.#shard?.fenceKey);
     const client = this.client;
     const send = (args: readonly string[]): Promise<unknown> => client.send(args, withdraw?.signal);
+    // ASKING lets the next command, the script call right behind it, use a slot this shard imports.
+    const script = (args: readonly string[]): Promise<unknown> => {
+      if (asking) send(['ASKING']).catch(ignore);
+      return send(args);
+    };
     // With `replicas`, a batch that may write a grant is followed, pipelined right behind the script
     // call, by a WAIT: it answers how many replicas have every earlier write of this connection, the
     // script's included. (Sent before it, it would count only the writes before this batch.)
@@ -215,14 +276,14 @@ export class RedisNode {
     if (withdraw) this.#inFlight.add(withdraw);
     try {
       const { reply, acknowledged } = await this.#watched(async () => {
-        let call = waitBehind(send(['EVALSHA', lockScript.sha, ...tail]));
+        let call = waitBehind(script(['EVALSHA', lockScript.sha, ...tail]));
         let reply: unknown;
         try {
           reply = await call.script;
         } catch (error) {
           if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
           // Flushed or restarted master: EVAL runs it and caches it again, and a WAIT follows it.
-          call = waitBehind(send(['EVAL', lockScript.source, ...tail]));
+          call = waitBehind(script(['EVAL', lockScript.source, ...tail]));
           reply = await call.script;
         }
         return { reply, acknowledged: call.waited === undefined ? undefined : await call.waited };
@@ -349,7 +410,9 @@ export class RedisNode {
     let failures = 0;
     let closed = false;
     const open = (): void => {
-      const client = closed || this.#closed ? undefined : this.#driver.subscriber();
+      // A shard without its channel yet has nothing to subscribe to (announceOn reopens).
+      const { command, channel } = this.#announcement;
+      const client = closed || this.#closed || channel === '' ? undefined : this.#driver.subscriber();
       if (!client) return;
       subscriber = client;
       client.on('error', ignore);
@@ -362,14 +425,24 @@ export class RedisNode {
         .connect()
         .then(() => {
           failures = 0;
-          return closed ? undefined : client.subscribe(releasedChannel, onMessage);
+          if (closed) return undefined;
+          return command === 'SPUBLISH' ? client.sSubscribe?.(channel, onMessage) : client.subscribe(channel, onMessage);
         })
         .catch(ignore);
     };
+    const reopen = (): void => {
+      clearTimeout(retryTimer);
+      subscriber?.destroy();
+      subscriber = undefined;
+      failures = 0;
+      open();
+    };
+    this.#subscriptions.add(reopen);
     open();
     return {
       close: () => {
         closed = true;
+        this.#subscriptions.delete(reopen);
         clearTimeout(retryTimer);
         subscriber?.destroy();
         return Promise.resolve();
@@ -434,7 +507,7 @@ export class RedisNode {
       .then((info) => {
         const text = String(info);
         this.#clusterMode = /^cluster_enabled:1\r?$/m.test(text);
-        if (this.#clusterMode) this.#health.down(new ClusterModeError(this.label));
+        if (this.#clusterMode && !this.#shard) this.#health.down(new ClusterModeError(this.label));
         const parsed = parseServerInfo(text);
         if (parsed) this.#guard?.observe(parsed, Date.now());
       })
@@ -443,7 +516,7 @@ export class RedisNode {
         check.settled = true;
         if (check.waiting === 0 && this.#infoCheck === check) this.#infoCheck = undefined;
         // Up once it can vote: answered (or refused) its INFO and is no cluster-mode master.
-        if (client === this.#client && !this.#closed && client.isReady && !this.#clusterMode) this.#health.up();
+        if (client === this.#client && !this.#closed && client.isReady && (!this.#clusterMode || this.#shard)) this.#health.up();
       });
     const check = { done, settled: false, waiting: 0 };
     this.#infoCheck = check;

@@ -22,7 +22,8 @@ import { RenewalScheduler, type LockSignal } from './lifetime.js';
 import { Lock } from './lock.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
-import { RedisNode } from './node.js';
+import { RedisNode, type Voter } from './node.js';
+import { ClusterVoter, clusterConfigOf, clusterKeysProblem } from './cluster.js';
 import type { HealthHooks, MasterHealth } from './health.js';
 import type { NodeInput } from './clients.js';
 import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
@@ -65,7 +66,9 @@ interface AttemptStart {
 const MAX_ATTEMPT_RECORDS = 100;
 
 export class Redlock extends EventEmitter<RedlockEvents> {
-  readonly #nodes: readonly RedisNode[];
+  readonly #nodes: readonly Voter[];
+  /** Some voter is a Redis Cluster: a lock's keys must share a slot (cluster.ts). */
+  readonly #clustered: boolean;
   readonly #labels: readonly string[];
   /** Each master as votesFor / votesAgainst name it (errors.ts, ExecutionStats). */
   readonly #voters: readonly unknown[];
@@ -109,7 +112,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       onDown: (event) => this.#emit('nodeDown', () => event),
       onUp: (event) => this.#emit('nodeUp', () => event),
     };
-    const built = nodes.map((input, index) => new RedisNode(input, index, hooks, graceMs, this.#replicasOf(index)));
+    const built: Voter[] = nodes.map((input, index) => {
+      const cluster = clusterConfigOf(input, index);
+      const replicas = this.#replicasOf(index);
+      return cluster ? new ClusterVoter(cluster, index, hooks, graceMs, replicas) : new RedisNode(input, index, hooks, graceMs, replicas);
+    });
+    this.#clustered = built.some((node) => node instanceof ClusterVoter);
     const labels = built.map((node) => node.label);
     labels.forEach((label, index) => {
       const twin = labels.indexOf(label);
@@ -132,6 +140,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const { signal, autoExtend, fencing, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
     const effective = resolveSettings(this.#settings, callSettings, this.#nodes.length, ttlMs);
     if (autoExtend) validateAutoExtension(ttlMs, effective);
+    if (this.#clustered) {
+      const problem = clusterKeysProblem(keys, fencing === true);
+      if (problem) throw problem;
+    }
     this.#assertOpen();
     signal?.throwIfAborted();
     const outer = effective.reentrant ? this.#heldInScope(keys) : undefined;

@@ -52,7 +52,9 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  * KEYS: the keys of every operation, concatenated in order.
  * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 'e' extend, 'r' release,
  *       'f' fence), lock value, ttl in ms (fence: the token; release: ignored), number of keys it
- *       owns in KEYS. 'A' and 'f' own 2n keys: n lock keys, then their n fence counters. Last, the
+ *       owns in KEYS. 'A' and 'f' own 2n keys: n lock keys, then their n fence counters. Then how
+ *       releases are announced: 'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and
+ *       a shard channel of the master's own (a cluster shard). Last, the
  *       call's tag (unique in the process), echoed as the reply's last element: a reply read for
  *       the wrong call (a connection whose replies no longer line up with its commands, as after
  *       bytes lost by a middlebox) is recognised instead of counted as that call's votes.
@@ -66,9 +68,10 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *           {0, 0} one does not (nothing written); {2, "<counter key>: <error>"} a counter is unusable
  *   extend  {1, 0} every key held the value and now expires in ttl ms; {0, 0} one did not, nothing changed
  *   release {n, 0} n keys held the value and were deleted (compare-and-delete, never a blind DEL);
- *           each deleted key is announced on the channel redlock-quorum:released as "<value>:<key>",
- *           so waiters wake at once instead of polling; best effort (pcall): a refused PUBLISH (an
- *           ACL without +publish) comes after the DEL and must not turn a done release into an error
+ *           each deleted key is announced on the call's channel as "<value>:<key>", so waiters
+ *           wake at once instead of polling; best effort (pcall): a refused PUBLISH (an ACL without
+ *           +publish; a shard channel resharded away) comes after the DEL and must not turn a done
+ *           release into an error
  * Operations run in order, so a batch behaves exactly like the same calls sent one by one, and one
  * operation's refusal never affects another's. A key of another type is "not ours" (GET's WRONGTYPE
  * is caught) instead of failing the batch; any other refusal of GET (an ACL without +get) fails the
@@ -90,7 +93,7 @@ local function holds(from, to, value)
 end
 local reply = {}
 local first = 1
-for i = 1, #ARGV - 1, 4 do
+for i = 1, #ARGV - 3, 4 do
   local kind, value, ttl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local last = first + tonumber(ARGV[i + 3]) - 1
   local status, detail = 1, 0
@@ -140,7 +143,7 @@ for i = 1, #ARGV - 1, 4 do
     for k = first, last do
       if valueOf(KEYS[k]) == value then
         status = status + redis.call('DEL', KEYS[k])
-        redis.pcall('PUBLISH', 'redlock-quorum:released', value .. ':' .. KEYS[k])
+        redis.pcall(ARGV[#ARGV - 2], ARGV[#ARGV - 1], value .. ':' .. KEYS[k])
       end
     end
   end
@@ -162,20 +165,32 @@ export function parseReleased(message: string): { value: string; key: string } |
 
 export const lockScript = { source, sha: createHash('sha1').update(source).digest('hex') } as const;
 
-/** The EVALSHA/EVAL tail (numkeys, keys…, args…, tag) for a batch of operations. */
-export function encodeBatch(operations: readonly LockOperation[], tag: string): string[] {
+/** Where a master announces releases: PUBLISH on the shared channel, or SPUBLISH on a cluster shard's own channel. */
+export interface Announcement {
+  readonly command: 'PUBLISH' | 'SPUBLISH';
+  readonly channel: string;
+}
+export const standaloneAnnouncement: Announcement = { command: 'PUBLISH', channel: releasedChannel };
+
+/** The EVALSHA/EVAL tail (numkeys, keys…, args…, announcement, tag) for a batch of operations. */
+export function encodeBatch(
+  operations: readonly LockOperation[],
+  tag: string,
+  announcement: Announcement = standaloneAnnouncement,
+  fenceKeyOf: (resource: string) => string = fenceKey,
+): string[] {
   const keys: string[] = [];
   const args: string[] = [];
   for (const operation of operations) {
     const { kind, keys: own, value, fenced } = operation;
     keys.push(...own);
     // A fenced acquire and a fence also own the resources' fence counters, after the lock keys.
-    if (fenced || kind === 'fence') keys.push(...own.map(fenceKey));
+    if (fenced || kind === 'fence') keys.push(...own.map(fenceKeyOf));
     const number = kind === 'fence' ? operation.token : operation.ttlMs;
     const owned = fenced || kind === 'fence' ? 2 * own.length : own.length;
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(owned));
   }
-  return [String(keys.length), ...keys, ...args, tag];
+  return [String(keys.length), ...keys, ...args, announcement.command, announcement.channel, tag];
 }
 
 /**

@@ -101,10 +101,15 @@ describe('bad arguments to new Redlock', () => {
     ['the same master under two DB numbers', () => construct([`${urls[0]}/1`, `${urls[0]}/2`, urls[1]]), RangeError, /same master/],
     ['a quorum that is not a majority', () => construct(urls, { quorum: 1 }), RangeError, /majority/],
     ['a negative retryDelay', () => construct(urls, { retryDelay: -1 }), RangeError, /retryDelay/],
-    ['a node-redis cluster client', () => construct([createCluster({ rootNodes: [{ url: urls[0] }] })]), TypeError,
-      /nodes\[0\] is a Redis Cluster client.*one client per independent master.*cluster voters are not supported yet/],
-    ['an ioredis Cluster', () => construct([urls[0], new IORedis.Cluster([{ host: '127.0.0.1', port: masters[1]!.port }], { lazyConnect: true })]),
-      TypeError, /nodes\[1\] is a Redis Cluster client/],
+    ['a cluster voter without seeds', () => construct([{ rootNodes: [] }]), TypeError, /nodes\[0\]\.rootNodes must be a non-empty array/],
+    ['a cluster voter whose seed is a bare string', () => construct([urls[0], { rootNodes: [urls[1]] }]), TypeError,
+      /nodes\[1\]\.rootNodes\[0\] must be node-redis client options, e\.g\. \{ url: 'redis:\/\/host:port' \}/],
+    ['an ioredis Cluster with a keyPrefix', () =>
+      construct([urls[0], new IORedis.Cluster([{ host: '127.0.0.1', port: masters[1]!.port }], { lazyConnect: true, keyPrefix: 'app:' })]),
+      TypeError, /nodes\[1\] is a Redis Cluster voter with a keyPrefix \(prefix the resources instead\)/],
+    ['a node-redis cluster client with a nodeAddressMap', () =>
+      construct([createCluster({ rootNodes: [{ url: urls[0] }], nodeAddressMap: {} })]),
+      TypeError, /nodes\[0\] is a Redis Cluster voter with a nodeAddressMap/],
     ['a node-redis Sentinel client', () => construct([createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: masters[0]!.port }] })]),
       TypeError, /nodes\[0\] is a node-redis Sentinel client \(createSentinel\), not supported yet: pass an ioredis or iovalkey client with `sentinels`/],
     // Stand-ins for argument checks only (no Redis behaviour): GLIDE's client has customCommand and

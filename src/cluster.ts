@@ -1,0 +1,433 @@
+/**
+ * A Redis Cluster as one voter. Its vote for a lock is the vote of the master that owns the slot
+ * of the lock's keys, so a lock's resources (and fence counters) must share one slot on a cluster
+ * voter: one script call is all-or-nothing on one master, which is what makes a vote a vote.
+ * Resources in different slots are refused before any command, with a hint to use a hash tag
+ * (`{order:42}:stock`), rather than split into per-slot calls whose partial grants would need a
+ * second round to roll back (redlock.ts validates; see docs/clients-and-topologies.md).
+ *
+ * How it works:
+ * - The slot map comes from `CLUSTER SLOTS`, asked of a seed (your client's root or startup nodes)
+ *   or of a known master, on a short-lived connection of ours. It is asked again, once at a time,
+ *   after a MOVED reply and when a refresh failed.
+ * - Each master of the cluster is a RedisNode (node.ts) on connections of our own: the same
+ *   per-master timeout, no offline queue, health check, restart guard and `replicas` as a
+ *   standalone master. Batching groups operations per slot.
+ * - MOVED: nothing ran; the operation goes to the new owner (the map learns it at once), within
+ *   the same attempt. ASK (a slot being migrated, the key not at the source): ASKING then the
+ *   script on the importing master. At most MAX_REDIRECTS per operation; TRYAGAIN is a failed vote.
+ * - Releases are announced with SPUBLISH on a shard channel each master owns
+ *   (`redlock-quorum:released{n}`, n chosen so the channel hashes to one of its slots), and
+ *   waiters SSUBSCRIBE to it on each master.
+ *
+ * Your cluster client (node-redis `createCluster`, ioredis `Cluster`) is read for its seeds and
+ * connection options only; it is never used for lock commands nor closed.
+ */
+import calculateSlot from 'cluster-key-slot';
+import { NodeError, NodeUnavailableError } from './errors.js';
+import { driverFor, type Connection, type RedisClientOptions } from './clients.js';
+import type { HealthHooks, MasterHealth } from './health.js';
+import { RedisNode, reconnectDelayMs, type ShardRole, type Voter } from './node.js';
+import type { Cancellation } from './quorum.js';
+import { FENCE_SUFFIX, releasedChannel, type LockOperation, type OperationReply } from './scripts/index.js';
+import { describe } from './settings.js';
+import type { Subscription } from './waiting.js';
+
+const SLOTS = 16384;
+/** Redirects followed for one operation before its vote fails (a resharding moves a slot once). */
+export const MAX_REDIRECTS = 5;
+/** How long a CLUSTER SLOTS may take on a seed before the next is asked. */
+const TOPOLOGY_TIMEOUT_MS = 2_000;
+
+/**
+ * A cluster voter given as options: node-redis `createCluster`'s `rootNodes` (seeds) and
+ * `defaults` (credentials, TLS… for every master).
+ */
+export interface ClusterNodeOptions {
+  rootNodes: readonly RedisClientOptions[];
+  defaults?: RedisClientOptions;
+}
+
+/** What a cluster voter is made of, whichever way it was given. */
+interface ClusterConfig {
+  readonly seeds: readonly RedisClientOptions[];
+  readonly defaults: RedisClientOptions;
+  readonly voter: unknown;
+}
+
+/** The slot every key of `keys` hashes to, or undefined if they do not share one. */
+export function sharedSlot(keys: readonly string[]): number | undefined {
+  const slot = calculateSlot(keys[0]!);
+  return keys.every((key) => calculateSlot(key) === slot) ? slot : undefined;
+}
+
+/** Where a resource's fence counter lives on a cluster voter: in the resource's slot. */
+export function clusterFenceKey(resource: string): string {
+  const plain = resource + FENCE_SUFFIX;
+  if (calculateSlot(plain) === calculateSlot(resource)) return plain; // it has a hash tag
+  return `{${resource}}${FENCE_SUFFIX}`;
+}
+
+/**
+ * A TypeError for a lock whose keys a cluster voter cannot hold in one script call, or undefined:
+ * its resources must share a slot, and with fencing a counter must be placeable in that slot.
+ */
+export function clusterKeysProblem(resources: readonly string[], fenced: boolean): TypeError | undefined {
+  if (sharedSlot(resources) === undefined) {
+    return new TypeError(
+      `resources ${resources.map((resource) => JSON.stringify(resource)).join(', ')} hash to different slots of a Redis Cluster voter: ` +
+        'a lock is held by one script call on one master there; give them one hash tag, e.g. "{order:42}:stock" and "{order:42}:payment"',
+    );
+  }
+  if (fenced) {
+    const stray = resources.find((resource) => calculateSlot(clusterFenceKey(resource)) !== calculateSlot(resource));
+    if (stray !== undefined) {
+      return new TypeError(
+        `resource ${JSON.stringify(stray)} has a "}" but no hash tag: its fence counter cannot be placed in its slot of a Redis Cluster voter; ` +
+          'give it a hash tag, e.g. "{stock}:42"',
+      );
+    }
+  }
+  return undefined;
+}
+
+/** The cluster config of `input`, or undefined when it is no cluster (a master, or bad input for driverFor). */
+export function clusterConfigOf(input: unknown, index: number): ClusterConfig | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const candidate = input as {
+    isCluster?: unknown;
+    getSlotMaster?: unknown;
+    _options?: { rootNodes?: unknown; defaults?: RedisClientOptions; keyPrefix?: unknown; nodeAddressMap?: unknown };
+    startupNodes?: unknown;
+    options?: { redisOptions?: Record<string, unknown>; keyPrefix?: unknown; natMap?: unknown };
+    rootNodes?: unknown;
+    defaults?: RedisClientOptions;
+  };
+  const refuse = (what: string): never => {
+    throw new TypeError(`nodes[${index}] is a Redis Cluster voter with ${what}, which redlock-quorum does not support`);
+  };
+  // node-redis createCluster(): its options, as given.
+  if (typeof candidate.getSlotMaster === 'function' && candidate._options && Array.isArray(candidate._options.rootNodes)) {
+    const options = candidate._options;
+    if (options.keyPrefix) refuse('a keyPrefix (prefix the resources instead)');
+    if (options.nodeAddressMap) refuse('a nodeAddressMap (the masters must be reachable at the addresses they announce)');
+    return { seeds: options.rootNodes as RedisClientOptions[], defaults: options.defaults ?? {}, voter: input };
+  }
+  // ioredis / iovalkey Cluster: startup nodes and the options every node connection gets.
+  if (candidate.isCluster === true && Array.isArray(candidate.startupNodes)) {
+    const options = candidate.options ?? {};
+    const redisOptions = options.redisOptions ?? {};
+    if (options.keyPrefix || redisOptions['keyPrefix']) refuse('a keyPrefix (prefix the resources instead)');
+    if (options.natMap) refuse('a natMap (the masters must be reachable at the addresses they announce)');
+    const defaults = fromIORedisOptions(redisOptions);
+    const seeds = candidate.startupNodes.map((node: unknown) => seedOf(node, index));
+    return { seeds, defaults, voter: input };
+  }
+  if (candidate.isCluster === true || typeof candidate.getSlotMaster === 'function') {
+    throw new TypeError(`nodes[${index}] is a Redis Cluster client redlock-quorum does not know (${describe(input)})`);
+  }
+  // Options: { rootNodes, defaults }, as createCluster takes them.
+  if ('rootNodes' in candidate) {
+    if (!Array.isArray(candidate.rootNodes) || candidate.rootNodes.length === 0) {
+      throw new TypeError(`nodes[${index}].rootNodes must be a non-empty array of node-redis client options (e.g. { url: 'redis://host:port' })`);
+    }
+    for (const [i, root] of candidate.rootNodes.entries()) {
+      if (typeof root !== 'object' || root === null) {
+        throw new TypeError(`nodes[${index}].rootNodes[${i}] must be node-redis client options, e.g. { url: 'redis://host:port' }; got ${describe(root)}`);
+      }
+    }
+    if (candidate.defaults !== undefined && (typeof candidate.defaults !== 'object' || candidate.defaults === null)) {
+      throw new TypeError(`nodes[${index}].defaults must be node-redis client options`);
+    }
+    return { seeds: candidate.rootNodes as RedisClientOptions[], defaults: candidate.defaults ?? {}, voter: undefined };
+  }
+  return undefined;
+}
+
+/** An ioredis startup node ('host:port', a port, a URL or { host, port }) as node-redis options. */
+function seedOf(node: unknown, index: number): RedisClientOptions {
+  if (typeof node === 'number') return { socket: { host: 'localhost', port: node } };
+  if (typeof node === 'string') {
+    if (/^rediss?:\/\//i.test(node)) return { url: node };
+    const colon = node.lastIndexOf(':');
+    return colon < 0 ? { socket: { host: node, port: 6379 } } : { socket: { host: node.slice(0, colon), port: Number(node.slice(colon + 1)) } };
+  }
+  if (typeof node === 'object' && node !== null) {
+    const { host, port } = node as { host?: unknown; port?: unknown };
+    return { socket: { host: typeof host === 'string' ? host : 'localhost', port: typeof port === 'number' ? port : Number(port ?? 6379) } };
+  }
+  throw new TypeError(`nodes[${index}] is an ioredis Cluster with a startup node redlock-quorum cannot read: ${describe(node)}`);
+}
+
+/** The connection options of an ioredis Cluster's redisOptions that our node-redis connections need. */
+function fromIORedisOptions(options: Record<string, unknown>): RedisClientOptions {
+  const result: RedisClientOptions = {};
+  if (typeof options['username'] === 'string') result.username = options['username'];
+  if (typeof options['password'] === 'string') result.password = options['password'];
+  const tls = options['tls'];
+  if (tls) result.socket = { tls: true, ...(typeof tls === 'object' ? tls : {}) };
+  return result;
+}
+
+/** A redirect reply (MOVED / ASK slot host:port), read off a script call's error. */
+function redirectOf(error: unknown): { kind: 'MOVED' | 'ASK'; slot: number; address: string } | undefined {
+  const match = error instanceof Error ? /^(MOVED|ASK) (\d+) (\S+)$/.exec(error.message) : null;
+  return match ? { kind: match[1] as 'MOVED' | 'ASK', slot: Number(match[2]), address: match[3]! } : undefined;
+}
+
+const slotOfOperation = (operation: LockOperation): number => calculateSlot(operation.keys[0]!);
+
+/** A shard channel that hashes to one of `slots`, so SPUBLISH from a script there is a local one. */
+function channelFor(owns: (slot: number) => boolean): string | undefined {
+  for (let n = 0; n < 20 * SLOTS; n++) {
+    if (owns(calculateSlot(String(n)))) return `${releasedChannel}{${n}}`;
+  }
+  return undefined;
+}
+
+export class ClusterVoter implements Voter {
+  readonly label: string;
+  readonly voter: unknown;
+  readonly #config: ClusterConfig;
+  /** Every master we have met, by `host:port`. */
+  readonly #nodes = new Map<string, RedisNode>();
+  /** The owner of each slot, by the latest map (and MOVED replies since). */
+  #owners: (RedisNode | undefined)[] = [];
+  #known = false;
+  #refreshFailed = false;
+  #refreshing: Promise<void> | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #refreshFailures = 0;
+  #lastError: unknown;
+  readonly #since = Date.now();
+  readonly #mapWaiters = new Set<() => void>();
+  readonly #subscribers = new Map<(message: string) => void, Subscription[]>();
+  readonly #shard: ShardRole = { slotOf: slotOfOperation, fenceKey: clusterFenceKey };
+  #closed = false;
+
+  constructor(
+    config: ClusterConfig,
+    private readonly index: number,
+    private readonly hooks: HealthHooks,
+    private readonly restartGraceMs: number | undefined,
+    private readonly replicas: number,
+  ) {
+    this.#config = config;
+    if (config.seeds.length === 0) throw new TypeError(`nodes[${index}] is a Redis Cluster voter without seeds`);
+    // Validate every seed now (bad options are a TypeError before any network call).
+    const seedLabels = config.seeds.map((seed) => this.#connectionTo(seed).label);
+    this.label = `cluster ${seedLabels[0]}`;
+    this.voter = config.voter ?? this.label;
+  }
+
+  #connectionTo(options: RedisClientOptions): { label: string; connection: () => Connection } {
+    const driver = driverFor(options, this.index);
+    return { label: driver.label, connection: () => driver.connection() };
+  }
+
+  /** Options for a master at `address` (`host:port`): the defaults, and the first seed's credentials. */
+  #optionsFor(address: string): RedisClientOptions {
+    const colon = address.lastIndexOf(':');
+    const host = address.slice(0, colon);
+    const port = Number(address.slice(colon + 1));
+    const { url, ...defaults } = this.#config.defaults;
+    void url;
+    const credentials: RedisClientOptions = {};
+    const seedUrl = this.#config.seeds[0]?.url;
+    let tls = false;
+    if (typeof seedUrl === 'string') {
+      const parsed = new URL(seedUrl);
+      if (parsed.username) credentials.username = decodeURIComponent(parsed.username);
+      if (parsed.password) credentials.password = decodeURIComponent(parsed.password);
+      tls = parsed.protocol === 'rediss:';
+    }
+    return { ...credentials, ...defaults, socket: { ...(tls ? { tls: true } : {}), ...defaults.socket, host, port } };
+  }
+
+  start(): void {
+    void this.#refresh();
+  }
+
+  async submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
+    const slot = slotOfOperation(operation);
+    let asking: RedisNode | undefined;
+    for (let redirects = 0; ; redirects++) {
+      const node = asking ?? (await this.#ownerOf(slot, cancellation));
+      try {
+        return await node.submit(operation, cancellation, coalesce, asking !== undefined);
+      } catch (error) {
+        const redirect = redirectOf(error);
+        if (!redirect || redirects >= MAX_REDIRECTS || cancellation.aborted || this.#closed) throw error;
+        const target = this.#nodeAt(redirect.address);
+        if (redirect.kind === 'ASK') {
+          asking = target;
+        } else {
+          asking = undefined;
+          this.#owners[redirect.slot] = target;
+          void this.#refresh();
+        }
+      }
+    }
+  }
+
+  /** The master that owns `slot`, waiting (bounded by the attempt) for the first map only. */
+  async #ownerOf(slot: number, cancellation: Cancellation): Promise<RedisNode> {
+    if (!this.#known) {
+      if (this.#closed || this.#refreshFailed) throw this.#unavailable();
+      await new Promise<void>((resolve, reject) => {
+        const wake = (): void => {
+          this.#mapWaiters.delete(wake);
+          cancellation.onCancel(undefined);
+          if (cancellation.aborted) reject(cancellation.reason);
+          else if (this.#known) resolve();
+          else reject(this.#unavailable());
+        };
+        this.#mapWaiters.add(wake);
+        cancellation.onCancel(wake);
+      });
+    }
+    const owner = this.#owners[slot];
+    if (!owner) throw new NodeUnavailableError(this.label, new Error(`slot ${slot} has no master in the cluster's slot map`));
+    return owner;
+  }
+
+  #unavailable(): NodeUnavailableError {
+    return new NodeUnavailableError(this.label, this.#lastError ?? new Error("the cluster's slot map is not known yet"));
+  }
+
+  /** The RedisNode for the master at `address`, made (and connected) the first time it is met. */
+  #nodeAt(address: string): RedisNode {
+    let node = this.#nodes.get(address);
+    if (node) return node;
+    node = new RedisNode(this.#optionsFor(address), this.index, this.hooks, this.restartGraceMs, this.replicas, this.#shard);
+    this.#nodes.set(address, node);
+    for (const [onMessage, subscriptions] of this.#subscribers) subscriptions.push(node.subscribeReleases(onMessage));
+    node.start();
+    return node;
+  }
+
+  /** Ask for the slot map again (one request at a time; a failed one is retried after a backoff). */
+  #refresh(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#refreshing ??= this.#readMap().finally(() => (this.#refreshing = undefined));
+    return this.#refreshing;
+  }
+
+  async #readMap(): Promise<void> {
+    clearTimeout(this.#retryTimer);
+    const candidates = [
+      ...[...new Set(this.#owners)].flatMap((node) => (node ? [this.#optionsFor(node.label)] : [])),
+      ...this.#config.seeds,
+    ];
+    for (const options of candidates) {
+      if (this.#closed) return;
+      try {
+        const { label, connection } = this.#connectionTo(options);
+        const reply = await askOnce(connection(), ['CLUSTER', 'SLOTS']);
+        this.#apply(reply, label);
+        this.#refreshFailures = 0;
+        return;
+      } catch (error) {
+        this.#lastError = error;
+      }
+    }
+    this.#refreshFailed = true;
+    this.#wakeMapWaiters();
+    // Once per run of failures (each master's own failures are its health's).
+    if (this.#refreshFailures === 0) this.hooks.onError(new NodeError(this.label, this.#lastError));
+    this.#retryTimer = setTimeout(() => void this.#refresh(), reconnectDelayMs(this.#refreshFailures++)).unref();
+  }
+
+  /** Take a CLUSTER SLOTS reply (asked of `askedLabel`) as the slot map. */
+  #apply(reply: unknown, askedLabel: string): void {
+    if (!Array.isArray(reply)) throw new Error(`CLUSTER SLOTS answered ${describe(reply)}`);
+    const owners: (RedisNode | undefined)[] = new Array<RedisNode | undefined>(SLOTS).fill(undefined);
+    const askedHost = askedLabel.slice(0, askedLabel.lastIndexOf(':'));
+    for (const range of reply as unknown[][]) {
+      const [first, last, master] = range as [number, number, unknown[]];
+      const host = typeof master[0] === 'string' && master[0] !== '' ? master[0] : askedHost; // '' = the node that answered
+      const node = this.#nodeAt(`${host}:${Number(master[1])}`);
+      for (let slot = Number(first); slot <= Number(last); slot++) owners[slot] = node;
+    }
+    this.#owners = owners;
+    // Each master announces on a channel in one of its own slots (SPUBLISH from a script is local).
+    for (const node of new Set(owners)) {
+      if (!node) continue;
+      const current = /\{(\d+)\}$/.exec(node.announcement)?.[1];
+      if (current !== undefined && owners[calculateSlot(current)] === node) continue;
+      const channel = channelFor((slot) => owners[slot] === node);
+      if (channel) node.announceOn(channel);
+    }
+    this.#known = true;
+    this.#refreshFailed = false;
+    this.#lastError = undefined;
+    this.#wakeMapWaiters();
+  }
+
+  #wakeMapWaiters(): void {
+    for (const wake of [...this.#mapWaiters]) wake();
+  }
+
+  /**
+   * The voter's health: `up` when every master that owns slots is up, else the worst of them;
+   * `shards` has each master's own (their transitions are nodeDown / nodeUp events of their own).
+   */
+  health(): MasterHealth {
+    const owning = new Set(this.#owners.filter((node): node is RedisNode => node !== undefined));
+    const shards = [...this.#nodes.values()].map((node) => ({ node, health: node.health() }));
+    const counted = shards.filter(({ node }) => owning.has(node)).map(({ health }) => health);
+    const errors = shards.reduce((sum, { health }) => sum + health.errors, 0);
+    const latest = shards
+      .map(({ health }) => health)
+      .filter((health) => health.lastError)
+      .sort((a, b) => b.lastErrorAt! - a.lastErrorAt!)[0];
+    const state = !this.#known ? 'down' : counted.some((h) => h.state === 'down') ? 'down' : counted.some((h) => h.state === 'suspect') ? 'suspect' : 'up';
+    const inState = counted.filter((health) => health.state === state);
+    const since = inState.length > 0 ? Math.max(...inState.map((health) => health.since)) : this.#since;
+    const lastError = latest?.lastError ?? (this.#lastError === undefined ? undefined : new NodeError(this.label, this.#lastError));
+    return {
+      node: this.label,
+      state,
+      since,
+      errors,
+      ...(lastError ? { lastError, lastErrorAt: latest?.lastErrorAt ?? Date.now() } : {}),
+      shards: shards.map(({ health }) => health),
+    };
+  }
+
+  subscribeReleases(onMessage: (message: string) => void): Subscription {
+    const subscriptions = [...this.#nodes.values()].map((node) => node.subscribeReleases(onMessage));
+    this.#subscribers.set(onMessage, subscriptions);
+    return {
+      close: async () => {
+        this.#subscribers.delete(onMessage);
+        await Promise.all(subscriptions.map((subscription) => subscription.close()));
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
+    this.#wakeMapWaiters();
+    await Promise.all([...this.#nodes.values()].map((node) => node.close()));
+  }
+}
+
+/** One command on a fresh connection of ours, closed after; bounded by TOPOLOGY_TIMEOUT_MS. */
+async function askOnce(connection: Connection, args: readonly string[]): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  connection.on('error', ignore);
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to ${args.join(' ')} within ${TOPOLOGY_TIMEOUT_MS} ms`)), TOPOLOGY_TIMEOUT_MS);
+    });
+    return await Promise.race([connection.connect().then(() => connection.send(args)), timeout]);
+  } finally {
+    clearTimeout(timer);
+    connection.destroy();
+  }
+}
+
+function ignore(): void {}
