@@ -165,7 +165,7 @@ export type NodeInput = RedisClientLike | IORedisLike | string | RedisClientOpti
  */
 export type ClusterInput =
   | { getSlotMaster(slot: number): unknown }
-  | { readonly isCluster: true; readonly startupNodes: readonly unknown[] }
+  | { readonly isCluster: boolean; nodes(...args: never[]): unknown }
   | { rootNodes: readonly RedisClientOptions[]; defaults?: RedisClientOptions };
 
 /**

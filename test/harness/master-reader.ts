@@ -26,6 +26,23 @@ export function unaliasMaster(proxyPort: number): void {
 }
 
 /**
+ * Cluster voter label (`cluster 127.0.0.1:<any of its ports>`) → its masters' ports, for every
+ * Redis Cluster this process started (redis-cluster.ts). A cluster voter is read on each of its
+ * masters; a key is read where it lives.
+ */
+const CLUSTERS = Symbol.for('redlock-quorum.cluster-voters');
+const clusterRegistry = globalThis as typeof globalThis & { [CLUSTERS]?: Map<string, readonly number[]> };
+const clusters = (clusterRegistry[CLUSTERS] ??= new Map<string, readonly number[]>());
+
+export function registerCluster(ports: readonly number[]): void {
+  for (const port of ports) clusters.set(`cluster 127.0.0.1:${port}`, ports);
+}
+
+export function unregisterCluster(ports: readonly number[]): void {
+  for (const port of ports) clusters.delete(`cluster 127.0.0.1:${port}`);
+}
+
+/**
  * Master port → when its current run answered its first PING, for masters this process started
  * (redis-server.ts). Exact where INFO's whole-second uptime cannot tell a master started a moment
  * ago from one restarted since a lock was taken.
@@ -60,6 +77,24 @@ for i, key in ipairs(KEYS) do
 end
 return out`;
 
+/**
+ * The same for a cluster master: keys as ARGV (a script's declared keys must share a slot), each
+ * read only if it lives here; {false, −3}: another master's (or in a slot being moved, not here).
+ */
+const READ_KEYS_HERE = `
+local out = {}
+for i, key in ipairs(ARGV) do
+  local kind = redis.pcall('TYPE', key)
+  if type(kind) == 'table' and kind.err then
+    out[i] = { false, -3 }
+  elseif kind.ok == 'string' then
+    out[i] = { redis.call('GET', key), redis.call('PEXPIRETIME', key) }
+  else
+    out[i] = { false, -2 }
+  end
+end
+return out`;
+
 function makeClient(port: number) {
   const client = createClient({
     socket: { host: '127.0.0.1', port, connectTimeout: 1_000, reconnectStrategy: (retries: number) => Math.min(20 * 2 ** retries, 500) },
@@ -73,8 +108,8 @@ type Client = ReturnType<typeof makeClient>;
 
 export class MasterReader implements KeyReader {
   readonly #clients = new Map<number, Client>();
-  /** Per port, per run id: when its first reply arrived. */
-  readonly #firstSeen = new Map<number, Map<string, number>>();
+  /** Per port (or cluster voter label), per run id: when its first reply arrived. */
+  readonly #firstSeen = new Map<number | string, Map<string, number>>();
   /** Ports with a read unanswered past its time: a paused master gets no pile of them. */
   readonly #stuck = new Set<number>();
   readonly #waiting = new Map<number, Promise<void>>();
@@ -87,26 +122,58 @@ export class MasterReader implements KeyReader {
 
   /** Start connecting to the master behind `label` now, so the first read need not wait for it. */
   warm(label: string): void {
+    const shards = clusters.get(label);
+    if (shards) return shards.forEach((shard) => this.warm(`127.0.0.1:${shard}`));
     const port = portOf(this.resolve(label));
     if (!this.#closed && Number.isInteger(port)) this.#client(port);
   }
 
   resolve(label: string): string {
+    if (clusters.has(label)) return label;
     const port = portOf(label);
     return `127.0.0.1:${aliases.get(port) ?? port}`;
   }
 
   firstSeenMs(label: string, runId: string): number | undefined {
-    return this.#firstSeen.get(portOf(this.resolve(label)))?.get(runId);
+    return this.#firstSeen.get(clusters.has(label) ? label : portOf(this.resolve(label)))?.get(runId);
   }
 
-  /** When the master's current run was ready, if this process started it. */
+  /** When the master's current run was ready, if this process started it (a cluster: its latest master's). */
   startedAtMs(label: string): number | undefined {
-    return starts.get(portOf(this.resolve(label)));
+    const shards = clusters.get(label);
+    if (!shards) return starts.get(portOf(this.resolve(label)));
+    const each = shards.map((shard) => starts.get(shard));
+    return each.every((ms) => ms !== undefined) ? Math.max(...(each as number[])) : undefined;
   }
 
   async read(label: string, keys: readonly string[]): Promise<MasterReading | undefined> {
-    const port = portOf(this.resolve(label));
+    const shards = clusters.get(label);
+    if (shards) return this.#readCluster(label, shards, keys);
+    return this.#readMaster(portOf(this.resolve(label)), keys, false);
+  }
+
+  /**
+   * A cluster voter: every master read at once, each key taken from the master it lives on. Its
+   * run id joins theirs (any master restarted: a new run of the voter); unknown if one cannot be read.
+   */
+  async #readCluster(label: string, shards: readonly number[], keys: readonly string[]): Promise<MasterReading | undefined> {
+    const readings = await Promise.all(shards.map((shard) => this.#readMaster(shard, keys, true)));
+    if (readings.some((reading) => reading === undefined)) return undefined;
+    const all = readings as MasterReading[];
+    const read = new Map<string, { value: string | null; expireTimeMs: number }>();
+    for (const key of keys) {
+      const here = all.map((reading) => reading.keys.get(key)!).find((entry) => entry.expireTimeMs !== -3);
+      read.set(key, here ?? { value: null, expireTimeMs: -2 });
+    }
+    const runId = all.map((reading) => reading.runId).join('+');
+    const receivedAtMs = Math.max(...all.map((reading) => reading.receivedAtMs));
+    const seen = this.#firstSeen.get(label) ?? new Map<string, number>();
+    this.#firstSeen.set(label, seen);
+    if (!seen.has(runId)) seen.set(runId, receivedAtMs);
+    return { keys: read, runId, uptimeSeconds: Math.min(...all.map((reading) => reading.uptimeSeconds)), receivedAtMs };
+  }
+
+  async #readMaster(port: number, keys: readonly string[], clustered: boolean): Promise<MasterReading | undefined> {
     if (this.#closed || !Number.isInteger(port) || this.#stuck.has(port)) return undefined;
     const client = await this.#ready(port);
     if (!client) return undefined;
@@ -115,7 +182,7 @@ export class MasterReader implements KeyReader {
       timer = setTimeout(() => resolve('timeout'), this.timeoutMs);
       timer.unref();
     });
-    const reading = this.#readNow(port, client, keys);
+    const reading = this.#readNow(port, client, keys, clustered);
     try {
       const outcome = await Promise.race([reading, deadline]);
       if (outcome !== 'timeout') return outcome;
@@ -134,9 +201,10 @@ export class MasterReader implements KeyReader {
     this.#clients.clear();
   }
 
-  async #readNow(port: number, client: Client, keys: readonly string[]): Promise<MasterReading | undefined> {
+  async #readNow(port: number, client: Client, keys: readonly string[], clustered: boolean): Promise<MasterReading | undefined> {
     try {
-      const [values, info] = (await client.multi().eval(READ_KEYS, { keys: [...keys] }).info('server').exec()) as unknown[];
+      const script = clustered ? client.multi().eval(READ_KEYS_HERE, { arguments: [...keys] }) : client.multi().eval(READ_KEYS, { keys: [...keys] });
+      const [values, info] = (await script.info('server').exec()) as unknown[];
       const receivedAtMs = Date.now();
       const server = typeof info === 'string' ? parseServerInfo(info) : undefined;
       if (!server || !Array.isArray(values)) return undefined;

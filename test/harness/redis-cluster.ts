@@ -5,6 +5,7 @@
  * keys, SETSLOT NODE), as `redis-cli --cluster reshard` does. Every process is stopped by pid in `stop()`.
  */
 import { createClient } from 'redis';
+import { registerCluster, unregisterCluster } from './master-reader.js';
 import { startMasters, type RedisMaster } from './redis-server.js';
 
 function makeClient(url: string) {
@@ -44,6 +45,7 @@ export class RedisCluster {
       }
       for (const master of masters.slice(1)) await clients[0]!.sendCommand(['CLUSTER', 'MEET', '127.0.0.1', String(master.port)]);
       await cluster.waitUntilSettled();
+      registerCluster(cluster.ports); // the safety oracle reads it as one voter
       return cluster;
     } catch (error) {
       for (const client of clients) client.destroy();
@@ -123,6 +125,7 @@ export class RedisCluster {
 
   /** Stop every master by pid and remove their data dirs. */
   stop(): void {
+    unregisterCluster(this.ports);
     for (const client of this.clients) client.destroy();
     for (const master of this.masters) master.stop();
   }

@@ -1,0 +1,256 @@
+/**
+ * Redis Cluster voters: three real clusters of three masters each (nine redis-servers, no
+ * replicas), each one vote. The voters are given the three ways a user can: `{ rootNodes }`
+ * options, a node-redis createCluster() client and an ioredis Cluster. Assertions read the masters
+ * directly (the master that owns a key's slot); the safety oracle reads each cluster as one voter.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createCluster } from 'redis';
+import { Cluster } from 'ioredis';
+import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
+import { clusterFenceKey } from '../../src/cluster.js';
+import { eventually, sleep, uniquePrefix } from '../harness/cluster.js';
+import { RedisCluster } from '../harness/redis-cluster.js';
+
+let clusters: RedisCluster[];
+const cleanups: (() => Promise<unknown> | void)[] = [];
+
+beforeAll(async () => {
+  clusters = await Promise.all([0, 1, 2].map(() => RedisCluster.start(3)));
+}, 60_000);
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+afterAll(() => {
+  for (const cluster of clusters ?? []) cluster.stop();
+});
+
+/** A Redlock whose three voters are the three clusters, given as options, a node-redis and an ioredis cluster client. */
+function lockOnClusters(settings?: ConstructorParameters<typeof Redlock>[1]): Redlock {
+  const nodeRedisCluster = createCluster({ rootNodes: [{ url: clusters[1]!.urls[1]! }] });
+  const ioredisCluster = new Cluster([{ host: '127.0.0.1', port: clusters[2]!.ports[2]! }], { lazyConnect: true });
+  const redlock = new Redlock([{ rootNodes: [{ url: clusters[0]!.urls[0]! }] }, nodeRedisCluster, ioredisCluster], settings);
+  redlock.on('error', () => undefined);
+  cleanups.push(() => ioredisCluster.disconnect());
+  cleanups.push(() => redlock.quit());
+  return redlock;
+}
+
+/** What each cluster's masters hold for `key`: [master index that has it, its PTTL] per cluster. */
+async function holders(key: string, of = clusters): Promise<{ at: number[]; pttl: number[]; values: (string | null)[] }> {
+  const at: number[] = [];
+  const pttl: number[] = [];
+  const values: (string | null)[] = [];
+  for (const cluster of of) {
+    const owner = await cluster.ownerOf(await cluster.slotOf(key));
+    const found: number[] = [];
+    for (let index = 0; index < cluster.masters.length; index++) {
+      // DBSIZE-free check that works on any master: EXISTS on a non-owner answers MOVED.
+      const exists = await cluster.client(index).sendCommand<number>(['EXISTS', key]).catch(() => 0);
+      if (exists === 1) found.push(index);
+    }
+    expect(found.every((index) => index === owner)).toBe(true);
+    at.push(found.length === 1 ? owner : -1);
+    pttl.push(await cluster.client(owner).sendCommand<number>(['PTTL', key]));
+    values.push(await cluster.client(owner).sendCommand<string | null>(['GET', key]));
+  }
+  return { at, pttl, values };
+}
+
+async function warm(redlock: Redlock): Promise<void> {
+  await eventually(() => redlock.health().every((voter) => voter.state === 'up' && (voter.shards?.length ?? 0) === 3), 10_000);
+}
+
+describe('Redis Cluster voters', () => {
+  it('a lock is held on the master that owns its slot in each of three cluster voters; a second client is refused; release frees all', async () => {
+    const a = lockOnClusters({ retryCount: 0 });
+    const b = lockOnClusters({ retryCount: 0 });
+    await Promise.all([warm(a), warm(b)]);
+    const key = uniquePrefix('cluster-basic')('stock');
+    const lock = await a.acquire(key, 10_000);
+    await eventually(async () => (await holders(key)).values.every((value) => value === lock.value));
+    const held = await holders(key);
+    expect(held.at.every((index) => index >= 0)).toBe(true);
+    expect(held.values).toEqual([lock.value, lock.value, lock.value]);
+    for (const pttl of held.pttl) expect(pttl).toBeGreaterThan(8_000);
+    await expect(b.acquire(key, 10_000)).rejects.toThrow(ExecutionError);
+    expect((await lock.release()).released).toBe(true);
+    await eventually(async () => (await holders(key)).pttl.every((pttl) => pttl === -2));
+    expect(a.health().map((voter) => voter.node)).toEqual([
+      `cluster 127.0.0.1:${clusters[0]!.ports[0]}`,
+      `cluster 127.0.0.1:${clusters[1]!.ports[1]}`,
+      `cluster 127.0.0.1:${clusters[2]!.ports[2]}`,
+    ]);
+  });
+
+  it('resources in different slots are refused before any command, with a hash-tag hint; one hash tag makes them one lock', async () => {
+    const redlock = lockOnClusters({ retryCount: 0 });
+    await warm(redlock);
+    const key = uniquePrefix('cluster-slots');
+    const monitors = clusters.map((cluster) => cluster.client(0));
+    const before = await Promise.all(monitors.map((client) => client.sendCommand<string>(['INFO', 'commandstats'])));
+    await expect(redlock.acquire([key('stock'), key('payment')], 5_000)).rejects.toThrow(TypeError);
+    await expect(redlock.acquire([key('stock'), key('payment')], 5_000)).rejects.toThrow(/hash to different slots.*give them one hash tag/);
+    const after = await Promise.all(monitors.map((client) => client.sendCommand<string>(['INFO', 'commandstats'])));
+    const evalsOf = (stats: string): string => /cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? '0';
+    expect(after.map(evalsOf)).toEqual(before.map(evalsOf));
+
+    const tag = `{${key('order')}}`;
+    const lock = await redlock.acquire([`${tag}:stock`, `${tag}:payment`], 5_000);
+    for (const resource of lock.resources) expect((await holders(resource)).values).toEqual([lock.value, lock.value, lock.value]);
+    await lock.release();
+  });
+
+  it('fencing tokens: counters live in the resource\'s slot (a hash tag added when it has none) and grow with each lock', async () => {
+    const redlock = lockOnClusters({ retryCount: 0 });
+    await warm(redlock);
+    const resource = uniquePrefix('cluster-fence')('account');
+    const first = await redlock.acquire(resource, 5_000, { fencing: true });
+    await first.release();
+    const second = await redlock.acquire(resource, 5_000, { fencing: true });
+    expect(second.fencingToken).toBeGreaterThan(first.fencingToken!);
+    const counter = clusterFenceKey(resource);
+    expect(counter).toBe(`{${resource}}:redlock-fence`);
+    for (const cluster of clusters) {
+      expect(await cluster.slotOf(counter)).toBe(await cluster.slotOf(resource));
+      const owner = await cluster.ownerOf(await cluster.slotOf(resource));
+      expect(Number(await cluster.client(owner).sendCommand<string>(['GET', counter]))).toBe(second.fencingToken);
+    }
+    await second.release();
+    expect(clusterFenceKey('{acct}:1')).toBe('{acct}:1:redlock-fence');
+    await expect(redlock.acquire('no}tag', 5_000, { fencing: true })).rejects.toThrow(/has a "}" but no hash tag/);
+  });
+
+  it('fifty locks in one tick, batched per slot on each master, are all granted where their slots live', async () => {
+    const redlock = lockOnClusters({ retryCount: 0 });
+    await warm(redlock);
+    const key = uniquePrefix('cluster-batch');
+    const resources = Array.from({ length: 50 }, (_, i) => key(`r${i}`));
+    const locks = await Promise.all(resources.map((resource) => redlock.acquire(resource, 10_000)));
+    for (const lock of locks.slice(0, 5)) expect((await holders(lock.resources[0]!)).values).toEqual([lock.value, lock.value, lock.value]);
+    // Spread over the masters of each cluster: every master got some.
+    const owners = await Promise.all(resources.map((resource) => clusters[0]!.slotOf(resource).then((slot) => clusters[0]!.ownerOf(slot))));
+    expect(new Set(owners).size).toBe(3);
+    const released = await Promise.all(locks.map((lock) => lock.release()));
+    expect(released.every((result) => result.released)).toBe(true);
+    await eventually(async () => (await holders(resources[0]!)).pttl.every((pttl) => pttl === -2));
+  });
+
+  it('a release wakes a waiter in another process at once: SPUBLISH on a shard channel of the master, SSUBSCRIBEd by waiters', async () => {
+    const holder = lockOnClusters({ retryCount: 0 });
+    const waiter = lockOnClusters({ retryCount: 20, retryDelay: 5_000, retryJitter: 0 });
+    await Promise.all([warm(holder), warm(waiter)]);
+    const key = uniquePrefix('cluster-wake')('r');
+    const lock = await holder.acquire(key, 30_000);
+    const waited = waiter.acquire(key, 10_000);
+    // Every master of every cluster has a subscriber on its channel.
+    await eventually(async () => {
+      for (const cluster of clusters) {
+        for (let index = 0; index < 3; index++) {
+          const channels = await cluster.client(index).sendCommand<string[]>(['PUBSUB', 'SHARDCHANNELS', 'redlock-quorum:released*']);
+          if (channels.length === 0) return false;
+        }
+      }
+      return true;
+    }, 10_000);
+    await sleep(200);
+    const releasedAt = performance.now();
+    await lock.release();
+    const next = await waited;
+    expect(performance.now() - releasedAt).toBeLessThan(2_000); // retryDelay is 5 s
+    await next.release();
+  });
+
+  it('resharding the slot of a held lock mid-run: extends and releases follow ASK and MOVED, two contenders never both hold it', async () => {
+    const a = lockOnClusters({ retryCount: 0 });
+    const b = lockOnClusters({ retryCount: 0 });
+    await Promise.all([warm(a), warm(b)]);
+    const key = uniquePrefix('cluster-reshard')('r');
+    const cluster = clusters[0]!;
+    const slot = await cluster.slotOf(key);
+    const from = await cluster.ownerOf(slot);
+    const to = (from + 1) % 3;
+    let holding: string | undefined;
+    let overlaps = 0;
+    let sections = 0;
+    let stop = false;
+    const contend = async (redlock: Redlock, name: string): Promise<void> => {
+      while (!stop) {
+        const lock = await redlock.acquire(key, 2_000).catch(() => undefined);
+        if (!lock) {
+          await sleep(5);
+          continue;
+        }
+        if (holding !== undefined) overlaps++;
+        holding = name;
+        await sleep(10);
+        await lock.extend(2_000).catch(() => undefined);
+        sections++;
+        holding = undefined;
+        await lock.release();
+      }
+    };
+    const held: Lock = await a.acquire(`${key}:held{${key}}`, 20_000);
+    const running = Promise.all([contend(a, 'a'), contend(b, 'b')]);
+    await sleep(300);
+    const askingCalls = async (): Promise<number> =>
+      Number(/cmdstat_asking:calls=(\d+)/.exec(await cluster.client(to).sendCommand<string>(['INFO', 'commandstats']))?.[1] ?? 0);
+    const askedBefore = await askingCalls();
+    const duringMigration: string[] = [];
+    await cluster.moveSlot(slot, to, async () => {
+      // Migrating: the held lock's key is still at the source; a new key goes to the target (ASK).
+      duringMigration.push(await held.extend(20_000).then(() => 'extended', (error: Error) => error.message));
+      await sleep(300);
+    });
+    await sleep(300);
+    const sectionsAfterMove = sections;
+    await sleep(500);
+    stop = true;
+    await running;
+    expect(overlaps).toBe(0);
+    expect(duringMigration).toEqual(['extended']);
+    expect(await askingCalls()).toBeGreaterThan(askedBefore); // new locks went to the importing master
+    expect(sections).toBeGreaterThan(sectionsAfterMove); // locking goes on on the new owner
+    expect(await cluster.ownerOf(slot)).toBe(to);
+    // The held lock moved with its slot, and its extend and release find it there (MOVED followed).
+    await held.extend(20_000);
+    await eventually(async () => (await cluster.client(to).sendCommand<number>(['PTTL', held.resources[0]!])) > 15_000);
+    expect(await cluster.client(to).sendCommand<string | null>(['GET', held.resources[0]!])).toBe(held.value);
+    expect(await cluster.client(from).sendCommand<number>(['EXISTS', held.resources[0]!]).catch((error: Error) => error.message)).toMatch(/^MOVED/);
+    expect((await held.release()).released).toBe(true);
+    await eventually(async () => (await holders(held.resources[0]!)).pttl.every((pttl) => pttl === -2));
+    expect((await holders(key)).pttl).toEqual([-2, -2, -2]);
+  }, 60_000);
+
+  it('a master of one cluster killed: locks in its slots lose that vote only, others keep three; health says which master', async () => {
+    const cluster = await RedisCluster.start(3);
+    cleanups.push(() => cluster.stop());
+    const redlock = new Redlock(
+      [{ rootNodes: [{ url: cluster.urls[0]! }] }, ...clusters.slice(1).map((other) => ({ rootNodes: [{ url: other.urls[0]! }] }))],
+      { retryCount: 0, nodeTimeout: 500 },
+    );
+    redlock.on('error', () => undefined);
+    cleanups.push(() => redlock.quit());
+    await warm(redlock);
+    const key = uniquePrefix('cluster-shard-down');
+    const resources = Array.from({ length: 30 }, (_, i) => key(`r${i}`));
+    const owners = await Promise.all(resources.map(async (resource) => cluster.ownerOf(await cluster.slotOf(resource))));
+    const victim = 1; // not master 0: the test asks master 0 where slots live
+    await cluster.masters[victim]!.kill();
+    await eventually(() => redlock.health()[0]!.state === 'down', 10_000);
+    const voter = redlock.health()[0]!;
+    expect(voter.shards!.filter((shard) => shard.state === 'down').map((shard) => shard.node)).toEqual([`127.0.0.1:${cluster.ports[victim]}`]);
+    const lost = resources.find((_, i) => owners[i] === victim)!;
+    const kept = resources.find((_, i) => owners[i] !== victim)!;
+    const keptAt = owners[resources.indexOf(kept)]!;
+    const lockLost = await redlock.acquire(lost, 5_000);
+    const lockKept = await redlock.acquire(kept, 5_000);
+    // The other two voters hold both; the killed master's cluster holds only the lock outside its slots.
+    await eventually(async () => (await holders(kept, clusters.slice(1))).values.every((value) => value === lockKept.value));
+    expect((await holders(lost, clusters.slice(1))).values).toEqual([lockLost.value, lockLost.value]);
+    expect(await cluster.client(keptAt).sendCommand<string | null>(['GET', kept])).toBe(lockKept.value);
+    await Promise.all([lockLost.release(), lockKept.release()]);
+  });
+});
