@@ -143,7 +143,7 @@ export class MasterReader implements KeyReader {
     const shards = clusters.get(label);
     if (!shards) return starts.get(portOf(this.resolve(label)));
     const each = shards.map((shard) => starts.get(shard));
-    return each.every((ms) => ms !== undefined) ? Math.max(...(each as number[])) : undefined;
+    return each.every((ms) => ms !== undefined) ? Math.max(...(each)) : undefined;
   }
 
   async read(label: string, keys: readonly string[]): Promise<MasterReading | undefined> {
