@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis as IORedis } from 'ioredis';
 import { RedlockMutex } from 'redis-semaphore';
 import { createClient } from 'redis';
-import { Redlock } from '../src/index.js';
+import { Redlock, type NodeInput } from '../src/index.js';
 import { decodeBatch, encodeBatch, lockScript, type LockOperation } from '../src/scripts/index.js';
 
 const require = createRequire(import.meta.url);
@@ -63,6 +63,29 @@ function ours(name: string, label: string, batching: boolean, fencing = false, i
           await redlock.quit();
           await closeIoredis(clients);
         },
+      });
+    },
+  };
+}
+
+/**
+ * Ours on a fixed set of voters, whatever masters the group was given: S6 compares standalone
+ * voters with Redis Cluster voters (`{ rootNodes }`) in one run.
+ */
+export function oursOn(name: string, label: string, nodes: readonly NodeInput[]): ContenderSpec {
+  return {
+    name,
+    label,
+    hotKey: false,
+    create() {
+      const redlock = new Redlock(nodes);
+      redlock.on('error', () => undefined);
+      return Promise.resolve({
+        acquire: async (key, ttlMs) => {
+          const lock = await redlock.acquire(key, ttlMs);
+          return { release: async () => void (await lock.release()) };
+        },
+        close: () => redlock.quit(),
       });
     },
   };

@@ -4,7 +4,8 @@
  *
  * S1 sequential acquire+release, 1 worker · S2 64 and 256 workers on distinct keys · S3 hot key:
  * 16 workers, one resource, 1 ms section · S4 one master blackholed (S1, S2@64) · S5 one master
- * +20 ms round trip (S1). Masters: 5 throwaway local redis-server processes, or REDLOCK_NODES.
+ * +20 ms round trip (S1) · S6 S2 at 64 workers on 3 standalone voters vs 3 Redis Cluster voters of
+ * 3 masters each (local only). Masters: 5 throwaway local redis-server processes, or REDLOCK_NODES.
  * Output: a progress bar, markdown tables on stdout, bench/results/<timestamp>.{json,svg}.
  */
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -13,8 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { SingleBar, Presets } from 'cli-progress';
 import { createClient } from 'redis';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
+import { RedisCluster } from '../test/harness/redis-cluster.js';
 import { ProxyProcess } from './faults.js';
-import { contenders, type Contender, type ContenderSpec, type Profile } from './libraries.js';
+import { contenders, oursOn, type Contender, type ContenderSpec, type Profile } from './libraries.js';
 import { markdownTable, rowOf, svgChart, type Row } from './report.js';
 import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, type Tally } from './scenarios.js';
 
@@ -32,6 +34,7 @@ const S2_WORKERS = [64, 256];
 const S3_WORKERS = 16;
 const S3_SECTION_MS = 1;
 const S5_ADDED_RTT_MS = 20;
+const S6_WORKERS = 64;
 
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -50,6 +53,7 @@ let rttMs = Number.NaN;
 const tables: string[] = [];
 let masters: RedisMaster[] = [];
 let proxies: ProxyProcess | undefined;
+let clusters: RedisCluster[] = [];
 const open: Contender[] = [];
 const bar = new SingleBar(
   { format: '{bar} {percentage}% | {value}/{total} slices | {scenario} · {contender}', hideCursor: true, clearOnComplete: true },
@@ -93,12 +97,17 @@ async function main(): Promise<void> {
   const slow = wanted('S5') ? [sequential('S5', `S5 — one master +${S5_ADDED_RTT_MS} ms round trip: S1`, plan.s5)] : [];
   const hotKeyScenarios = wanted('S3') ? [hot] : [];
   const faulty = loopback;
+  const s6 = wanted('S6') && loopback && !external;
+  const s6Scenario = concurrent(
+    'S6', `S6 — ${S6_WORKERS} concurrent workers, distinct keys: 3 standalone voters vs 3 Redis Cluster voters of 3 masters`, S6_WORKERS, plan.s2,
+  );
 
   const hotSpecs = contenders.filter((spec) => spec.hotKey);
   const slices = (list: Scenario[], specs: readonly ContenderSpec[]): number =>
     list.reduce((total, scenario) => total + scenario.rounds * specs.length, 0);
   bar.start(
-    slices(healthy, contenders) + slices(hotKeyScenarios, hotSpecs) + (faulty ? slices([...blackholed, ...slow], contenders) : 0),
+    slices(healthy, contenders) + slices(hotKeyScenarios, hotSpecs) + (faulty ? slices([...blackholed, ...slow], contenders) : 0) +
+      (s6 ? slices([s6Scenario], [contenders[0]!, contenders[0]!]) : 0),
     0,
     { scenario: 'starting', contender: '' },
   );
@@ -117,6 +126,15 @@ async function main(): Promise<void> {
     if (slow.length) {
       await runGroup(slow, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'pass', S5_ADDED_RTT_MS / 2), () => proxies!.set(0, 'pass'));
     }
+  }
+  if (s6) {
+    clusters = await Promise.all([0, 1, 2].map(() => RedisCluster.start(3)));
+    const specs = [
+      oursOn('redlock-quorum, 3 standalone voters', 'standalone ×3', urls.slice(0, 3)),
+      oursOn('redlock-quorum, 3 cluster voters × 3 masters', 'cluster ×3×3', clusters.map((cluster) => ({ rootNodes: [{ url: cluster.urls[0]! }] }))),
+    ];
+    await runGroup([s6Scenario], specs, urls, 'distinct');
+    for (const cluster of clusters.splice(0)) cluster.stop();
   }
   bar.stop();
   report(urls.length, external !== undefined, faulty);
@@ -235,6 +253,15 @@ function targets(faulty: boolean): string {
       `- S3: Jain ${oursS3.jain.toFixed(3)} (target ≥ 0.9), hand-off p50 ${((oursS3.handoffP50Ms ?? Number.NaN) / rttMs).toFixed(1)} round trips (target ≤ 3)`,
     );
   }
+  const standalone = find('S6', 'standalone ×3');
+  const clustered = find('S6', 'cluster ×3×3');
+  if (standalone && clustered) {
+    const ratio = clustered.opsPerSecond / standalone.opsPerSecond;
+    lines.push(
+      `- S6 (S2 @ ${S6_WORKERS} on cluster voters): ${Math.round(clustered.opsPerSecond)} vs ${Math.round(standalone.opsPerSecond)} ops/s on 3 standalone voters ` +
+        `(${ratio.toFixed(2)}×; target ≥ 2×) ${ratio >= 2 ? 'PASS' : 'MISS'}`,
+    );
+  }
   const oursS4 = find('S4 S1', 'ours');
   if (faulty && oursS4 && oursS1) {
     lines.push(`- S4 p99: ${(oursS4.p99Ms / oursS1.p99Ms).toFixed(2)}× our healthy S1 p99 (target ≤ 2×)`);
@@ -250,6 +277,7 @@ async function cleanUp(): Promise<void> {
   for (const contender of open) await contender.close().catch(() => undefined);
   await proxies?.stop().catch(() => undefined);
   for (const master of masters) master.stop();
+  for (const cluster of clusters) cluster.stop();
 }
 
 process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));

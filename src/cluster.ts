@@ -12,7 +12,8 @@
  *   after a MOVED reply and when a refresh failed.
  * - Each master of the cluster is a RedisNode (node.ts) on connections of our own: the same
  *   per-master timeout, no offline queue, health check, restart guard and `replicas` as a
- *   standalone master. Batching groups operations per slot.
+ *   standalone master. A batch may span a master's slots: its keys go inline (undeclared), and an
+ *   operation the master does not serve now answers so and is sent again alone with declared keys.
  * - MOVED: nothing ran; the operation goes to the new owner (the map learns it at once), within
  *   the same attempt. ASK (a slot being migrated, the key not at the source): ASKING then the
  *   script on the importing master. At most MAX_REDIRECTS per operation; TRYAGAIN is a failed vote.
@@ -27,7 +28,7 @@ import calculateSlot from 'cluster-key-slot';
 import { NodeError, NodeUnavailableError } from './errors.js';
 import { driverFor, type Connection, type RedisClientOptions } from './clients.js';
 import type { HealthHooks, MasterHealth } from './health.js';
-import { RedisNode, reconnectDelayMs, type ShardRole, type Voter } from './node.js';
+import { RedisNode, reconnectDelayMs, type Route, type ShardRole, type Voter } from './node.js';
 import type { Cancellation } from './quorum.js';
 import { FENCE_SUFFIX, releasedChannel, type LockOperation, type OperationReply } from './scripts/index.js';
 import { describe } from './settings.js';
@@ -176,6 +177,8 @@ function redirectOf(error: unknown): { kind: 'MOVED' | 'ASK'; slot: number; addr
 }
 
 const slotOfOperation = (operation: LockOperation): number => calculateSlot(operation.keys[0]!);
+/** The script's answer for an operation of an inline batch that this master does not serve now. */
+const NOT_SERVED_HERE = 3;
 
 /** A shard channel that hashes to one of `slots`, so SPUBLISH from a script there is a local one. */
 function channelFor(owns: (slot: number) => boolean): string | undefined {
@@ -251,10 +254,19 @@ export class ClusterVoter implements Voter {
   async submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
     const slot = slotOfOperation(operation);
     let asking: RedisNode | undefined;
+    let route: Route = 'batch';
     for (let redirects = 0; ; redirects++) {
       const node = asking ?? (await this.#ownerOf(slot, cancellation));
       try {
-        return await node.submit(operation, cancellation, coalesce, asking !== undefined);
+        const reply = await node.submit(operation, cancellation, coalesce, asking ? 'asking' : route);
+        if (reply.status !== NOT_SERVED_HERE) return reply;
+        // A batch of several slots: this master does not serve the slot now. Alone, with declared
+        // keys, it answers MOVED or ASK (nothing was written).
+        if (redirects >= MAX_REDIRECTS || cancellation.aborted || this.#closed) {
+          throw new NodeError(node.label, new Error(`slot ${slot} is not served by this master (redirected ${redirects} times)`));
+        }
+        route = 'alone';
+        continue;
       } catch (error) {
         const redirect = redirectOf(error);
         if (!redirect || redirects >= MAX_REDIRECTS || cancellation.aborted || this.#closed) throw error;
@@ -263,6 +275,7 @@ export class ClusterVoter implements Voter {
           asking = target;
         } else {
           asking = undefined;
+          route = 'batch';
           this.#owners[redirect.slot] = target;
           void this.#refresh();
         }
@@ -340,6 +353,7 @@ export class ClusterVoter implements Voter {
 
   /** Take a CLUSTER SLOTS reply (asked of `askedLabel`) as the slot map. */
   #apply(reply: unknown, askedLabel: string): void {
+    if (this.#closed) return; // quit() while the map was on its way: no new masters
     if (!Array.isArray(reply)) throw new Error(`CLUSTER SLOTS answered ${describe(reply)}`);
     const owners: (RedisNode | undefined)[] = new Array<RedisNode | undefined>(SLOTS).fill(undefined);
     const askedHost = askedLabel.slice(0, askedLabel.lastIndexOf(':'));

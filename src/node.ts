@@ -39,6 +39,14 @@ export interface Voter {
   close(): Promise<void>;
 }
 
+/**
+ * How an operation goes to a master. `batch`: with the others of its turn (on a cluster master, a
+ * batch of several slots carries its keys inline and answers status 3 for an operation it does not
+ * serve). `alone`: with declared keys, so a cluster master answers MOVED or ASK for it. `asking`:
+ * after ASKING, to the master importing its slot.
+ */
+export type Route = 'batch' | 'alone' | 'asking';
+
 /** A RedisNode that is one master of a cluster voter (cluster.ts), reached on a connection of its own. */
 export interface ShardRole {
   /** The hash slot of an operation's keys (one slot per operation: redlock.ts checks it). */
@@ -117,8 +125,8 @@ export class RedisNode implements Voter {
   /** The latest INFO said `cluster_enabled:1`: keys live in hash slots, multi-key scripts fail there. */
   #clusterMode = false;
   /**
-   * One batcher, or on a cluster shard one per slot (and per slot for calls sent after ASKING):
-   * a script's keys must all hash to one slot there.
+   * One batcher; on a cluster master also one per slot for operations sent alone (declared keys,
+   * so the master can redirect them) and one per slot for calls sent after ASKING.
    */
   readonly #batchers = new Map<string, Batcher>();
   readonly #shard: ShardRole | undefined;
@@ -190,9 +198,9 @@ export class RedisNode implements Voter {
    * Run one lock operation, coalesced with the others of this event-loop turn unless `coalesce` is
    * false. Rejects with NodeUnavailableError at once if the master cannot take it now.
    */
-  submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, asking = false): Promise<OperationReply> {
-    if (this.client.isReady) return this.#checked(operation, cancellation, coalesce, asking);
-    return this.#awaitFirstConnection(cancellation).then(() => this.#checked(operation, cancellation, coalesce, asking));
+  submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route = 'batch'): Promise<OperationReply> {
+    if (this.client.isReady) return this.#checked(operation, cancellation, coalesce, route);
+    return this.#awaitFirstConnection(cancellation).then(() => this.#checked(operation, cancellation, coalesce, route));
   }
 
   /** The channel releases are announced on here. */
@@ -207,11 +215,11 @@ export class RedisNode implements Voter {
     for (const reopen of this.#subscriptions) reopen();
   }
 
-  #batcherFor(operation: LockOperation, asking: boolean): Batcher {
-    const key = this.#shard ? `${asking ? 'ASKING ' : ''}${this.#shard.slotOf(operation)}` : '';
+  #batcherFor(operation: LockOperation, route: Route): Batcher {
+    const key = !this.#shard || route === 'batch' ? route : `${route} ${this.#shard.slotOf(operation)}`;
     let batcher = this.#batchers.get(key);
     if (!batcher) {
-      batcher = new Batcher((operations) => this.#send(operations, asking));
+      batcher = new Batcher((operations) => this.#send(operations, route));
       this.#batchers.set(key, batcher);
     }
     return batcher;
@@ -223,7 +231,7 @@ export class RedisNode implements Voter {
    * takes none, and with the restart guard a master that (re)started within the grace takes no
    * acquire or extend (a release may still clean up).
    */
-  async #checked(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, asking: boolean): Promise<OperationReply> {
+  async #checked(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route): Promise<OperationReply> {
     const check = this.#infoCheck;
     if (check) {
       // The check is dropped only once its last waiter has left: a command coming meanwhile waits
@@ -239,24 +247,27 @@ export class RedisNode implements Voter {
     if (this.#clusterMode && !this.#shard) throw new ClusterModeError(this.label);
     const waitMs = this.#guard && operation.kind !== 'release' ? this.#guard.waitMs(Date.now()) : 0;
     if (waitMs > 0) throw new MasterRestartedError(this.label, waitMs);
-    return this.#batcherFor(operation, asking).submit(operation, cancellation, coalesce);
+    return this.#batcherFor(operation, route).submit(operation, cancellation, coalesce);
   }
 
-  /** One script call for a batch (after ASKING: the slot is being imported here, see cluster.ts). */
-  #send(operations: LockOperation[], asking: boolean): SentBatch {
+  /** One script call for a batch. */
+  #send(operations: LockOperation[], route: Route): SentBatch {
     if (this.#closed || !this.client.isReady) return { replies: Promise.reject(this.#unavailable()) };
     // With an offline queue (node-redis clients of yours, by default), an unsent command would
     // survive a dropped connection and be sent after the reconnect. Such calls carry an AbortSignal:
     // aborted when the connection drops (#handleError) or when nobody waits for them any more, the
     // client withdraws them. Connections we own have no offline queue (clients.ts).
     const withdraw = this.#driver.withdraws ? new AbortController() : undefined;
-    const replies = this.#call(operations, withdraw, asking);
+    const replies = this.#call(operations, withdraw, route);
     return withdraw ? { replies, withdraw: () => withdraw.abort() } : { replies };
   }
 
-  async #call(operations: LockOperation[], withdraw: AbortController | undefined, asking: boolean): Promise<OperationReply[]> {
+  async #call(operations: LockOperation[], withdraw: AbortController | undefined, route: Route): Promise<OperationReply[]> {
     const tag = TAG_PREFIX + (++lastTag).toString(36);
-    const tail = encodeBatch(operations, tag, this.#announcement, this.#shard?.fenceKey);
+    // A cluster master's batch may span its slots: its keys go inline (declared keys share one slot).
+    const inline = this.#shard !== undefined && route === 'batch' && operations.length > 1;
+    const tail = encodeBatch(operations, tag, this.#announcement, this.#shard?.fenceKey, inline);
+    const asking = route === 'asking';
     const client = this.client;
     const send = (args: readonly string[]): Promise<unknown> => client.send(args, withdraw?.signal);
     // ASKING lets the next command, the script call right behind it, use a slot this shard imports.

@@ -49,10 +49,13 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
 
 /**
  * locks — run a sequence of lock operations, in order, atomically.
- * KEYS: the keys of every operation, concatenated in order.
+ * KEYS: the keys of every operation, concatenated in order; or none, with the keys at the start of
+ *       ARGV instead ("inline": a batch on a cluster master whose keys are in several of its slots,
+ *       which declared keys may not be).
  * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 'e' extend, 'r' release,
  *       'f' fence), lock value, ttl in ms (fence: the token; release: ignored), number of keys it
- *       owns in KEYS. 'A' and 'f' own 2n keys: n lock keys, then their n fence counters. Then how
+ *       owns in KEYS. 'A' and 'f' own 2n keys: n lock keys, then their n fence counters. Then the
+ *       number of inline keys (0: they are KEYS). Then how
  *       releases are announced: 'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and
  *       a shard channel of the master's own (a cluster shard). Last, the
  *       call's tag (unique in the process), echoed as the reply's last element: a reply read for
@@ -72,12 +75,22 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *           wake at once instead of polling; best effort (pcall): a refused PUBLISH (an ACL without
  *           +publish; a shard channel resharded away) comes after the DEL and must not turn a done
  *           release into an error
+ * With inline keys, an operation a key of which this master does not serve now (a slot of another
+ * master, or one being migrated away without the key: EXISTS fails there) answers {3, 0} and
+ * writes nothing; the caller sends it again alone, with declared keys, to be redirected.
  * Operations run in order, so a batch behaves exactly like the same calls sent one by one, and one
  * operation's refusal never affects another's. A key of another type is "not ours" (GET's WRONGTYPE
  * is caught) instead of failing the batch; any other refusal of GET (an ACL without +get) fails the
  * script, as a refused command does, rather than passing for "not held".
  */
-const source = `local function valueOf(key)
+const source = `local n = #ARGV
+local inline = tonumber(ARGV[n - 3])
+local K = KEYS
+if inline > 0 then
+  K = {}
+  for i = 1, inline do K[i] = ARGV[i] end
+end
+local function valueOf(key)
   local value = redis.pcall('GET', key)
   if type(value) == 'table' then
     if string.sub(value.err, 1, 9) ~= 'WRONGTYPE' then error(value) end
@@ -87,36 +100,44 @@ const source = `local function valueOf(key)
 end
 local function holds(from, to, value)
   for k = from, to do
-    if valueOf(KEYS[k]) ~= value then return false end
+    if valueOf(K[k]) ~= value then return false end
+  end
+  return true
+end
+local function served(from, to)
+  for k = from, to do
+    if type(redis.pcall('EXISTS', K[k])) == 'table' then return false end
   end
   return true
 end
 local reply = {}
 local first = 1
-for i = 1, #ARGV - 3, 4 do
+for i = inline + 1, n - 4, 4 do
   local kind, value, ttl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local last = first + tonumber(ARGV[i + 3]) - 1
   local status, detail = 1, 0
-  if kind == 'a' or kind == 'A' then
+  if inline > 0 and not served(first, last) then
+    status = 3
+  elseif kind == 'a' or kind == 'A' then
     local locks = kind == 'a' and last or (first + last - 1) / 2
     for k = first, locks do
-      if redis.call('EXISTS', KEYS[k]) == 1 then
-        status, detail = 0, redis.call('PTTL', KEYS[k])
+      if redis.call('EXISTS', K[k]) == 1 then
+        status, detail = 0, redis.call('PTTL', K[k])
         break
       end
     end
     if status == 1 then
       for k = locks + 1, last do
-        local counter = redis.pcall('INCR', KEYS[k])
+        local counter = redis.pcall('INCR', K[k])
         if type(counter) ~= 'number' then
-          status, detail = 2, KEYS[k] .. ': ' .. tostring(counter.err)
+          status, detail = 2, K[k] .. ': ' .. tostring(counter.err)
           break
         end
         if counter > detail then detail = counter end
       end
     end
     if status == 1 then
-      for k = first, locks do redis.call('SET', KEYS[k], value, 'PX', ttl) end
+      for k = first, locks do redis.call('SET', K[k], value, 'PX', ttl) end
     end
   elseif kind == 'f' then
     local locks = (first + last - 1) / 2
@@ -124,26 +145,26 @@ for i = 1, #ARGV - 3, 4 do
     if status == 1 then
       local token = tonumber(ttl)
       for k = locks + 1, last do
-        local raw = redis.pcall('GET', KEYS[k])
+        local raw = redis.pcall('GET', K[k])
         local counter = type(raw) ~= 'table' and tonumber(raw or 0)
         if not counter then
-          status, detail = 2, KEYS[k] .. ': ' .. (type(raw) == 'table' and tostring(raw.err) or 'ERR value is not an integer')
+          status, detail = 2, K[k] .. ': ' .. (type(raw) == 'table' and tostring(raw.err) or 'ERR value is not an integer')
           break
         end
-        if counter < token then redis.call('SET', KEYS[k], ttl) end
+        if counter < token then redis.call('SET', K[k], ttl) end
       end
     end
   elseif kind == 'e' then
     status = holds(first, last, value) and 1 or 0
     if status == 1 then
-      for k = first, last do redis.call('PEXPIRE', KEYS[k], ttl) end
+      for k = first, last do redis.call('PEXPIRE', K[k], ttl) end
     end
   else
     status = 0
     for k = first, last do
-      if valueOf(KEYS[k]) == value then
-        status = status + redis.call('DEL', KEYS[k])
-        redis.pcall(ARGV[#ARGV - 2], ARGV[#ARGV - 1], value .. ':' .. KEYS[k])
+      if valueOf(K[k]) == value then
+        status = status + redis.call('DEL', K[k])
+        redis.pcall(ARGV[n - 2], ARGV[n - 1], value .. ':' .. K[k])
       end
     end
   end
@@ -151,7 +172,7 @@ for i = 1, #ARGV - 3, 4 do
   reply[#reply + 1] = detail
   first = last + 1
 end
-reply[#reply + 1] = ARGV[#ARGV]
+reply[#reply + 1] = ARGV[n]
 return reply`;
 
 /** Where the script announces released keys; messages are `<value>:<key>`. */
@@ -172,12 +193,16 @@ export interface Announcement {
 }
 export const standaloneAnnouncement: Announcement = { command: 'PUBLISH', channel: releasedChannel };
 
-/** The EVALSHA/EVAL tail (numkeys, keys…, args…, announcement, tag) for a batch of operations. */
+/**
+ * The EVALSHA/EVAL tail (numkeys, keys…, args…, inline count, announcement, tag) for a batch of
+ * operations; with `inline`, numkeys is 0 and the keys lead ARGV (see the script).
+ */
 export function encodeBatch(
   operations: readonly LockOperation[],
   tag: string,
   announcement: Announcement = standaloneAnnouncement,
   fenceKeyOf: (resource: string) => string = fenceKey,
+  inline = false,
 ): string[] {
   const keys: string[] = [];
   const args: string[] = [];
@@ -190,7 +215,9 @@ export function encodeBatch(
     const owned = fenced || kind === 'fence' ? 2 * own.length : own.length;
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(owned));
   }
-  return [String(keys.length), ...keys, ...args, announcement.command, announcement.channel, tag];
+  const trailer = [announcement.command, announcement.channel, tag];
+  if (inline) return ['0', ...keys, ...args, String(keys.length), ...trailer];
+  return [String(keys.length), ...keys, ...args, '0', ...trailer];
 }
 
 /**

@@ -123,7 +123,7 @@ describe('Redis Cluster voters', () => {
     await expect(redlock.acquire('no}tag', 5_000, { fencing: true })).rejects.toThrow(/has a "}" but no hash tag/);
   });
 
-  it('fifty locks in one tick, batched per slot on each master, are all granted where their slots live', async () => {
+  it('fifty locks in one tick, one batch per master across its slots (keys inline), are all granted where their slots live', async () => {
     const redlock = lockOnClusters({ retryCount: 0 });
     await warm(redlock);
     const key = uniquePrefix('cluster-batch');
@@ -223,6 +223,36 @@ describe('Redis Cluster voters', () => {
     await eventually(async () => (await holders(held.resources[0]!)).pttl.every((pttl) => pttl === -2));
     expect((await holders(key)).pttl).toEqual([-2, -2, -2]);
   }, 60_000);
+
+  it('a batch meeting a slot moved behind its back: that operation is redirected alone (MOVED), the rest of the batch is granted', async () => {
+    const cluster = await RedisCluster.start(3);
+    cleanups.push(() => cluster.stop());
+    const redlock = new Redlock(
+      [{ rootNodes: [{ url: cluster.urls[0]! }] }, ...clusters.slice(1).map((other) => ({ rootNodes: [{ url: other.urls[0]! }] }))],
+      { retryCount: 0 },
+    );
+    redlock.on('error', () => undefined);
+    cleanups.push(() => redlock.quit());
+    await warm(redlock);
+    const key = uniquePrefix('cluster-stale');
+    // Three resources on master 1 of the new cluster, in different slots.
+    const onOne: string[] = [];
+    for (let i = 0; onOne.length < 3; i++) {
+      const resource = key(`r${i}`);
+      const slot = await cluster.slotOf(resource);
+      if ((await cluster.ownerOf(slot)) === 1 && !(await Promise.all(onOne.map((r) => cluster.slotOf(r)))).includes(slot)) onOne.push(resource);
+    }
+    const [first, moved, stays] = onOne as [string, string, string];
+    await cluster.moveSlot(await cluster.slotOf(moved), 2); // the Redlock's map still says master 1
+    // The turn's first acquire leaves at once; the other two leave together, one batch for master 1.
+    const locks = await Promise.all([redlock.acquire(first, 5_000), redlock.acquire(moved, 5_000), redlock.acquire(stays, 5_000)]);
+    await eventually(async () => (await cluster.client(2).sendCommand<string | null>(['GET', moved])) === locks[1].value);
+    expect(await cluster.client(1).sendCommand<string | null>(['GET', stays])).toBe(locks[2].value);
+    expect(await cluster.client(1).sendCommand<string | null>(['GET', first])).toBe(locks[0].value);
+    await Promise.all(locks.map((lock) => lock.release()));
+    await eventually(async () => (await cluster.client(2).sendCommand<number>(['EXISTS', moved])) === 0);
+    for (const resource of [stays, first]) expect(await cluster.client(1).sendCommand<number>(['EXISTS', resource])).toBe(0);
+  });
 
   it('a master of one cluster killed: locks in its slots lose that vote only, others keep three; health says which master', async () => {
     const cluster = await RedisCluster.start(3);
