@@ -157,12 +157,24 @@ interface IORedisConnection {
 }
 
 /** A master: a client you created (never closed by us), or a URL / node-redis client options (we own those). */
-export type NodeInput = RedisClientLike | IORedisLike | string | RedisClientOptions | ClusterInput;
+export type NodeInput = RedisClientLike | IORedisLike | string | RedisClientOptions | ClusterInput | SentinelOptions;
 
 /**
  * A Redis Cluster as one voter (cluster.ts): node-redis `createCluster()`'s result, an ioredis /
  * iovalkey `Cluster`, or `{ rootNodes, defaults }` as createCluster takes them (we own those).
  */
+/**
+ * A Sentinel-managed voter given as node-redis createSentinel()'s options: the Sentinels are asked
+ * for the master on each new connection of ours (`nodeClientOptions` for the master,
+ * `sentinelClientOptions` for the Sentinels).
+ */
+export interface SentinelOptions {
+  name: string;
+  sentinelRootNodes: readonly { host?: string; port?: number }[];
+  nodeClientOptions?: RedisClientOptions;
+  sentinelClientOptions?: RedisClientOptions;
+}
+
 export type ClusterInput =
   | { getSlotMaster(slot: number): unknown }
   | { readonly isCluster: boolean; nodes(...args: never[]): unknown }
@@ -178,12 +190,13 @@ const NODE_REDIS_CALL = { timeout: 0, typeMapping: {} } as const;
 /** The driver for one `nodes[index]`; throws a TypeError naming the index for input it cannot use. */
 export function driverFor(input: unknown, index: number): Driver {
   if (typeof input === 'object' && input !== null && typeof (input as { getSentinelNode?: unknown }).getSentinelNode === 'function') {
-    // Its sendCommand takes (isReadonly, args): used as a client it would send garbage.
+    // Its sendCommand takes (isReadonly, args), and it keeps its options (credentials) to itself.
     throw new TypeError(
-      `nodes[${index}] is a node-redis Sentinel client (createSentinel), not supported yet: pass an ioredis or iovalkey ` +
-        'client with `sentinels` and `name` for a Sentinel-managed voter',
+      `nodes[${index}] is a node-redis Sentinel client (createSentinel()): pass the options you gave createSentinel ` +
+        '({ name, sentinelRootNodes, nodeClientOptions }) instead, and we reach the master on connections of our own',
     );
   }
+  if (isSentinelOptions(input)) return new SentinelDriver(input, index);
   if (isIORedis(input)) return new IORedisDriver(input, index);
   if (isClient(input)) {
     if (typeof input.isOpen !== 'boolean' || typeof input.isReady !== 'boolean') {
@@ -312,6 +325,178 @@ class NodeRedisConnection implements Connection {
 
   destroy(): void {
     disposeNodeRedis(this.client);
+  }
+}
+
+function isSentinelOptions(input: unknown): input is SentinelOptions {
+  return typeof input === 'object' && input !== null && 'sentinelRootNodes' in input;
+}
+
+/**
+ * A Sentinel-managed master reached on node-redis connections of ours: each new connection asks
+ * the Sentinels (in the order given) which server is the master now, then connects to it. A
+ * connection that reaches a demoted master (READONLY) is reset by the voter, and the next asks again.
+ */
+class SentinelDriver implements Driver {
+  readonly label: string;
+  readonly owned = true;
+  readonly voter: unknown;
+  readonly withdraws = false;
+  readonly followsFailover = true;
+  readonly #options: SentinelOptions;
+
+  constructor(options: SentinelOptions, index: number) {
+    const { name, sentinelRootNodes } = options;
+    if (typeof name !== 'string' || name === '') throw new TypeError(`nodes[${index}].name must be the Sentinels' name for the master`);
+    if (!Array.isArray(sentinelRootNodes) || sentinelRootNodes.length === 0) {
+      throw new TypeError(`nodes[${index}].sentinelRootNodes must be a non-empty array of { host, port }`);
+    }
+    const nodes: readonly unknown[] = sentinelRootNodes;
+    for (const [i, node] of nodes.entries()) {
+      const port = typeof node === 'object' && node !== null ? (node as { port?: unknown }).port : undefined;
+      if (typeof node !== 'object' || node === null || (port !== undefined && !Number.isInteger(port))) {
+        throw new TypeError(`nodes[${index}].sentinelRootNodes[${i}] must be { host, port }, got ${describe(node)}`);
+      }
+    }
+    this.#options = options;
+    const first = options.sentinelRootNodes[0]!;
+    this.label = `${name} (sentinel ${first.host ?? 'localhost'}:${first.port ?? 26379})`;
+    this.voter = this.label;
+    this.#client({ host: 'localhost', port: 6379 }); // bad node options are a TypeError now, not at the first connection
+  }
+
+  connection(): Connection {
+    return new SentinelConnection(this.label, () => this.#masterAddress(), (address) => new NodeRedisConnection(this.#client(address), true));
+  }
+
+  subscriber(): SubscriberConnection {
+    let inner: SubscriberConnection | undefined;
+    let destroyed = false;
+    const listeners: ['error' | 'ended', () => void][] = [];
+    return {
+      connect: async () => {
+        let address: { host: string; port: number };
+        try {
+          address = await this.#masterAddress();
+        } catch (error) {
+          for (const [event, listener] of listeners) if (!destroyed && event === 'ended') listener();
+          throw error;
+        }
+        if (destroyed) throw new Error('closed');
+        const client = this.#client(address) as unknown as SubscriberClient;
+        inner = nodeRedisSubscriber(client);
+        for (const [event, listener] of listeners) inner.on(event, listener);
+        return inner.connect();
+      },
+      subscribe: (channel, listener) => inner?.subscribe(channel, listener) ?? Promise.reject(new Error('not connected')),
+      on: (event, listener) => {
+        listeners.push([event, listener]);
+        inner?.on(event, listener);
+      },
+      destroy: () => {
+        destroyed = true;
+        inner?.destroy();
+      },
+    };
+  }
+
+  #client(address: { host: string; port: number }): RedisClientLike {
+    const options = this.#options.nodeClientOptions ?? {};
+    return ownedClient({ ...options, socket: { ...options.socket, host: address.host, port: address.port } });
+  }
+
+  /** The master's address, as the first Sentinel that knows it says. */
+  async #masterAddress(): Promise<{ host: string; port: number }> {
+    const failures: string[] = [];
+    const options = this.#options.sentinelClientOptions ?? {};
+    for (const node of this.#options.sentinelRootNodes) {
+      const where = `${node.host ?? 'localhost'}:${node.port ?? 26379}`;
+      const sentinel = ownedClient({ ...options, socket: { ...options.socket, host: node.host ?? 'localhost', port: node.port ?? 26379 } });
+      sentinel.on('error', ignore);
+      try {
+        await sentinel.connect();
+        const reply = await sentinel.sendCommand(['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.#options.name], NODE_REDIS_CALL);
+        if (Array.isArray(reply) && reply.length === 2) return { host: String(reply[0]), port: Number(reply[1]) };
+        failures.push(`${where}: no master named ${this.#options.name}`);
+      } catch (error) {
+        failures.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
+      } finally {
+        disposeNodeRedis(sentinel);
+      }
+    }
+    throw new Error(`no Sentinel named the master of ${this.label} (${failures.join('; ')})`);
+  }
+}
+
+/** A connection of ours whose server is known only once the Sentinels were asked (see SentinelDriver). */
+class SentinelConnection implements Connection {
+  #inner: Connection | undefined;
+  #resolving = false;
+  #destroyed = false;
+  #detached = false;
+  readonly #listeners: [ConnectionEvent, (error?: unknown) => void][] = [];
+
+  constructor(
+    readonly label: string,
+    private readonly resolve: () => Promise<{ host: string; port: number }>,
+    private readonly open: (address: { host: string; port: number }) => Connection,
+  ) {}
+
+  get isReady(): boolean {
+    return this.#inner?.isReady ?? false;
+  }
+
+  get isOpen(): boolean {
+    return this.#resolving || (this.#inner?.isOpen ?? false);
+  }
+
+  async connect(): Promise<unknown> {
+    this.#resolving = true;
+    let address: { host: string; port: number };
+    try {
+      address = await this.resolve();
+    } catch (error) {
+      this.#resolving = false;
+      // As a connection of ours that failed: its error, then its end (the voter reconnects).
+      this.#emit('error', error);
+      this.#emit('ended');
+      throw error;
+    }
+    this.#resolving = false;
+    if (this.#destroyed) throw new Error('the connection was closed while the Sentinels were asked');
+    const inner = this.open(address);
+    for (const [event, listener] of this.#listeners) inner.on(event, listener);
+    if (this.#detached) inner.detach();
+    this.#inner = inner;
+    return inner.connect();
+  }
+
+  #emit(event: ConnectionEvent, error?: unknown): void {
+    if (this.#detached || this.#destroyed) return;
+    for (const [name, listener] of this.#listeners) if (name === event) listener(error);
+  }
+
+  send(args: readonly string[], withdraw?: AbortSignal): Promise<unknown> {
+    return this.#inner?.send(args, withdraw) ?? Promise.reject(new Error(`${this.label}: not connected yet`));
+  }
+
+  on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
+    this.#listeners.push([event, listener]);
+    this.#inner?.on(event, listener);
+  }
+
+  detach(): void {
+    this.#detached = true;
+    this.#inner?.detach();
+  }
+
+  close(): Promise<unknown> {
+    return this.#inner?.close() ?? Promise.resolve();
+  }
+
+  destroy(): void {
+    this.#destroyed = true;
+    this.#inner?.destroy();
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { ExecutionError, Redlock, ReplicationError, type Lock } from '../../src/index.js';
+import { ExecutionError, Redlock, ReplicationError, type Lock, type NodeInput } from '../../src/index.js';
 import { eventually, sleep, uniquePrefix, urlOf } from '../harness/cluster.js';
 import { oracle } from '../harness/oracle-session.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
@@ -27,13 +27,24 @@ afterEach(async () => {
   for (const master of standalone) master.stop();
 });
 
-/** A Redlock on the Sentinel voter (a user's ioredis client through the Sentinel) and the two standalone masters. */
+/** How the test's Sentinel voter is given: a user's ioredis client with `sentinels`, or node-redis createSentinel() options. */
+type VoterKind = 'ioredis sentinels' | 'node-redis createSentinel options';
+let voterKind: VoterKind = 'ioredis sentinels';
+
+/** A Redlock on the Sentinel voter (reached through the Sentinel) and the two standalone masters. */
 function lockOn(settings: ConstructorParameters<typeof Redlock>[1]): Redlock {
-  const voter = new Redis({ sentinels: [{ host: '127.0.0.1', port: group.sentinelPort }], name: group.name });
-  voter.on('error', () => undefined);
+  const sentinels = [{ host: '127.0.0.1', port: group.sentinelPort }];
+  let voter: NodeInput;
+  if (voterKind === 'ioredis sentinels') {
+    const client = new Redis({ sentinels, name: group.name });
+    client.on('error', () => undefined);
+    cleanups.push(() => client.disconnect());
+    voter = client;
+  } else {
+    voter = { name: group.name, sentinelRootNodes: sentinels };
+  }
   const redlock = new Redlock([voter, ...standalone.map((master) => urlOf(master.port))], { nodeTimeout: 300, ...settings });
   redlock.on('error', () => undefined);
-  cleanups.push(() => voter.disconnect());
   cleanups.push(() => redlock.quit());
   return redlock;
 }
@@ -61,8 +72,12 @@ async function lockThenFailOver(key: string, replicas: readonly number[]): Promi
   return result;
 }
 
-describe('a Sentinel-managed voter', () => {
-  it('is a voter: an ioredis client with `sentinels` is reached through the Sentinel, labelled by its master name', async () => {
+describe.each<VoterKind>(['ioredis sentinels', 'node-redis createSentinel options'])('a Sentinel-managed voter (%s)', (kind) => {
+  beforeEach(() => {
+    voterKind = kind;
+  });
+
+  it('is a voter: reached through the Sentinel, labelled by its master name', async () => {
     const redlock = lockOn({});
     expect(redlock.nodes[0]).toBe(`${group.name} (sentinel 127.0.0.1:${group.sentinelPort})`);
     const key = uniquePrefix('sentinel-voter');
