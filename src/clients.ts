@@ -721,10 +721,10 @@ function ownedClient(options: RedisClientOptions): RedisClientLike {
   // only on RESP, modules, functions and scripts: node-redis 6 lets us make it once for those.
   const classes = redis.RedisClient;
   if (!classes?.factory || options.modules || options.functions || options.scripts) return redis.createClient(ours);
-  const resp = options.RESP ?? 2;
+  const resp = options.RESP ?? 'default';
   let make = clientClasses.get(resp);
   if (!make) {
-    make = classes.factory({ RESP: resp });
+    make = classes.factory(options.RESP === undefined ? {} : { RESP: options.RESP });
     clientClasses.set(resp, make);
   }
   return make(ours);
@@ -735,7 +735,7 @@ interface NodeRedisModule {
   /** node-redis 6: the client class factory createClient() uses. */
   RedisClient?: { factory?(config: object): (options: object) => RedisClientLike };
 }
-const clientClasses = new Map<number, (options: object) => RedisClientLike>();
+const clientClasses = new Map<number | 'default', (options: object) => RedisClientLike>();
 
 let loaded: NodeRedisModule | undefined;
 /** node-redis, loaded the first time we make a client of ours. */

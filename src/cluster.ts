@@ -112,7 +112,9 @@ export function clusterConfigOf(input: unknown, index: number): ClusterConfig | 
     const options = candidate._options;
     if (options.keyPrefix) refuse('a keyPrefix (prefix the resources instead)');
     if (options.nodeAddressMap) refuse('a nodeAddressMap (the masters must be reachable at the addresses they announce)');
-    return { seeds: options.rootNodes as RedisClientOptions[], defaults: options.defaults ?? {}, voter: input };
+    const resp = (options as { RESP?: 2 | 3 }).RESP;
+    const defaults: RedisClientOptions = { ...(resp === undefined ? {} : { RESP: resp }), ...options.defaults };
+    return { seeds: options.rootNodes as RedisClientOptions[], defaults, voter: input };
   }
   // ioredis / iovalkey Cluster: startup nodes and the options every node connection gets.
   if (candidate.isCluster === true && Array.isArray(candidate.startupNodes)) {
@@ -170,15 +172,23 @@ function fromIORedisOptions(options: Record<string, unknown>): RedisClientOption
   return result;
 }
 
-/** A redirect reply (MOVED / ASK slot host:port), read off a script call's error. */
-function redirectOf(error: unknown): { kind: 'MOVED' | 'ASK'; slot: number; address: string } | undefined {
-  const match = error instanceof Error ? /^(MOVED|ASK) (\d+) (\S+)$/.exec(error.message) : null;
-  return match ? { kind: match[1] as 'MOVED' | 'ASK', slot: Number(match[2]), address: match[3]! } : undefined;
+/**
+ * A redirect reply (MOVED / ASK slot host:port), read off a script call's error; an empty host
+ * (`MOVED 3999 :6380`, with cluster-preferred-endpoint-type unknown-endpoint) is the answering master's.
+ */
+function redirectOf(error: unknown, answeredBy: string): { kind: 'MOVED' | 'ASK'; slot: number; address: string } | undefined {
+  const match = error instanceof Error ? /^(MOVED|ASK) (\d+) (\S*):(\d+)$/.exec(error.message) : null;
+  if (!match) return undefined;
+  const host = match[3] === '' || match[3] === '?' ? answeredBy.slice(0, answeredBy.lastIndexOf(':')) : match[3]!;
+  return { kind: match[1] as 'MOVED' | 'ASK', slot: Number(match[2]), address: `${host}:${match[4]}` };
 }
 
 const slotOfOperation = (operation: LockOperation): number => calculateSlot(operation.keys[0]!);
-/** The script's answer for an operation of an inline batch that this master does not serve now. */
-const NOT_SERVED_HERE = 3;
+/** The script's answer for an operation of an inline batch that this master does not serve now (a release's count is ≥ 0). */
+const NOT_SERVED_HERE = -1;
+/** The slot map is read again this often, and at most this often after a master fails (MOVED: at once). */
+const MAP_REFRESH_MS = 30_000;
+const MAP_RETRY_AFTER_FAILURE_MS = 1_000;
 
 /** A shard channel that hashes to one of `slots`, so SPUBLISH from a script there is a local one. */
 function channelFor(owns: (slot: number) => boolean): string | undefined {
@@ -201,10 +211,22 @@ export class ClusterVoter implements Voter {
   #refreshing: Promise<void> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #refreshFailures = 0;
+  #lastReadAt = 0;
+  readonly #periodic: NodeJS.Timeout;
+  /**
+   * Per lock value and key, the latest operation submitted here: a redirected one that a later one
+   * of the same lock overtook is dropped (operations of different locks may land in any order).
+   */
+  readonly #latest = new Map<string, number>();
+  #sequence = 0;
+  /** Masters that owned no slot at the latest map read (closed if still so at the next). */
+  #unowned = new Set<RedisNode>();
   #lastError: unknown;
+  #lastErrorAt: number | undefined;
   readonly #since = Date.now();
   readonly #mapWaiters = new Set<() => void>();
-  readonly #subscribers = new Map<(message: string) => void, Subscription[]>();
+  /** Per waiter subscription (the Notifier's), its subscription on each master. */
+  readonly #subscribers = new Map<(message: string) => void, Map<RedisNode, Subscription>>();
   readonly #shard: ShardRole = { slotOf: slotOfOperation, fenceKey: clusterFenceKey };
   #closed = false;
 
@@ -221,6 +243,8 @@ export class ClusterVoter implements Voter {
     const seedLabels = config.seeds.map((seed) => this.#connectionTo(seed).label);
     this.label = `cluster ${seedLabels[0]}`;
     this.voter = config.voter ?? this.label;
+    // Failovers and reshardings nobody redirected us for (a promoted replica sends no MOVED).
+    this.#periodic = setInterval(() => void this.#refresh(), MAP_REFRESH_MS).unref();
   }
 
   #connectionTo(options: RedisClientOptions): { label: string; connection: () => Connection } {
@@ -253,23 +277,34 @@ export class ClusterVoter implements Voter {
 
   async submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
     const slot = slotOfOperation(operation);
+    const key = `${operation.value}:${operation.keys[0]!}`;
+    const sequence = ++this.#sequence;
+    this.#latest.set(key, sequence);
+    try {
+      return await this.#route(operation, slot, sequence, cancellation, coalesce);
+    } finally {
+      if (this.#latest.get(key) === sequence) this.#latest.delete(key);
+    }
+  }
+
+  async #route(operation: LockOperation, slot: number, sequence: number, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
     let asking: RedisNode | undefined;
     let route: Route = 'batch';
     for (let redirects = 0; ; redirects++) {
       const node = asking ?? (await this.#ownerOf(slot, cancellation));
+      let reply: OperationReply;
       try {
-        const reply = await node.submit(operation, cancellation, coalesce, asking ? 'asking' : route);
-        if (reply.status !== NOT_SERVED_HERE) return reply;
-        // A batch of several slots: this master does not serve the slot now. Alone, with declared
-        // keys, it answers MOVED or ASK (nothing was written).
-        if (redirects >= MAX_REDIRECTS || cancellation.aborted || this.#closed) {
-          throw new NodeError(node.label, new Error(`slot ${slot} is not served by this master (redirected ${redirects} times)`));
-        }
-        route = 'alone';
-        continue;
+        // Sent again after a redirect: alone, never coalesced (a batch of one slot's keys in a
+        // migrating slot answers TRYAGAIN for all when only some keys are there).
+        reply = await node.submit(operation, cancellation, coalesce && route === 'batch' && !asking, asking ? 'asking' : route);
       } catch (error) {
-        const redirect = redirectOf(error);
-        if (!redirect || redirects >= MAX_REDIRECTS || cancellation.aborted || this.#closed) throw error;
+        const redirect = redirectOf(error, node.label);
+        if (!redirect) {
+          // A master down or the cluster in trouble: the map may be out of date (a failover).
+          if (error instanceof NodeUnavailableError || (error instanceof Error && /^CLUSTERDOWN/.test(error.message))) this.#refreshSoon();
+          throw error;
+        }
+        this.#mayRedirect(operation, sequence, redirects, cancellation, node, error);
         const target = this.#nodeAt(redirect.address);
         if (redirect.kind === 'ASK') {
           asking = target;
@@ -279,8 +314,31 @@ export class ClusterVoter implements Voter {
           this.#owners[redirect.slot] = target;
           void this.#refresh();
         }
+        continue;
       }
+      if (reply.status !== NOT_SERVED_HERE) return reply;
+      // A batch of several slots: this master does not serve this one now (nothing was written).
+      // Alone, with declared keys, it answers MOVED or ASK.
+      this.#mayRedirect(operation, sequence, redirects, cancellation, node, new Error(`slot ${slot} is not served here`));
+      route = 'alone';
     }
+  }
+
+  /**
+   * Throws unless `operation` may be sent again: within MAX_REDIRECTS, its attempt still on, and no
+   * later operation of the same lock on its keys submitted meanwhile (sent late, an earlier,
+   * shorter extend would land after a later one, or an acquire after its own rollback).
+   */
+  #mayRedirect(operation: LockOperation, sequence: number, redirects: number, cancellation: Cancellation, node: RedisNode, error: unknown): void {
+    if (redirects >= MAX_REDIRECTS || cancellation.aborted || this.#closed) throw error;
+    if (this.#latest.get(`${operation.value}:${operation.keys[0]!}`) !== sequence) {
+      throw new NodeError(node.label, new Error('redirected, and a later operation of the same lock was sent meanwhile: this one is dropped'));
+    }
+  }
+
+  /** Read the map again after a failure, at most once per MAP_RETRY_AFTER_FAILURE_MS. */
+  #refreshSoon(): void {
+    if (Date.now() - this.#lastReadAt >= MAP_RETRY_AFTER_FAILURE_MS) void this.#refresh();
   }
 
   /** The master that owns `slot`, waiting (bounded by the attempt) for the first map only. */
@@ -314,7 +372,7 @@ export class ClusterVoter implements Voter {
     if (node) return node;
     node = new RedisNode(this.#optionsFor(address), this.index, this.hooks, this.restartGraceMs, this.replicas, this.#shard);
     this.#nodes.set(address, node);
-    for (const [onMessage, subscriptions] of this.#subscribers) subscriptions.push(node.subscribeReleases(onMessage));
+    for (const [onMessage, subscriptions] of this.#subscribers) subscriptions.set(node, node.subscribeReleases(onMessage));
     node.start();
     return node;
   }
@@ -328,6 +386,7 @@ export class ClusterVoter implements Voter {
 
   async #readMap(): Promise<void> {
     clearTimeout(this.#retryTimer);
+    this.#lastReadAt = Date.now();
     const candidates = [
       ...[...new Set(this.#owners)].flatMap((node) => (node ? [this.#optionsFor(node.label)] : [])),
       ...this.#config.seeds,
@@ -342,8 +401,10 @@ export class ClusterVoter implements Voter {
         return;
       } catch (error) {
         this.#lastError = error;
+        this.#lastErrorAt = Date.now();
       }
     }
+    if (this.#closed) return;
     this.#refreshFailed = true;
     this.#wakeMapWaiters();
     // Once per run of failures (each master's own failures are its health's).
@@ -354,16 +415,31 @@ export class ClusterVoter implements Voter {
   /** Take a CLUSTER SLOTS reply (asked of `askedLabel`) as the slot map. */
   #apply(reply: unknown, askedLabel: string): void {
     if (this.#closed) return; // quit() while the map was on its way: no new masters
-    if (!Array.isArray(reply)) throw new Error(`CLUSTER SLOTS answered ${describe(reply)}`);
+    if (!Array.isArray(reply) || reply.length === 0) throw new Error(`CLUSTER SLOTS answered ${describe(reply)}: no slot is served`);
     const owners: (RedisNode | undefined)[] = new Array<RedisNode | undefined>(SLOTS).fill(undefined);
     const askedHost = askedLabel.slice(0, askedLabel.lastIndexOf(':'));
     for (const range of reply as unknown[][]) {
       const [first, last, master] = range as [number, number, unknown[]];
-      const host = typeof master[0] === 'string' && master[0] !== '' ? master[0] : askedHost; // '' = the node that answered
+      // '' or '?': the node that answered (cluster-preferred-endpoint-type unknown-endpoint).
+      const host = typeof master[0] === 'string' && master[0] !== '' && master[0] !== '?' ? master[0] : askedHost;
       const node = this.#nodeAt(`${host}:${Number(master[1])}`);
       for (let slot = Number(first); slot <= Number(last); slot++) owners[slot] = node;
     }
     this.#owners = owners;
+    // A master that owned nothing at two reads in a row (left the cluster, or lost its slots) is closed.
+    const owning = new Set(owners);
+    const unowned = new Set([...this.#nodes.values()].filter((node) => !owning.has(node)));
+    for (const node of unowned) {
+      if (!this.#unowned.has(node)) continue;
+      unowned.delete(node);
+      this.#nodes.delete(node.label);
+      for (const subscriptions of this.#subscribers.values()) {
+        void subscriptions.get(node)?.close();
+        subscriptions.delete(node);
+      }
+      void node.close();
+    }
+    this.#unowned = unowned;
     // Each master announces on a channel in one of its own slots (SPUBLISH from a script is local).
     for (const node of new Set(owners)) {
       if (!node) continue;
@@ -375,6 +451,7 @@ export class ClusterVoter implements Voter {
     this.#known = true;
     this.#refreshFailed = false;
     this.#lastError = undefined;
+    this.#lastErrorAt = undefined;
     this.#wakeMapWaiters();
   }
 
@@ -390,11 +467,8 @@ export class ClusterVoter implements Voter {
     const owning = new Set(this.#owners.filter((node): node is RedisNode => node !== undefined));
     const shards = [...this.#nodes.values()].map((node) => ({ node, health: node.health() }));
     const counted = shards.filter(({ node }) => owning.has(node)).map(({ health }) => health);
-    const errors = shards.reduce((sum, { health }) => sum + health.errors, 0);
-    const latest = shards
-      .map(({ health }) => health)
-      .filter((health) => health.lastError)
-      .sort((a, b) => b.lastErrorAt! - a.lastErrorAt!)[0];
+    const errors = counted.reduce((sum, health) => sum + health.errors, 0);
+    const latest = counted.filter((health) => health.lastError).sort((a, b) => b.lastErrorAt! - a.lastErrorAt!)[0];
     const state = !this.#known ? 'down' : counted.some((h) => h.state === 'down') ? 'down' : counted.some((h) => h.state === 'suspect') ? 'suspect' : 'up';
     const inState = counted.filter((health) => health.state === state);
     const since = inState.length > 0 ? Math.max(...inState.map((health) => health.since)) : this.#since;
@@ -404,18 +478,18 @@ export class ClusterVoter implements Voter {
       state,
       since,
       errors,
-      ...(lastError ? { lastError, lastErrorAt: latest?.lastErrorAt ?? Date.now() } : {}),
+      ...(lastError ? { lastError, lastErrorAt: latest?.lastErrorAt ?? this.#lastErrorAt ?? this.#since } : {}),
       shards: shards.map(({ health }) => health),
     };
   }
 
   subscribeReleases(onMessage: (message: string) => void): Subscription {
-    const subscriptions = [...this.#nodes.values()].map((node) => node.subscribeReleases(onMessage));
+    const subscriptions = new Map([...this.#nodes.values()].map((node) => [node, node.subscribeReleases(onMessage)] as const));
     this.#subscribers.set(onMessage, subscriptions);
     return {
       close: async () => {
         this.#subscribers.delete(onMessage);
-        await Promise.all(subscriptions.map((subscription) => subscription.close()));
+        await Promise.all([...subscriptions.values()].map((subscription) => subscription.close()));
       },
     };
   }
@@ -424,6 +498,7 @@ export class ClusterVoter implements Voter {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#retryTimer);
+    clearInterval(this.#periodic);
     this.#wakeMapWaiters();
     await Promise.all([...this.#nodes.values()].map((node) => node.close()));
   }
@@ -435,7 +510,7 @@ async function askOnce(connection: Connection, args: readonly string[]): Promise
   connection.on('error', ignore);
   try {
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer to ${args.join(' ')} within ${TOPOLOGY_TIMEOUT_MS} ms`)), TOPOLOGY_TIMEOUT_MS);
+      timer = setTimeout(() => reject(new Error(`no answer to ${args.join(' ')} within ${TOPOLOGY_TIMEOUT_MS} ms`)), TOPOLOGY_TIMEOUT_MS).unref();
     });
     return await Promise.race([connection.connect().then(() => connection.send(args)), timeout]);
   } finally {

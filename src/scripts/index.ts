@@ -76,7 +76,7 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *           +publish; a shard channel resharded away) comes after the DEL and must not turn a done
  *           release into an error
  * With inline keys, an operation a key of which this master does not serve now (a slot of another
- * master, or one being migrated away without the key: EXISTS fails there) answers {3, 0} and
+ * master, or one being migrated away without the key: EXISTS fails there) answers {−1, 0} and
  * writes nothing; the caller sends it again alone, with declared keys, to be redirected.
  * Operations run in order, so a batch behaves exactly like the same calls sent one by one, and one
  * operation's refusal never affects another's. A key of another type is "not ours" (GET's WRONGTYPE
@@ -117,7 +117,7 @@ for i = inline + 1, n - 4, 4 do
   local last = first + tonumber(ARGV[i + 3]) - 1
   local status, detail = 1, 0
   if inline > 0 and not served(first, last) then
-    status = 3
+    status = -1
   elseif kind == 'a' or kind == 'A' then
     local locks = kind == 'a' and last or (first + last - 1) / 2
     for k = first, locks do

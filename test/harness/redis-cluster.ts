@@ -17,50 +17,82 @@ type Client = ReturnType<typeof makeClient>;
 
 const SLOTS = 16384;
 
+export interface ClusterOptions {
+  /** For each entry, one replica of that master (by index); replicas come after the masters in `nodes`. */
+  readonly replicaOf?: readonly number[];
+  /** cluster-node-timeout: how long a master may be unreachable before its replica takes over. */
+  readonly nodeTimeoutMs?: number;
+}
+
 export class RedisCluster {
   private constructor(
-    readonly masters: readonly RedisMaster[],
+    /** Every process: the masters first, then the replicas (a replica may be promoted later). */
+    readonly nodes: readonly RedisMaster[],
+    private readonly shards: number,
     private readonly clients: readonly Client[],
-    /** Each master's cluster node id. */
+    /** Each node's cluster node id. */
     readonly ids: readonly string[],
   ) {}
 
-  static async start(shards = 3): Promise<RedisCluster> {
-    const masters = await startMasters(shards, {
-      args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
+  /** The processes started as masters. */
+  get masters(): readonly RedisMaster[] {
+    return this.nodes.slice(0, this.shards);
+  }
+
+  static async start(shards = 3, options: ClusterOptions = {}): Promise<RedisCluster> {
+    const replicaOf = options.replicaOf ?? [];
+    const nodes = await startMasters(shards + replicaOf.length, {
+      args: [
+        '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5000),
+        // A replica syncs at once (not after the default 5 s wait for more replicas): one that never
+        // synced is too stale to be promoted.
+        '--repl-diskless-sync-delay', '0',
+      ],
     });
     const clients: Client[] = [];
     try {
-      for (const master of masters) {
+      for (const master of nodes) {
         const client = makeClient(master.url);
         await client.connect();
         clients.push(client);
       }
       const ids = await Promise.all(clients.map(async (client) => await client.sendCommand<string>(['CLUSTER', 'MYID'])));
-      const cluster = new RedisCluster(masters, clients, ids);
-      for (const [index, client] of clients.entries()) {
+      const cluster = new RedisCluster(nodes, shards, clients, ids);
+      for (const [index, client] of clients.slice(0, shards).entries()) {
         const first = Math.floor((index * SLOTS) / shards);
         const last = Math.floor(((index + 1) * SLOTS) / shards) - 1;
         await client.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', String(first), String(last)]);
       }
-      for (const master of masters.slice(1)) await clients[0]!.sendCommand(['CLUSTER', 'MEET', '127.0.0.1', String(master.port)]);
+      for (const node of nodes.slice(1)) await clients[0]!.sendCommand(['CLUSTER', 'MEET', '127.0.0.1', String(node.port)]);
       await cluster.waitUntilSettled();
-      registerCluster(cluster.ports); // the safety oracle reads it as one voter
+      for (const [i, master] of replicaOf.entries()) {
+        const replica = clients[shards + i]!;
+        await replica.sendCommand(['CLUSTER', 'REPLICATE', ids[master]!]);
+      }
+      await cluster.waitUntilSettled();
+      for (const replica of clients.slice(shards)) {
+        const deadline = Date.now() + 10_000;
+        while (!/master_link_status:up/.test(await replica.sendCommand<string>(['INFO', 'replication']))) {
+          if (Date.now() > deadline) throw new Error('a cluster replica did not sync with its master in time');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      registerCluster(cluster.ports); // the safety oracle reads it as one voter (replicas included: one may be promoted)
       return cluster;
     } catch (error) {
       for (const client of clients) client.destroy();
-      for (const master of masters) master.stop();
+      for (const node of nodes) node.stop();
       throw error;
     }
   }
 
-  /** The seed URLs (every master), as a user would list them. */
+  /** The seed URLs (every node), as a user would list them. */
   get urls(): string[] {
-    return this.masters.map((master) => master.url);
+    return this.nodes.map((node) => node.url);
   }
 
   get ports(): number[] {
-    return this.masters.map((master) => master.port);
+    return this.nodes.map((node) => node.port);
   }
 
   /** The slot of `key`, as the cluster computes it. */
@@ -68,15 +100,15 @@ export class RedisCluster {
     return Number(await this.clients[0]!.sendCommand(['CLUSTER', 'KEYSLOT', key]));
   }
 
-  /** Index of the master that owns `slot`, by master 0's view. */
-  async ownerOf(slot: number): Promise<number> {
-    const ranges = await this.clients[0]!.sendCommand<[number, number, [string, number, string]][]>(['CLUSTER', 'SLOTS']);
+  /** Index (in `nodes`) of the master that owns `slot`, by node `askIndex`'s view (default 0). */
+  async ownerOf(slot: number, askIndex = 0): Promise<number> {
+    const ranges = await this.clients[askIndex]!.sendCommand<[number, number, [string, number, string]][]>(['CLUSTER', 'SLOTS']);
     const range = ranges.find(([first, last]) => slot >= first && slot <= last);
     if (!range) throw new Error(`slot ${slot} has no owner`);
     return this.ids.indexOf(String(range[2][2]));
   }
 
-  /** A direct client to master `index` (a plain connection: no redirects followed). */
+  /** A direct client to node `index` (a plain connection: no redirects followed). */
   client(index: number): Client {
     return this.clients[index]!;
   }
@@ -96,7 +128,7 @@ export class RedisCluster {
     for (;;) {
       const keys = await source.sendCommand<string[]>(['CLUSTER', 'GETKEYSINSLOT', String(slot), '100']);
       if (keys.length === 0) break;
-      const port = String(this.masters[to]!.port);
+      const port = String(this.nodes[to]!.port);
       await source.sendCommand(['MIGRATE', '127.0.0.1', port, '', '0', '5000', 'KEYS', ...keys]);
     }
     for (const client of [target, source, ...this.clients.filter((c) => c !== source && c !== target)]) {
@@ -110,11 +142,11 @@ export class RedisCluster {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const views = await Promise.all(
-        this.clients.map(async (client) => {
+        this.clients.filter((_, index) => this.nodes[index]!.running).map(async (client) => {
           const info = await client.sendCommand<string>(['CLUSTER', 'INFO']);
           const slots = await client.sendCommand<[number, number, [string, number, string]][]>(['CLUSTER', 'SLOTS']);
           const ranges = slots.map(([first, last, owner]) => `${first}-${last}:${owner[2]}`).sort().join(',');
-          return { ok: /cluster_state:ok/.test(info) && /cluster_known_nodes:(\d+)/.exec(info)?.[1] === String(this.masters.length), ranges };
+          return { ok: /cluster_state:ok/.test(info) && /cluster_known_nodes:(\d+)/.exec(info)?.[1] === String(this.nodes.length), ranges };
         }),
       );
       if (views.every((view) => view.ok && view.ranges === views[0]!.ranges)) return;
@@ -127,6 +159,6 @@ export class RedisCluster {
   stop(): void {
     unregisterCluster(this.ports);
     for (const client of this.clients) client.destroy();
-    for (const master of this.masters) master.stop();
+    for (const node of this.nodes) node.stop();
   }
 }

@@ -9,7 +9,7 @@ import { createCluster } from 'redis';
 import { Cluster } from 'ioredis';
 import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
 import { clusterFenceKey } from '../../src/cluster.js';
-import { eventually, sleep, uniquePrefix } from '../harness/cluster.js';
+import { eventually, settled, sleep, uniquePrefix } from '../harness/cluster.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 
 let clusters: RedisCluster[];
@@ -101,6 +101,17 @@ describe('Redis Cluster voters', () => {
     const lock = await redlock.acquire([`${tag}:stock`, `${tag}:payment`], 5_000);
     for (const resource of lock.resources) expect((await holders(resource)).values).toEqual([lock.value, lock.value, lock.value]);
     await lock.release();
+  });
+
+  it('a lock of three resources (one hash tag) is released on every voter: a release that deletes three keys is no redirect', async () => {
+    const redlock = lockOnClusters({ retryCount: 0 });
+    await warm(redlock);
+    const tag = `{${uniquePrefix('cluster-three')('order')}}`;
+    const lock = await redlock.acquire([`${tag}:a`, `${tag}:b`, `${tag}:c`], 5_000);
+    const released = await lock.release();
+    await eventually(() => released.outcomes.every((outcome) => settled(outcome) !== undefined));
+    expect(released.outcomes.map(settled)).toEqual(['granted', 'granted', 'granted']);
+    for (const resource of lock.resources) expect((await holders(resource)).pttl).toEqual([-2, -2, -2]);
   });
 
   it('fencing tokens: counters live in the resource\'s slot (a hash tag added when it has none) and grow with each lock', async () => {
@@ -253,6 +264,34 @@ describe('Redis Cluster voters', () => {
     await eventually(async () => (await cluster.client(2).sendCommand<number>(['EXISTS', moved])) === 0);
     for (const resource of [stays, first]) expect(await cluster.client(1).sendCommand<number>(['EXISTS', resource])).toBe(0);
   });
+
+  it('a failover inside a cluster voter (a replica promoted, no MOVED for anyone): the slot map is read again and its slots vote again', async () => {
+    const cluster = await RedisCluster.start(3, { replicaOf: [1], nodeTimeoutMs: 1_000 });
+    cleanups.push(() => cluster.stop());
+    const redlock = new Redlock(
+      [{ rootNodes: [{ url: cluster.urls[0]! }] }, ...clusters.slice(1).map((other) => ({ rootNodes: [{ url: other.urls[0]! }] }))],
+      { retryCount: 0, nodeTimeout: 500 },
+    );
+    redlock.on('error', () => undefined);
+    cleanups.push(() => redlock.quit());
+    await warm(redlock);
+    const key = uniquePrefix('cluster-failover');
+    let resource = key('r0');
+    for (let i = 1; (await cluster.ownerOf(await cluster.slotOf(resource))) !== 1; i++) resource = key(`r${i}`);
+    await cluster.masters[1]!.kill();
+    // The replica (node 3) takes over master 1's slots once the others agree master 1 is gone.
+    await eventually(async () => (await cluster.ownerOf(await cluster.slotOf(resource)).catch(() => -1)) === 3, 20_000);
+    await cluster.waitUntilSettled();
+    await eventually(async () => {
+      const lock = await redlock.acquire(resource, 5_000).catch(() => undefined);
+      if (!lock) return false;
+      await sleep(50);
+      const onPromoted = await cluster.client(3).sendCommand<string | null>(['GET', resource]);
+      await lock.release();
+      return onPromoted === lock.value;
+    }, 20_000);
+    expect(redlock.health()[0]!.state).toBe('up'); // the dead master owns no slot any more
+  }, 60_000);
 
   it('a master of one cluster killed: locks in its slots lose that vote only, others keep three; health says which master', async () => {
     const cluster = await RedisCluster.start(3);
