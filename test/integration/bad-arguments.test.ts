@@ -111,7 +111,11 @@ describe('bad arguments to new Redlock', () => {
       construct([createCluster({ rootNodes: [{ url: urls[0] }], nodeAddressMap: {} })]),
       TypeError, /nodes\[0\] is a Redis Cluster voter with a nodeAddressMap/],
     ['a node-redis Sentinel client', () => construct([createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: masters[0]!.port }] })]),
-      TypeError, /nodes\[0\] is a node-redis Sentinel client \(createSentinel\), not supported yet: pass an ioredis or iovalkey client with `sentinels`/],
+      TypeError, /nodes\[0\] is a node-redis Sentinel client \(createSentinel\(\)\): pass the options you gave createSentinel \(\{ name, sentinelRootNodes, nodeClientOptions \}\)/],
+    ['Sentinel options without a name', () => construct([{ sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }] }]), TypeError,
+      /nodes\[0\]\.name must be the Sentinels' name for the master/],
+    ['Sentinel options without Sentinels', () => construct([urls[0], { name: 'mymaster', sentinelRootNodes: [] }]), TypeError,
+      /nodes\[1\]\.sentinelRootNodes must be a non-empty array of \{ host, port \}/],
     // Stand-ins for argument checks only (no Redis behaviour): GLIDE's client has customCommand and
     // nothing node-redis or ioredis has; it must not pass for client options.
     ['a @valkey/valkey-glide client', () => construct([new (class GlideClient { customCommand(): void {} })()]), TypeError,
