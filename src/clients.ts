@@ -333,9 +333,32 @@ function isSentinelOptions(input: unknown): input is SentinelOptions {
 }
 
 /**
+ * `options` for a server at host:port: a `url` in them would win over the address (node-redis
+ * takes the URL's host and port), so it goes, keeping what it carried (credentials, TLS, database).
+ */
+export function optionsAt(options: RedisClientOptions, host: string, port: number): RedisClientOptions {
+  const { url, ...rest } = options;
+  const fromUrl: RedisClientOptions = {};
+  let tls = false;
+  if (typeof url === 'string') {
+    const parsed = new URL(url);
+    if (parsed.username) fromUrl.username = decodeURIComponent(parsed.username);
+    if (parsed.password) fromUrl.password = decodeURIComponent(parsed.password);
+    const database = Number(parsed.pathname.slice(1));
+    if (parsed.pathname.length > 1 && Number.isInteger(database)) fromUrl.database = database;
+    tls = parsed.protocol === 'rediss:';
+  }
+  return { ...fromUrl, ...rest, socket: { ...(tls ? { tls: true } : {}), ...rest.socket, host, port } };
+}
+
+/** How long one Sentinel may take to name the master (connect included) before the next is asked. */
+export const SENTINEL_QUERY_MS = 500;
+
+/**
  * A Sentinel-managed master reached on node-redis connections of ours: each new connection asks
- * the Sentinels (in the order given) which server is the master now, then connects to it. A
- * connection that reaches a demoted master (READONLY) is reset by the voter, and the next asks again.
+ * the Sentinels (the one that answered last first, then the others in the order given; each within
+ * SENTINEL_QUERY_MS) which server is the master now, then connects to it. A connection that reaches
+ * a demoted master (READONLY, or INFO says role:slave) is reset by the voter, and the next asks again.
  */
 class SentinelDriver implements Driver {
   readonly label: string;
@@ -344,6 +367,8 @@ class SentinelDriver implements Driver {
   readonly withdraws = false;
   readonly followsFailover = true;
   readonly #options: SentinelOptions;
+  /** The Sentinel that answered last: asked first next time. */
+  #preferred = 0;
 
   constructor(options: SentinelOptions, index: number) {
     const { name, sentinelRootNodes } = options;
@@ -362,28 +387,36 @@ class SentinelDriver implements Driver {
     const first = options.sentinelRootNodes[0]!;
     this.label = `${name} (sentinel ${first.host ?? 'localhost'}:${first.port ?? 26379})`;
     this.voter = this.label;
-    this.#client({ host: 'localhost', port: 6379 }); // bad node options are a TypeError now, not at the first connection
+    // Bad master or Sentinel options are a TypeError now, not an endless series of failed connections.
+    this.#client({ host: 'localhost', port: 6379 });
+    this.#sentinelClient(first);
   }
 
   connection(): Connection {
-    return new SentinelConnection(this.label, () => this.#masterAddress(), (address) => new NodeRedisConnection(this.#client(address), true));
+    return new SentinelConnection(
+      this.label,
+      (signal) => this.#masterAddress(signal),
+      (address) => new NodeRedisConnection(this.#client(address), true),
+    );
   }
 
   subscriber(): SubscriberConnection {
     let inner: SubscriberConnection | undefined;
-    let destroyed = false;
+    const asking = new AbortController();
     const listeners: ['error' | 'ended', () => void][] = [];
+    const ended = (): void => {
+      for (const [event, listener] of listeners) if (!asking.signal.aborted && event === 'ended') listener();
+    };
     return {
       connect: async () => {
-        let address: { host: string; port: number };
+        let client: SubscriberClient;
         try {
-          address = await this.#masterAddress();
+          client = this.#client(await this.#masterAddress(asking.signal)) as unknown as SubscriberClient;
         } catch (error) {
-          for (const [event, listener] of listeners) if (!destroyed && event === 'ended') listener();
+          ended(); // the voter opens another after a backoff
           throw error;
         }
-        if (destroyed) throw new Error('closed');
-        const client = this.#client(address) as unknown as SubscriberClient;
+        if (asking.signal.aborted) throw new Error('closed');
         inner = nodeRedisSubscriber(client);
         for (const [event, listener] of listeners) inner.on(event, listener);
         return inner.connect();
@@ -394,37 +427,60 @@ class SentinelDriver implements Driver {
         inner?.on(event, listener);
       },
       destroy: () => {
-        destroyed = true;
+        asking.abort();
         inner?.destroy();
       },
     };
   }
 
   #client(address: { host: string; port: number }): RedisClientLike {
-    const options = this.#options.nodeClientOptions ?? {};
-    return ownedClient({ ...options, socket: { ...options.socket, host: address.host, port: address.port } });
+    return ownedClient(optionsAt(this.#options.nodeClientOptions ?? {}, address.host, address.port));
   }
 
-  /** The master's address, as the first Sentinel that knows it says. */
-  async #masterAddress(): Promise<{ host: string; port: number }> {
-    const failures: string[] = [];
+  #sentinelClient(node: { host?: string; port?: number }): RedisClientLike {
     const options = this.#options.sentinelClientOptions ?? {};
-    for (const node of this.#options.sentinelRootNodes) {
+    const withTimeout = { ...options, socket: { ...options.socket, connectTimeout: SENTINEL_QUERY_MS } };
+    return ownedClient(optionsAt(withTimeout, node.host ?? 'localhost', node.port ?? 26379));
+  }
+
+  /** The master's address, as the first Sentinel that answers in time says; `signal` ends the asking. */
+  async #masterAddress(signal: AbortSignal): Promise<{ host: string; port: number }> {
+    const failures: string[] = [];
+    const nodes = this.#options.sentinelRootNodes;
+    for (let k = 0; k < nodes.length; k++) {
+      if (signal.aborted) break;
+      const index = (this.#preferred + k) % nodes.length;
+      const node = nodes[index]!;
       const where = `${node.host ?? 'localhost'}:${node.port ?? 26379}`;
-      const sentinel = ownedClient({ ...options, socket: { ...options.socket, host: node.host ?? 'localhost', port: node.port ?? 26379 } });
+      const sentinel = this.#sentinelClient(node);
       sentinel.on('error', ignore);
+      let timer: NodeJS.Timeout | undefined;
+      const stop = (): void => disposeNodeRedis(sentinel);
+      signal.addEventListener('abort', stop, { once: true });
       try {
-        await sentinel.connect();
-        const reply = await sentinel.sendCommand(['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.#options.name], NODE_REDIS_CALL);
-        if (Array.isArray(reply) && reply.length === 2) return { host: String(reply[0]), port: Number(reply[1]) };
+        const deadline = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${SENTINEL_QUERY_MS} ms`)), SENTINEL_QUERY_MS);
+          timer.unref();
+        });
+        const ask = async (): Promise<unknown> => {
+          await sentinel.connect();
+          return sentinel.sendCommand(['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.#options.name], NODE_REDIS_CALL);
+        };
+        const reply = await Promise.race([ask(), deadline]);
+        if (Array.isArray(reply) && reply.length === 2) {
+          this.#preferred = index;
+          return { host: String(reply[0]), port: Number(reply[1]) };
+        }
         failures.push(`${where}: no master named ${this.#options.name}`);
       } catch (error) {
         failures.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
       } finally {
-        disposeNodeRedis(sentinel);
+        clearTimeout(timer);
+        signal.removeEventListener('abort', stop);
+        stop();
       }
     }
-    throw new Error(`no Sentinel named the master of ${this.label} (${failures.join('; ')})`);
+    throw new Error(`no Sentinel named the master of ${this.label} (${failures.join('; ') || 'closed'})`);
   }
 }
 
@@ -432,13 +488,14 @@ class SentinelDriver implements Driver {
 class SentinelConnection implements Connection {
   #inner: Connection | undefined;
   #resolving = false;
-  #destroyed = false;
   #detached = false;
+  /** Aborted by destroy(): ends the asking of the Sentinels, closing the query in flight. */
+  readonly #asking = new AbortController();
   readonly #listeners: [ConnectionEvent, (error?: unknown) => void][] = [];
 
   constructor(
     readonly label: string,
-    private readonly resolve: () => Promise<{ host: string; port: number }>,
+    private readonly resolve: (signal: AbortSignal) => Promise<{ host: string; port: number }>,
     private readonly open: (address: { host: string; port: number }) => Connection,
   ) {}
 
@@ -452,19 +509,21 @@ class SentinelConnection implements Connection {
 
   async connect(): Promise<unknown> {
     this.#resolving = true;
-    let address: { host: string; port: number };
+    let inner: Connection;
     try {
-      address = await this.resolve();
+      inner = this.open(await this.resolve(this.#asking.signal));
     } catch (error) {
-      this.#resolving = false;
       // As a connection of ours that failed: its error, then its end (the voter reconnects).
       this.#emit('error', error);
       this.#emit('ended');
       throw error;
+    } finally {
+      this.#resolving = false;
     }
-    this.#resolving = false;
-    if (this.#destroyed) throw new Error('the connection was closed while the Sentinels were asked');
-    const inner = this.open(address);
+    if (this.#asking.signal.aborted) {
+      inner.destroy();
+      throw new Error('the connection was closed while the Sentinels were asked');
+    }
     for (const [event, listener] of this.#listeners) inner.on(event, listener);
     if (this.#detached) inner.detach();
     this.#inner = inner;
@@ -472,7 +531,7 @@ class SentinelConnection implements Connection {
   }
 
   #emit(event: ConnectionEvent, error?: unknown): void {
-    if (this.#detached || this.#destroyed) return;
+    if (this.#detached || this.#asking.signal.aborted) return;
     for (const [name, listener] of this.#listeners) if (name === event) listener(error);
   }
 
@@ -495,7 +554,7 @@ class SentinelConnection implements Connection {
   }
 
   destroy(): void {
-    this.#destroyed = true;
+    this.#asking.abort();
     this.#inner?.destroy();
   }
 }

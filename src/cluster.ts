@@ -26,7 +26,7 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { NodeError, NodeUnavailableError } from './errors.js';
-import { driverFor, type Connection, type RedisClientOptions } from './clients.js';
+import { driverFor, optionsAt, type Connection, type RedisClientOptions } from './clients.js';
 import type { HealthHooks, MasterHealth } from './health.js';
 import { RedisNode, reconnectDelayMs, type Route, type ShardRole, type Voter } from './node.js';
 import type { Cancellation } from './quorum.js';
@@ -212,7 +212,13 @@ export class ClusterVoter implements Voter {
   #retryTimer: NodeJS.Timeout | undefined;
   #refreshFailures = 0;
   #lastReadAt = 0;
-  readonly #periodic: NodeJS.Timeout;
+  #periodic: NodeJS.Timeout | undefined;
+  /** A slot-map read whose MOVED came while another read was on its way: read again after it. */
+  #readAgain = false;
+  /** The connection of the map read in flight (destroyed by close()). */
+  #asking: Connection | undefined;
+  /** Masters a redirect sent operations to since the last map read (never closed as unowned by it). */
+  #redirectedTo = new Set<RedisNode>();
   /**
    * Per lock value and key, the latest operation submitted here: a redirected one that a later one
    * of the same lock overtook is dropped (operations of different locks may land in any order).
@@ -243,8 +249,6 @@ export class ClusterVoter implements Voter {
     const seedLabels = config.seeds.map((seed) => this.#connectionTo(seed).label);
     this.label = `cluster ${seedLabels[0]}`;
     this.voter = config.voter ?? this.label;
-    // Failovers and reshardings nobody redirected us for (a promoted replica sends no MOVED).
-    this.#periodic = setInterval(() => void this.#refresh(), MAP_REFRESH_MS).unref();
   }
 
   #connectionTo(options: RedisClientOptions): { label: string; connection: () => Connection } {
@@ -257,21 +261,17 @@ export class ClusterVoter implements Voter {
     const colon = address.lastIndexOf(':');
     const host = address.slice(0, colon);
     const port = Number(address.slice(colon + 1));
-    const { url, ...defaults } = this.#config.defaults;
-    void url;
-    const credentials: RedisClientOptions = {};
+    // The defaults, with what the first seed's URL carries (credentials, TLS) unless they say otherwise.
     const seedUrl = this.#config.seeds[0]?.url;
-    let tls = false;
-    if (typeof seedUrl === 'string') {
-      const parsed = new URL(seedUrl);
-      if (parsed.username) credentials.username = decodeURIComponent(parsed.username);
-      if (parsed.password) credentials.password = decodeURIComponent(parsed.password);
-      tls = parsed.protocol === 'rediss:';
-    }
-    return { ...credentials, ...defaults, socket: { ...(tls ? { tls: true } : {}), ...defaults.socket, host, port } };
+    const { database, ...fromSeed } = typeof seedUrl === 'string' ? optionsAt({ url: seedUrl }, host, port) : optionsAt({}, host, port);
+    void database; // a cluster has one database
+    const own = optionsAt(this.#config.defaults, host, port);
+    return { ...fromSeed, ...own, socket: { ...fromSeed.socket, ...own.socket } };
   }
 
   start(): void {
+    // Failovers and reshardings nobody redirected us for (a promoted replica sends no MOVED).
+    this.#periodic = setInterval(() => void this.#refresh(), MAP_REFRESH_MS).unref();
     void this.#refresh();
   }
 
@@ -294,8 +294,8 @@ export class ClusterVoter implements Voter {
       const node = asking ?? (await this.#ownerOf(slot, cancellation));
       let reply: OperationReply;
       try {
-        // Sent again after a redirect: alone, never coalesced (a batch of one slot's keys in a
-        // migrating slot answers TRYAGAIN for all when only some keys are there).
+        // Sent again after 'not served here' or ASK: alone, never coalesced (a batch of one slot's
+        // keys in a migrating slot answers TRYAGAIN for all when only some keys are there).
         reply = await node.submit(operation, cancellation, coalesce && route === 'batch' && !asking, asking ? 'asking' : route);
       } catch (error) {
         const redirect = redirectOf(error, node.label);
@@ -306,13 +306,15 @@ export class ClusterVoter implements Voter {
         }
         this.#mayRedirect(operation, sequence, redirects, cancellation, node, error);
         const target = this.#nodeAt(redirect.address);
+        this.#redirectedTo.add(target);
         if (redirect.kind === 'ASK') {
           asking = target;
         } else {
           asking = undefined;
           route = 'batch';
           this.#owners[redirect.slot] = target;
-          void this.#refresh();
+          if (this.#refreshing) this.#readAgain = true; // that read may predate the move
+          else void this.#refresh();
         }
         continue;
       }
@@ -336,9 +338,9 @@ export class ClusterVoter implements Voter {
     }
   }
 
-  /** Read the map again after a failure, at most once per MAP_RETRY_AFTER_FAILURE_MS. */
+  /** Read the map again after a failure, at most once per MAP_RETRY_AFTER_FAILURE_MS (not while a failed read backs off). */
   #refreshSoon(): void {
-    if (Date.now() - this.#lastReadAt >= MAP_RETRY_AFTER_FAILURE_MS) void this.#refresh();
+    if (!this.#refreshFailed && Date.now() - this.#lastReadAt >= MAP_RETRY_AFTER_FAILURE_MS) void this.#refresh();
   }
 
   /** The master that owns `slot`, waiting (bounded by the attempt) for the first map only. */
@@ -380,7 +382,13 @@ export class ClusterVoter implements Voter {
   /** Ask for the slot map again (one request at a time; a failed one is retried after a backoff). */
   #refresh(): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    this.#refreshing ??= this.#readMap().finally(() => (this.#refreshing = undefined));
+    this.#refreshing ??= this.#readMap().finally(() => {
+      this.#refreshing = undefined;
+      if (this.#readAgain) {
+        this.#readAgain = false;
+        void this.#refresh();
+      }
+    });
     return this.#refreshing;
   }
 
@@ -395,7 +403,9 @@ export class ClusterVoter implements Voter {
       if (this.#closed) return;
       try {
         const { label, connection } = this.#connectionTo(options);
-        const reply = await askOnce(connection(), ['CLUSTER', 'SLOTS']);
+        const asking = connection();
+        this.#asking = asking;
+        const reply = await askOnce(asking, ['CLUSTER', 'SLOTS']);
         this.#apply(reply, label);
         this.#refreshFailures = 0;
         return;
@@ -430,7 +440,7 @@ export class ClusterVoter implements Voter {
     const owning = new Set(owners);
     const unowned = new Set([...this.#nodes.values()].filter((node) => !owning.has(node)));
     for (const node of unowned) {
-      if (!this.#unowned.has(node)) continue;
+      if (!this.#unowned.has(node) || this.#redirectedTo.has(node)) continue;
       unowned.delete(node);
       this.#nodes.delete(node.label);
       for (const subscriptions of this.#subscribers.values()) {
@@ -440,6 +450,7 @@ export class ClusterVoter implements Voter {
       void node.close();
     }
     this.#unowned = unowned;
+    this.#redirectedTo = new Set();
     // Each master announces on a channel in one of its own slots (SPUBLISH from a script is local).
     for (const node of new Set(owners)) {
       if (!node) continue;
@@ -499,6 +510,7 @@ export class ClusterVoter implements Voter {
     this.#closed = true;
     clearTimeout(this.#retryTimer);
     clearInterval(this.#periodic);
+    this.#asking?.destroy();
     this.#wakeMapWaiters();
     await Promise.all([...this.#nodes.values()].map((node) => node.close()));
   }

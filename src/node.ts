@@ -122,6 +122,10 @@ export class RedisNode implements Voter {
    * it: lock commands wait for it, and leave in the order they came (see #checked).
    */
   #infoCheck: { readonly done: Promise<void>; settled: boolean; waiting: number } | undefined;
+  /** A connection whose INFO said role:slave (Sentinel voters): it takes no lock command until replaced. */
+  #onReplica: Connection | undefined;
+  /** Connections in a row that reached a replica (the backoff before asking the Sentinels again). */
+  #replicaReached = 0;
   /** The latest INFO said `cluster_enabled:1`: keys live in hash slots, multi-key scripts fail there. */
   #clusterMode = false;
   /**
@@ -245,6 +249,7 @@ export class RedisNode implements Voter {
       }
     }
     if (this.#clusterMode && !this.#shard) throw new ClusterModeError(this.label);
+    if (this.#onReplica === this.client) throw this.#unavailable(); // never a grant on a replica
     const waitMs = this.#guard && operation.kind !== 'release' ? this.#guard.waitMs(Date.now()) : 0;
     if (waitMs > 0) throw new MasterRestartedError(this.label, waitMs);
     return this.#batcherFor(operation, route).submit(operation, cancellation, coalesce);
@@ -514,6 +519,7 @@ export class RedisNode implements Voter {
     const onFailure = (error: unknown): void => void (client === this.#client && !this.#closed && this.#handleError(error));
     // One INFO (its default sections include server and cluster, on every Redis version) serves the
     // cluster-mode check and the restart guard. Refused (an ACL without +info), it matters only to the guard.
+    let replica = false;
     const done = this.#watched(() => client.send(['INFO']))
       .then((info) => {
         const text = String(info);
@@ -521,13 +527,24 @@ export class RedisNode implements Voter {
         if (this.#clusterMode && !this.#shard) this.#health.down(new ClusterModeError(this.label));
         const parsed = parseServerInfo(text);
         if (parsed) this.#guard?.observe(parsed, Date.now());
+        // Sentinels that named a replica (a stale one, or mid-failover): ask them again, after a backoff.
+        replica = this.#driver.followsFailover && /^role:slave\r?$/m.test(text);
+        if (replica && client === this.#client && !this.#closed) {
+          this.#onReplica = client;
+          this.#dropped(new NodeError(this.label, new Error('the server the Sentinels named is a replica (INFO role:slave): asking them again')));
+          this.#failedConnects = this.#replicaReached++; // a stale Sentinel gets a growing backoff
+          this.#scheduleReconnect();
+        }
       })
       .catch((error: unknown) => void (this.#guard && onFailure(error)))
       .finally(() => {
         check.settled = true;
         if (check.waiting === 0 && this.#infoCheck === check) this.#infoCheck = undefined;
         // Up once it can vote: answered (or refused) its INFO and is no cluster-mode master.
-        if (client === this.#client && !this.#closed && client.isReady && (!this.#clusterMode || this.#shard)) this.#health.up();
+        if (client === this.#client && !this.#closed && client.isReady && !replica && (!this.#clusterMode || this.#shard)) {
+          this.#replicaReached = 0;
+          this.#health.up();
+        }
       });
     const check = { done, settled: false, waiting: 0 };
     this.#infoCheck = check;

@@ -12,6 +12,7 @@ import { eventually, sleep, uniquePrefix, urlOf } from '../harness/cluster.js';
 import { oracle } from '../harness/oracle-session.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
 import { SentinelGroup } from '../harness/sentinel.js';
+import { FaultProxy } from '../harness/proxy.js';
 
 let group: SentinelGroup;
 let standalone: RedisMaster[];
@@ -164,3 +165,30 @@ describe.each<VoterKind>(['ioredis sentinels', 'node-redis createSentinel option
     });
   });
 });
+
+describe('a Sentinel-managed voter from node-redis createSentinel options', () => {
+  it('a Sentinel that accepts connections and never answers is passed over: the next one names the master; a url in nodeClientOptions does not override that address', async () => {
+    const silent = await FaultProxy.start(group.sentinelPort);
+    silent.mode = 'blackhole';
+    cleanups.push(() => silent.close());
+    const voter: NodeInput = {
+      name: group.name,
+      sentinelRootNodes: [{ host: '127.0.0.1', port: silent.port }, { host: '127.0.0.1', port: group.sentinelPort }],
+      // Its host and port are another master's: the Sentinels' answer must win (its other parts are kept).
+      nodeClientOptions: { url: urlOf(standalone[1]!.port) },
+    };
+    const redlock = new Redlock([voter, ...standalone.map((master) => urlOf(master.port))], { nodeTimeout: 300 });
+    redlock.on('error', () => undefined);
+    cleanups.push(() => redlock.quit());
+    const onMaster = new Redis({ host: '127.0.0.1', port: group.master.port });
+    cleanups.push(() => onMaster.disconnect());
+    const key = uniquePrefix('sentinel-silent')('r');
+    const startedAt = Date.now();
+    await eventually(async () => redlock.health()[0]!.state === 'up', 10_000);
+    expect(Date.now() - startedAt).toBeLessThan(5_000); // one silent Sentinel costs its 500 ms, not the voter
+    const lock = await redlock.acquire(key, 5_000);
+    await eventually(async () => (await onMaster.get(key)) === lock.value);
+    await lock.release();
+  });
+});
+
