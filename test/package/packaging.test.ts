@@ -50,6 +50,15 @@ afterAll(() => {
 const usage = `
 import { Redlock, ExecutionError, LockLostError, type Lock, type Settings } from 'redlock-quorum';
 import { instrumentRedlock } from 'redlock-quorum/opentelemetry';
+import { createCluster } from 'redis';
+// Every kind of voter type-checks as a node (never called: nothing to connect to here).
+const voters = (): Redlock =>
+  new Redlock([
+    { rootNodes: [{ url: 'redis://127.0.0.1:1' }], defaults: { password: 'p' } },
+    createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:2' }] }),
+    { name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }], nodeClientOptions: { password: 'p' } },
+  ]);
+void voters;
 instrumentRedlock()();
 const settings: Partial<Settings> = { retryCount: 0 };
 const redlock = new Redlock(['redis://127.0.0.1:1'], settings);
@@ -127,10 +136,12 @@ describe('the packed package', () => {
     writeFileSync(join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }));
     writeFileSync(
       join(project, 'index.ts'),
-      `import { Redis } from 'ioredis';
+      `import { Cluster, Redis } from 'ioredis';
        import { Redlock, ExecutionError } from 'redlock-quorum';
        const client = new Redis({ host: '127.0.0.1', port: ${masters[0]!.port} });
        const redlock = new Redlock([client]);
+       const clusterVoter = (): Redlock => new Redlock([new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true })]);
+       void clusterVoter;
        const lock = await redlock.acquire('ioredis-only', 5000);
        const pttl = await client.pttl('ioredis-only');
        await lock.release();
