@@ -226,10 +226,12 @@ export function encodeBatch(
  */
 export function decodeBatch(reply: unknown, count: number, tag: string): OperationReply[] | undefined {
   if (!Array.isArray(reply) || reply.length !== count * 2 + 1 || reply[count * 2] !== tag) return undefined;
-  return Array.from({ length: count }, (_, i) => {
+  const replies: OperationReply[] = new Array<OperationReply>(count);
+  for (let i = 0; i < count; i++) {
     const detail: unknown = reply[2 * i + 1];
-    return typeof detail === 'string'
+    replies[i] = typeof detail === 'string'
       ? { status: Number(reply[2 * i]), detail: 0, error: detail }
       : { status: Number(reply[2 * i]), detail: Number(detail) };
-  });
+  }
+  return replies;
 }
