@@ -90,34 +90,22 @@ if inline > 0 then
   K = {}
   for i = 1, inline do K[i] = ARGV[i] end
 end
-local function valueOf(key)
-  local value = redis.pcall('GET', key)
-  if type(value) == 'table' then
-    if string.sub(value.err, 1, 9) ~= 'WRONGTYPE' then error(value) end
-    return false
-  end
-  return value
-end
-local function holds(from, to, value)
-  for k = from, to do
-    if valueOf(K[k]) ~= value then return false end
-  end
-  return true
-end
-local function served(from, to)
-  for k = from, to do
-    if type(redis.pcall('EXISTS', K[k])) == 'table' then return false end
-  end
-  return true
-end
 local reply = {}
 local first = 1
 for i = inline + 1, n - 4, 4 do
   local kind, value, ttl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local last = first + tonumber(ARGV[i + 3]) - 1
   local status, detail = 1, 0
-  if inline > 0 and not served(first, last) then
-    status = -1
+  if inline > 0 then
+    for k = first, last do
+      if type(redis.pcall('EXISTS', K[k])) == 'table' then
+        status = -1
+        break
+      end
+    end
+  end
+  if status == -1 then
+    detail = 0
   elseif kind == 'a' or kind == 'A' then
     local locks = kind == 'a' and last or (first + last - 1) / 2
     for k = first, locks do
@@ -139,10 +127,33 @@ for i = inline + 1, n - 4, 4 do
     if status == 1 then
       for k = first, locks do redis.call('SET', K[k], value, 'PX', ttl) end
     end
-  elseif kind == 'f' then
-    local locks = (first + last - 1) / 2
-    status = holds(first, locks, value) and 1 or 0
-    if status == 1 then
+  elseif kind == 'r' then
+    status = 0
+    for k = first, last do
+      local current = redis.pcall('GET', K[k])
+      if type(current) == 'table' then
+        if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
+      elseif current == value then
+        status = status + redis.call('DEL', K[k])
+        redis.pcall(ARGV[n - 2], ARGV[n - 1], value .. ':' .. K[k])
+      end
+    end
+  else
+    local locks = kind == 'f' and (first + last - 1) / 2 or last
+    for k = first, locks do
+      local current = redis.pcall('GET', K[k])
+      if type(current) == 'table' then
+        if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
+        status = 0
+        break
+      elseif current ~= value then
+        status = 0
+        break
+      end
+    end
+    if status == 1 and kind == 'e' then
+      for k = first, last do redis.call('PEXPIRE', K[k], ttl) end
+    elseif status == 1 then
       local token = tonumber(ttl)
       for k = locks + 1, last do
         local raw = redis.pcall('GET', K[k])
@@ -152,19 +163,6 @@ for i = inline + 1, n - 4, 4 do
           break
         end
         if counter < token then redis.call('SET', K[k], ttl) end
-      end
-    end
-  elseif kind == 'e' then
-    status = holds(first, last, value) and 1 or 0
-    if status == 1 then
-      for k = first, last do redis.call('PEXPIRE', K[k], ttl) end
-    end
-  else
-    status = 0
-    for k = first, last do
-      if valueOf(K[k]) == value then
-        status = status + redis.call('DEL', K[k])
-        redis.pcall(ARGV[n - 2], ARGV[n - 1], value .. ':' .. K[k])
       end
     end
   end
