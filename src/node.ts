@@ -25,6 +25,13 @@ import {
 } from './scripts/index.js';
 import type { Subscription } from './waiting.js';
 
+/** The INFO read on a connection, while lock commands wait for it (RedisNode.#checked). */
+interface InfoCheck {
+  readonly done: Promise<void>;
+  settled: boolean;
+  waiting: number;
+}
+
 /** One vote: a master (RedisNode) or a Redis Cluster (ClusterVoter, cluster.ts). What redlock.ts sees. */
 export interface Voter {
   /** `host:port`, or `cluster host:port` (its first seed). */
@@ -121,7 +128,7 @@ export class RedisNode implements Voter {
    * The INFO read on the latest connection, while it is in flight or lock commands still wait for
    * it: lock commands wait for it, and leave in the order they came (see #checked).
    */
-  #infoCheck: { readonly done: Promise<void>; settled: boolean; waiting: number } | undefined;
+  #infoCheck: InfoCheck | undefined;
   /** A connection whose INFO said role:slave (Sentinel voters): it takes no lock command until replaced. */
   #onReplica: Connection | undefined;
   /** Connections in a row that reached a replica (the backoff before asking the Sentinels again). */
@@ -235,23 +242,36 @@ export class RedisNode implements Voter {
    * takes none, and with the restart guard a master that (re)started within the grace takes no
    * acquire or extend (a release may still clean up).
    */
-  async #checked(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route): Promise<OperationReply> {
+  #checked(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route): Promise<OperationReply> {
     const check = this.#infoCheck;
-    if (check) {
-      // The check is dropped only once its last waiter has left: a command coming meanwhile waits
-      // behind them, so commands reach the master in the order they were submitted (an earlier,
-      // shorter extend must never land after a later one).
-      check.waiting++;
-      try {
-        await untilCancelled(check.done, cancellation);
-      } finally {
-        if (--check.waiting === 0 && check.settled && this.#infoCheck === check) this.#infoCheck = undefined;
-      }
+    return check ? this.#afterCheck(check, operation, cancellation, coalesce, route) : this.#admit(operation, cancellation, coalesce, route);
+  }
+
+  async #afterCheck(
+    check: InfoCheck,
+    operation: LockOperation,
+    cancellation: Cancellation,
+    coalesce: boolean,
+    route: Route,
+  ): Promise<OperationReply> {
+    // The check is dropped only once its last waiter has left: a command coming meanwhile waits
+    // behind them, so commands reach the master in the order they were submitted (an earlier,
+    // shorter extend must never land after a later one).
+    check.waiting++;
+    try {
+      await untilCancelled(check.done, cancellation);
+    } finally {
+      if (--check.waiting === 0 && check.settled && this.#infoCheck === check) this.#infoCheck = undefined;
     }
-    if (this.#clusterMode && !this.#shard) throw new ClusterModeError(this.label);
-    if (this.#onReplica === this.client) throw this.#unavailable(); // never a grant on a replica
+    return this.#admit(operation, cancellation, coalesce, route);
+  }
+
+  /** The master may take `operation` now (not in cluster mode, not a replica, not restarting): it joins a batch. */
+  #admit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route): Promise<OperationReply> {
+    if (this.#clusterMode && !this.#shard) return Promise.reject(new ClusterModeError(this.label));
+    if (this.#onReplica === this.client) return Promise.reject(this.#unavailable()); // never a grant on a replica
     const waitMs = this.#guard && operation.kind !== 'release' ? this.#guard.waitMs(Date.now()) : 0;
-    if (waitMs > 0) throw new MasterRestartedError(this.label, waitMs);
+    if (waitMs > 0) return Promise.reject(new MasterRestartedError(this.label, waitMs));
     return this.#batcherFor(operation, route).submit(operation, cancellation, coalesce);
   }
 
@@ -345,18 +365,33 @@ export class RedisNode implements Voter {
   }
 
   /** Run a command under the health check: counted as waiting until it is answered (see STALL_MS). */
-  async #watched<T>(command: () => Promise<T>): Promise<T> {
+  #watched<T>(command: () => Promise<T>): Promise<T> {
     if (this.#outstanding++ === 0) this.#lastProgressAt = Date.now();
     this.#stallTimer ??= setTimeout(() => this.#checkStall(), STALL_MS).unref();
     const sentAt = performance.now();
-    try {
-      const reply = await command();
-      this.#health.answered(performance.now() - sentAt);
-      return reply;
-    } finally {
+    const settled = (): void => {
       this.#outstanding--;
       this.#lastProgressAt = Date.now();
+    };
+    let pending: Promise<T>;
+    try {
+      pending = command();
+    } catch (error) {
+      settled();
+      return Promise.reject(error);
     }
+    // Then-chained rather than an async function: one promise less per command on the hot path.
+    return pending.then(
+      (reply) => {
+        settled();
+        this.#health.answered(performance.now() - sentAt);
+        return reply;
+      },
+      (error: unknown) => {
+        settled();
+        throw error;
+      },
+    );
   }
 
   #checkStall(): void {
