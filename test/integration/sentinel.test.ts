@@ -184,7 +184,7 @@ describe('a Sentinel-managed voter from node-redis createSentinel options', () =
     cleanups.push(() => onMaster.disconnect());
     const key = uniquePrefix('sentinel-silent')('r');
     const startedAt = Date.now();
-    await eventually(async () => redlock.health()[0]!.state === 'up', 10_000);
+    await eventually(() => redlock.health()[0]!.state === 'up', 10_000);
     expect(Date.now() - startedAt).toBeLessThan(5_000); // one silent Sentinel costs its 500 ms, not the voter
     const lock = await redlock.acquire(key, 5_000);
     await eventually(async () => (await onMaster.get(key)) === lock.value);
