@@ -149,6 +149,33 @@ describe('Redis Cluster voters', () => {
     await eventually(async () => (await holders(resources[0]!)).pttl.every((pttl) => pttl === -2));
   });
 
+  it('fenced acquires, extends and releases of twenty locks in one tick (inline batches across slots) behave as one by one', async () => {
+    const redlock = lockOnClusters({ retryCount: 0 });
+    await warm(redlock);
+    const key = uniquePrefix('cluster-fenced-batch');
+    const resources = Array.from({ length: 20 }, (_, i) => key(`r${i}`));
+    const locks = await Promise.all(resources.map((resource) => redlock.acquire(resource, 5_000, { fencing: true })));
+    for (const lock of locks) expect(lock.fencingToken).toBe(1);
+    for (const [i, lock] of locks.entries()) {
+      if (i % 5 !== 0) continue;
+      const held = await holders(lock.resources[0]!);
+      expect(held.values).toEqual([lock.value, lock.value, lock.value]);
+      for (const cluster of clusters) {
+        const owner = await cluster.ownerOf(await cluster.slotOf(lock.resources[0]!));
+        expect(await cluster.client(owner).sendCommand<string>(['GET', clusterFenceKey(lock.resources[0]!)])).toBe('1');
+      }
+    }
+    await Promise.all(locks.map((lock) => lock.extend(20_000)));
+    await eventually(async () => (await holders(resources[7]!)).pttl.every((pttl) => pttl > 15_000));
+    const released = await Promise.all(locks.map((lock) => lock.release()));
+    expect(released.every((result) => result.released)).toBe(true);
+    await eventually(async () => (await holders(resources[13]!)).pttl.every((pttl) => pttl === -2));
+    // Fenced again: every counter went up by one, wherever its slot lives.
+    const again = await Promise.all(resources.slice(0, 5).map((resource) => redlock.acquire(resource, 5_000, { fencing: true })));
+    for (const lock of again) expect(lock.fencingToken).toBe(2);
+    await Promise.all(again.map((lock) => lock.release()));
+  });
+
   it('a release wakes a waiter in another process at once: SPUBLISH on a shard channel of the master, SSUBSCRIBEd by waiters', async () => {
     const holder = lockOnClusters({ retryCount: 0 });
     const waiter = lockOnClusters({ retryCount: 20, retryDelay: 5_000, retryJitter: 0 });
