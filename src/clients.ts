@@ -351,6 +351,28 @@ export function optionsAt(options: RedisClientOptions, host: string, port: numbe
   return { ...fromUrl, ...rest, socket: { ...(tls ? { tls: true } : {}), ...rest.socket, host, port } };
 }
 
+/**
+ * One command on a fresh connection of ours (a Sentinel's, or a cluster seed's), destroyed after;
+ * it fails after `timeoutMs`, or as soon as `signal` aborts (the voter is closed or reset).
+ */
+export async function askOnce(connection: Connection, args: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const stop = (): void => connection.destroy();
+  connection.on('error', ignore);
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    signal?.throwIfAborted();
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to ${args.join(' ')} within ${timeoutMs} ms`)), timeoutMs).unref();
+    });
+    return await Promise.race([connection.connect().then(() => connection.send(args)), timeout]);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
+    stop();
+  }
+}
+
 /** How long one Sentinel may take to name the master (connect included) before the next is asked. */
 export const SENTINEL_QUERY_MS = 500;
 
@@ -452,21 +474,9 @@ class SentinelDriver implements Driver {
       const index = (this.#preferred + k) % nodes.length;
       const node = nodes[index]!;
       const where = `${node.host ?? 'localhost'}:${node.port ?? 26379}`;
-      const sentinel = this.#sentinelClient(node);
-      sentinel.on('error', ignore);
-      let timer: NodeJS.Timeout | undefined;
-      const stop = (): void => disposeNodeRedis(sentinel);
-      signal.addEventListener('abort', stop, { once: true });
       try {
-        const deadline = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${SENTINEL_QUERY_MS} ms`)), SENTINEL_QUERY_MS);
-          timer.unref();
-        });
-        const ask = async (): Promise<unknown> => {
-          await sentinel.connect();
-          return sentinel.sendCommand(['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.#options.name], NODE_REDIS_CALL);
-        };
-        const reply = await Promise.race([ask(), deadline]);
+        const sentinel = new NodeRedisConnection(this.#sentinelClient(node), true);
+        const reply = await askOnce(sentinel, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.#options.name], SENTINEL_QUERY_MS, signal);
         if (Array.isArray(reply) && reply.length === 2) {
           this.#preferred = index;
           return { host: String(reply[0]), port: Number(reply[1]) };
@@ -474,10 +484,6 @@ class SentinelDriver implements Driver {
         failures.push(`${where}: no master named ${this.#options.name}`);
       } catch (error) {
         failures.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
-      } finally {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', stop);
-        stop();
       }
     }
     throw new Error(`no Sentinel named the master of ${this.label} (${failures.join('; ') || 'closed'})`);

@@ -26,7 +26,7 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { NodeError, NodeUnavailableError } from './errors.js';
-import { driverFor, optionsAt, type Connection, type RedisClientOptions } from './clients.js';
+import { askOnce, driverFor, optionsAt, type Connection, type RedisClientOptions } from './clients.js';
 import type { HealthHooks, MasterHealth } from './health.js';
 import { RedisNode, reconnectDelayMs, type Route, type ShardRole, type Voter } from './node.js';
 import type { Cancellation } from './quorum.js';
@@ -215,8 +215,8 @@ export class ClusterVoter implements Voter {
   #periodic: NodeJS.Timeout | undefined;
   /** A slot-map read whose MOVED came while another read was on its way: read again after it. */
   #readAgain = false;
-  /** The connection of the map read in flight (destroyed by close()). */
-  #asking: Connection | undefined;
+  /** Aborted by close(): ends a map read in flight. */
+  readonly #closing = new AbortController();
   /** Masters a redirect sent operations to since the last map read (never closed as unowned by it). */
   #redirectedTo = new Set<RedisNode>();
   /**
@@ -403,9 +403,7 @@ export class ClusterVoter implements Voter {
       if (this.#closed) return;
       try {
         const { label, connection } = this.#connectionTo(options);
-        const asking = connection();
-        this.#asking = asking;
-        const reply = await askOnce(asking, ['CLUSTER', 'SLOTS']);
+        const reply = await askOnce(connection(), ['CLUSTER', 'SLOTS'], TOPOLOGY_TIMEOUT_MS, this.#closing.signal);
         this.#apply(reply, label);
         this.#refreshFailures = 0;
         return;
@@ -510,25 +508,8 @@ export class ClusterVoter implements Voter {
     this.#closed = true;
     clearTimeout(this.#retryTimer);
     clearInterval(this.#periodic);
-    this.#asking?.destroy();
+    this.#closing.abort();
     this.#wakeMapWaiters();
     await Promise.all([...this.#nodes.values()].map((node) => node.close()));
   }
 }
-
-/** One command on a fresh connection of ours, closed after; bounded by TOPOLOGY_TIMEOUT_MS. */
-async function askOnce(connection: Connection, args: readonly string[]): Promise<unknown> {
-  let timer: NodeJS.Timeout | undefined;
-  connection.on('error', ignore);
-  try {
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer to ${args.join(' ')} within ${TOPOLOGY_TIMEOUT_MS} ms`)), TOPOLOGY_TIMEOUT_MS).unref();
-    });
-    return await Promise.race([connection.connect().then(() => connection.send(args)), timeout]);
-  } finally {
-    clearTimeout(timer);
-    connection.destroy();
-  }
-}
-
-function ignore(): void {}
