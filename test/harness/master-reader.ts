@@ -65,23 +65,12 @@ export interface MasterReading {
   readonly receivedAtMs: number;
 }
 
-/** KEYS: the keys to read. Reply: per key {value or nil, PEXPIRETIME}; a key of another type reads {nil, −2}. */
-const READ_KEYS = `
-local out = {}
-for i, key in ipairs(KEYS) do
-  if redis.call('TYPE', key).ok == 'string' then
-    out[i] = { redis.call('GET', key), redis.call('PEXPIRETIME', key) }
-  else
-    out[i] = { false, -2 }
-  end
-end
-return out`;
-
 /**
- * The same for a cluster master: keys as ARGV (a script's declared keys must share a slot), each
- * read only if it lives here; {false, −3}: another master's (or in a slot being moved, not here).
+ * ARGV: the keys to read (not KEYS: a cluster script's declared keys must share a slot). Reply: per
+ * key {value or nil, PEXPIRETIME}; a key of another type reads {nil, −2}; a key TYPE cannot read
+ * here {nil, −3} (on a cluster master: another master's, or in a slot being moved away).
  */
-const READ_KEYS_HERE = `
+const READ_KEYS = `
 local out = {}
 for i, key in ipairs(ARGV) do
   local kind = redis.pcall('TYPE', key)
@@ -213,11 +202,12 @@ export class MasterReader implements KeyReader {
 
   async #readNow(port: number, client: Client, keys: readonly string[], clustered: boolean): Promise<MasterReading | undefined> {
     try {
-      const script = clustered ? client.multi().eval(READ_KEYS_HERE, { arguments: [...keys] }) : client.multi().eval(READ_KEYS, { keys: [...keys] });
-      const [values, info] = (await script.info('server').exec()) as unknown[];
+      const [values, info] = (await client.multi().eval(READ_KEYS, { arguments: [...keys] }).info('server').exec()) as unknown[];
       const receivedAtMs = Date.now();
       const server = typeof info === 'string' ? parseServerInfo(info) : undefined;
       if (!server || !Array.isArray(values)) return undefined;
+      // A standalone master serves every key: one it cannot read makes the reading unknown.
+      if (!clustered && values.some((entry) => (entry as unknown[])[1] === -3)) return undefined;
       const read = new Map<string, { value: string | null; expireTimeMs: number }>();
       keys.forEach((key, index) => {
         const [value, expireTimeMs] = values[index] as [unknown, unknown];

@@ -38,6 +38,18 @@ function lockOnClusters(settings?: ConstructorParameters<typeof Redlock>[1]): Re
   return redlock;
 }
 
+/** A Redlock whose first voter is `cluster` (a test's own, to fail or reshard) and the others the shared clusters 1 and 2. */
+function lockOnOwnCluster(cluster: RedisCluster, settings: ConstructorParameters<typeof Redlock>[1]): Redlock {
+  cleanups.push(() => cluster.stop());
+  const redlock = new Redlock(
+    [cluster, ...clusters.slice(1)].map((voter) => ({ rootNodes: [{ url: voter.urls[0]! }] })),
+    settings,
+  );
+  redlock.on('error', () => undefined);
+  cleanups.push(() => redlock.quit());
+  return redlock;
+}
+
 /** What each cluster's masters hold for `key`: [master index that has it, its PTTL] per cluster. */
 async function holders(key: string, of = clusters): Promise<{ at: number[]; pttl: number[]; values: (string | null)[] }> {
   const at: number[] = [];
@@ -264,13 +276,7 @@ describe('Redis Cluster voters', () => {
 
   it('a batch meeting a slot moved behind its back: that operation is redirected alone (MOVED), the rest of the batch is granted', async () => {
     const cluster = await RedisCluster.start(3);
-    cleanups.push(() => cluster.stop());
-    const redlock = new Redlock(
-      [{ rootNodes: [{ url: cluster.urls[0]! }] }, ...clusters.slice(1).map((other) => ({ rootNodes: [{ url: other.urls[0]! }] }))],
-      { retryCount: 0 },
-    );
-    redlock.on('error', () => undefined);
-    cleanups.push(() => redlock.quit());
+    const redlock = lockOnOwnCluster(cluster, { retryCount: 0 });
     await warm(redlock);
     const key = uniquePrefix('cluster-stale');
     // Three resources on master 1 of the new cluster, in different slots.
@@ -294,13 +300,7 @@ describe('Redis Cluster voters', () => {
 
   it('a failover inside a cluster voter (a replica promoted, no MOVED for anyone): the slot map is read again and its slots vote again', async () => {
     const cluster = await RedisCluster.start(3, { replicaOf: [1], nodeTimeoutMs: 1_000 });
-    cleanups.push(() => cluster.stop());
-    const redlock = new Redlock(
-      [{ rootNodes: [{ url: cluster.urls[0]! }] }, ...clusters.slice(1).map((other) => ({ rootNodes: [{ url: other.urls[0]! }] }))],
-      { retryCount: 0, nodeTimeout: 500 },
-    );
-    redlock.on('error', () => undefined);
-    cleanups.push(() => redlock.quit());
+    const redlock = lockOnOwnCluster(cluster, { retryCount: 0, nodeTimeout: 500 });
     await warm(redlock);
     const key = uniquePrefix('cluster-failover');
     let resource = key('r0');
@@ -322,13 +322,7 @@ describe('Redis Cluster voters', () => {
 
   it('a master of one cluster killed: locks in its slots lose that vote only, others keep three; health says which master', async () => {
     const cluster = await RedisCluster.start(3);
-    cleanups.push(() => cluster.stop());
-    const redlock = new Redlock(
-      [{ rootNodes: [{ url: cluster.urls[0]! }] }, ...clusters.slice(1).map((other) => ({ rootNodes: [{ url: other.urls[0]! }] }))],
-      { retryCount: 0, nodeTimeout: 500 },
-    );
-    redlock.on('error', () => undefined);
-    cleanups.push(() => redlock.quit());
+    const redlock = lockOnOwnCluster(cluster, { retryCount: 0, nodeTimeout: 500 });
     await warm(redlock);
     const key = uniquePrefix('cluster-shard-down');
     const resources = Array.from({ length: 30 }, (_, i) => key(`r${i}`));
