@@ -161,7 +161,10 @@ export class MasterReader implements KeyReader {
     const all = readings as MasterReading[];
     const read = new Map<string, { value: string | null; expireTimeMs: number }>();
     for (const key of keys) {
-      const here = all.map((reading) => reading.keys.get(key)!).find((entry) => entry.expireTimeMs !== -3);
+      // While its slot migrates, a key is read (after ASKING) on both masters: where it is, and as
+      // none where it is not yet or no longer. The master that holds it is the one that counts.
+      const entries = all.map((reading) => reading.keys.get(key)!);
+      const here = entries.find((entry) => entry.value !== null) ?? entries.find((entry) => entry.expireTimeMs !== -3);
       read.set(key, here ?? { value: null, expireTimeMs: -2 });
     }
     const runId = all.map((reading) => reading.runId).join('+');
@@ -202,7 +205,12 @@ export class MasterReader implements KeyReader {
 
   async #readNow(port: number, client: Client, keys: readonly string[], clustered: boolean): Promise<MasterReading | undefined> {
     try {
-      const [values, info] = (await client.multi().eval(READ_KEYS, { arguments: [...keys] }).info('server').exec()) as unknown[];
+      // On a cluster master, ASKING first (it lasts the whole MULTI): a master importing a slot
+      // then reads the keys already moved to it, which it would otherwise redirect to the source.
+      const multi = client.multi();
+      if (clustered) multi.addCommand(['ASKING']);
+      const replies = (await multi.eval(READ_KEYS, { arguments: [...keys] }).info('server').exec()) as unknown[];
+      const [values, info] = clustered ? replies.slice(1) : replies;
       const receivedAtMs = Date.now();
       const server = typeof info === 'string' ? parseServerInfo(info) : undefined;
       if (!server || !Array.isArray(values)) return undefined;

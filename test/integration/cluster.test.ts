@@ -11,6 +11,7 @@ import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
 import { clusterFenceKey } from '../../src/cluster.js';
 import { eventually, settled, sleep, uniquePrefix } from '../harness/cluster.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
+import { MasterReader } from '../harness/master-reader.js';
 
 let clusters: RedisCluster[];
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -273,6 +274,32 @@ describe('Redis Cluster voters', () => {
     await eventually(async () => (await holders(held.resources[0]!)).pttl.every((pttl) => pttl === -2));
     expect((await holders(key)).pttl).toEqual([-2, -2, -2]);
   }, 60_000);
+
+  it('the safety oracle reads a cluster voter\'s keys wherever they are while their slot migrates (before, during and after MIGRATE)', async () => {
+    const cluster = await RedisCluster.start(3);
+    cleanups.push(() => cluster.stop());
+    const reader = new MasterReader();
+    cleanups.push(() => reader.close());
+    const label = `cluster 127.0.0.1:${cluster.ports[0]}`;
+    const tag = `{${uniquePrefix('cluster-reader')('t')}}`;
+    const [moved, stays] = [`${tag}:moved`, `${tag}:stays`];
+    const slot = await cluster.slotOf(moved);
+    const from = await cluster.ownerOf(slot);
+    const to = (from + 1) % 3;
+    await cluster.client(from).sendCommand(['SET', moved, 'a', 'PX', '60000']);
+    await cluster.client(from).sendCommand(['SET', stays, 'b', 'PX', '60000']);
+    const values = async (): Promise<(string | null | undefined)[]> => {
+      const reading = await reader.read(label, [moved, stays]);
+      return [reading?.keys.get(moved)?.value, reading?.keys.get(stays)?.value];
+    };
+    expect(await values()).toEqual(['a', 'b']);
+    await cluster.moveSlot(slot, to, async () => {
+      // One key moved to the importing master, the other still at the source.
+      await cluster.client(from).sendCommand(['MIGRATE', '127.0.0.1', String(cluster.nodes[to]!.port), '', '0', '5000', 'KEYS', moved]);
+      expect(await values()).toEqual(['a', 'b']);
+    });
+    expect(await values()).toEqual(['a', 'b']);
+  });
 
   it('a batch meeting a slot moved behind its back: that operation is redirected alone (MOVED), the rest of the batch is granted', async () => {
     const cluster = await RedisCluster.start(3);
