@@ -153,15 +153,21 @@ describe.each<VoterKind>(['ioredis sentinels', 'node-redis createSentinel option
     const onReplica = new Redis({ host: '127.0.0.1', port: group.replica.port });
     cleanups.push(() => onReplica.disconnect());
     let granted: string | undefined;
+    let last: unknown;
     redlock.on('acquired', (event) => {
       // The Sentinel voter's grant was counted only after its WAIT: the replica has the key by now.
-      if (event.attempt.outcomes[0]!.status === 'granted') granted = event.lock.value;
+      const outcome = event.attempt.outcomes[0]!;
+      last = { status: outcome.status, error: outcome.error instanceof Error ? outcome.error.message : undefined };
+      if (outcome.status === 'granted') granted = event.lock.value;
     });
+    // Its first connection (Sentinel asked, then the master) may take a while on a loaded machine.
     await eventually(async () => {
       const lock = await redlock.acquire(key, 5_000);
       const held = granted === lock.value ? await onReplica.get(key) : undefined;
       await lock.release();
       return held === lock.value;
+    }, 15_000).catch((error: unknown) => {
+      throw new Error(`${String(error)}; last outcome on the Sentinel voter ${JSON.stringify(last)}, health ${JSON.stringify(redlock.health()[0])}`);
     });
   });
 });
