@@ -100,6 +100,11 @@ export interface Driver {
   readonly withdraws: boolean;
   /** A new connection may reach another server (Sentinels name the master): reset one that reaches a replica. */
   readonly followsFailover: boolean;
+  /**
+   * The client reconnects inside itself without a word (GLIDE): a restarted master is never seen as
+   * a new connection, so the restart guard cannot work on it.
+   */
+  readonly reconnectsUnseen?: boolean;
   /** Ours: a new connection on each call. Yours: always yours. */
   connection(): Connection;
   /** A connection for release announcements, or undefined when the client cannot make one (waiters then poll). */
@@ -156,8 +161,27 @@ interface IORedisConnection {
   disconnect(): void;
 }
 
-/** A master: a client you created (never closed by us), or a URL / node-redis client options (we own those). */
-export type NodeInput = RedisClientLike | IORedisLike | string | RedisClientOptions | ClusterInput | SentinelOptions;
+/**
+ * A @valkey/valkey-glide 2.x standalone client of yours (`GlideClient`): we read only the
+ * configuration it was made with (its `config` field, not in GLIDE's public types).
+ */
+export interface GlideClientLike {
+  customCommand(args: string[]): Promise<unknown>;
+}
+
+/** A GLIDE standalone client configuration (`GlideClient.createClient`'s): connections of ours are made from it. */
+export interface GlideConfiguration {
+  addresses: readonly { host: string; port?: number }[];
+  requestTimeout?: number;
+  advancedConfiguration?: { connectionTimeout?: number };
+  [option: string]: unknown;
+}
+
+/**
+ * A master: a client you created (never closed by us), or a URL / node-redis client options / a
+ * GLIDE configuration (we own the connections made from those).
+ */
+export type NodeInput = RedisClientLike | IORedisLike | GlideClientLike | GlideConfiguration | string | RedisClientOptions | ClusterInput | SentinelOptions;
 
 /**
  * A Redis Cluster as one voter (cluster.ts): node-redis `createCluster()`'s result, an ioredis /
@@ -215,10 +239,19 @@ export function driverFor(input: unknown, index: number): Driver {
   }
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
     if (typeof (input as { customCommand?: unknown }).customCommand === 'function') {
-      throw new TypeError(
-        `nodes[${index}] is a @valkey/valkey-glide client, not supported yet: pass node-redis, ioredis or iovalkey clients, or redis:// URLs`,
-      );
+      if (typeof (input as { fcallWithRoute?: unknown }).fcallWithRoute === 'function') {
+        throw new TypeError(
+          `nodes[${index}] is a GLIDE cluster client (GlideClusterClient): pass the cluster as { rootNodes: [{ url }] } ` +
+            'and it is one voter on node-redis connections of ours',
+        );
+      }
+      const config = (input as { config?: unknown }).config;
+      if (!isGlideConfiguration(config)) {
+        throw new TypeError(`nodes[${index}] is a GLIDE client whose configuration (its config field) we cannot read`);
+      }
+      return new GlideDriver(config, input, index);
     }
+    if (isGlideConfiguration(input)) return new GlideDriver(input, undefined, index);
     // Client options are data; an object whose class has methods is a client we do not know.
     if (hasMethods(input)) {
       throw new TypeError(
@@ -837,6 +870,244 @@ export function labelOf(options: RedisClientLike['options'], index: number): str
     }
   }
   return 'localhost:6379';
+}
+
+/**
+ * How long GLIDE may keep a command of ours (its requestTimeout): a little longer than the health
+ * check waits for an answer before it resets the connection (node.ts STALL_MS, 2 s), so the reset
+ * comes first and drops what GLIDE holds; the per-master timeout is ours.
+ */
+const GLIDE_REQUEST_TIMEOUT_MS = 3_000;
+
+/** GLIDE's configuration shape: `addresses`, a non-empty array of `{ host, port }`. */
+function isGlideConfiguration(input: unknown): input is GlideConfiguration {
+  if (typeof input !== 'object' || input === null || hasMethods(input)) return false;
+  const addresses = (input as { addresses?: unknown }).addresses;
+  return Array.isArray(addresses) && addresses.length > 0;
+}
+
+interface GlideModule {
+  GlideClient: { createClient(config: object): Promise<GlideOwnClient> };
+  GlideClientConfiguration: { PubSubChannelModes: { Exact: number } };
+  ProtocolVersion: { RESP3: number };
+}
+
+/** A GLIDE client of ours. */
+interface GlideOwnClient {
+  customCommand(args: string[]): Promise<unknown>;
+  close(): void;
+}
+
+let glideModule: GlideModule | undefined;
+function glide(): GlideModule {
+  if (glideModule) return glideModule;
+  try {
+    glideModule = createRequire(import.meta.url)('@valkey/valkey-glide') as GlideModule;
+  } catch (error) {
+    throw new TypeError('a GLIDE configuration needs the @valkey/valkey-glide package (npm install @valkey/valkey-glide)', { cause: error });
+  }
+  return glideModule;
+}
+
+/**
+ * A standalone master reached with @valkey/valkey-glide 2.x, on GLIDE clients of ours made from
+ * your client's configuration or the configuration you give (yours is never used for lock commands
+ * and never closed). GLIDE has no connection events and reconnects inside its core, holding the
+ * commands sent meanwhile and sending them once reconnected. So: a held command is one the health
+ * check sees unanswered, and the connection is reset (closed, dropping what GLIDE holds) after
+ * STALL_MS at most (GLIDE's own requestTimeout is a little longer); a command held and then sent late
+ * still reaches the master before any later command of ours on it (one connection, in order), so
+ * a rollback or release follows it; a connection failure GLIDE reports ends the connection (node.ts
+ * makes a new one); and the restart guard is refused, as a reconnect to a restarted master is never seen.
+ */
+class GlideDriver implements Driver {
+  readonly label: string;
+  readonly owned = true;
+  readonly withdraws = false;
+  readonly followsFailover = false;
+  readonly reconnectsUnseen = true;
+
+  constructor(
+    readonly config: GlideConfiguration,
+    readonly client: unknown,
+    index: number,
+  ) {
+    for (const [i, address] of config.addresses.entries()) {
+      const { host, port } = (address ?? {}) as { host?: unknown; port?: unknown };
+      if (typeof host !== 'string' || (port !== undefined && !Number.isInteger(port))) {
+        throw new TypeError(`nodes[${index}].addresses[${i}] must be { host, port }, got ${describe(address)}`);
+      }
+    }
+    if (config['pubsubSubscriptions'] !== undefined && client === undefined) {
+      throw new TypeError(`nodes[${index}] is a GLIDE configuration with pubsubSubscriptions: lock connections take none`);
+    }
+    const first = config.addresses[0]!;
+    this.label = `${first.host}:${first.port ?? 6379}`;
+    glide(); // a missing package is a TypeError now, not an endless series of failed connections
+  }
+
+  get voter(): unknown {
+    return this.client ?? this.label;
+  }
+
+  #ours(extra: object = {}): object {
+    // Lock connections subscribe to nothing (a subscriber's are set in `extra`).
+    const config: GlideConfiguration = { ...this.config, pubsubSubscriptions: undefined };
+    const advanced = config.advancedConfiguration ?? {};
+    return {
+      ...config,
+      lazyConnect: false,
+      requestTimeout: GLIDE_REQUEST_TIMEOUT_MS,
+      // A connect timeout of ours unless you set one, as for the other clients.
+      advancedConfiguration: { ...advanced, connectionTimeout: advanced.connectionTimeout ?? 2000 },
+      ...extra,
+    };
+  }
+
+  connection(): Connection {
+    return new GlideConnection(this.label, () => glide().GlideClient.createClient(this.#ours()));
+  }
+
+  subscriber(): SubscriberConnection {
+    let client: GlideOwnClient | undefined;
+    let closed = false;
+    const ended: (() => void)[] = [];
+    return {
+      connect: () => Promise.resolve(),
+      // GLIDE subscribes when the client is made (RESP3), and again by itself after its reconnects.
+      subscribe: async (channel, listener) => {
+        const module = glide();
+        const subscriptions = {
+          channelsAndPatterns: { [module.GlideClientConfiguration.PubSubChannelModes.Exact]: new Set([channel]) },
+          callback: (message: { message: unknown }) => listener(String(message.message)),
+        };
+        try {
+          client = await module.GlideClient.createClient(
+            this.#ours({ protocol: module.ProtocolVersion.RESP3, pubsubSubscriptions: subscriptions }),
+          );
+        } catch (error) {
+          for (const listener of ended) listener(); // tried again after a backoff (node.ts)
+          throw error;
+        }
+        if (closed) client.close();
+      },
+      on: (event, listener) => void (event === 'ended' && ended.push(listener)),
+      destroy: () => {
+        closed = true;
+        client?.close();
+      },
+    };
+  }
+}
+
+/** GLIDE's error names before a server error's text, as Redis spells the error code. */
+const GLIDE_ERROR_CODES: Record<string, string> = {
+  NoScriptError: 'NOSCRIPT',
+  ReadOnly: 'READONLY',
+  ResponseError: 'ERR',
+  ExecAbortError: 'EXECABORT',
+  BusyLoadingError: 'LOADING',
+  TryAgain: 'TRYAGAIN',
+  ClusterDown: 'CLUSTERDOWN',
+  CrossSlot: 'CROSSSLOT',
+  MasterDown: 'MASTERDOWN',
+};
+
+/** A GLIDE error with the server's error as Redis words it ("NOSCRIPT No matching script…"), GLIDE's as the cause. */
+export function glideError(error: unknown): unknown {
+  if (!(error instanceof Error) || error.name !== 'RequestError') return error;
+  const text = error.message.replace(/^An error was signalled by the server: - /, '');
+  const match = /^([A-Za-z]+): ?/.exec(text);
+  if (!match) return error;
+  const code = GLIDE_ERROR_CODES[match[1]!] ?? match[1]!;
+  return new Error(`${code} ${text.slice(match[0].length)}`, { cause: error });
+}
+
+/** One GLIDE client of ours, as a Connection (see GlideDriver). */
+class GlideConnection implements Connection {
+  #client: GlideOwnClient | undefined;
+  #state: 'new' | 'connecting' | 'ready' | 'ended' = 'new';
+  #detached = false;
+  readonly #listeners: [ConnectionEvent, (error?: unknown) => void][] = [];
+
+  constructor(
+    readonly label: string,
+    private readonly create: () => Promise<GlideOwnClient>,
+  ) {}
+
+  get isReady(): boolean {
+    return this.#state === 'ready';
+  }
+
+  get isOpen(): boolean {
+    return this.#state === 'connecting' || this.#state === 'ready';
+  }
+
+  async connect(): Promise<unknown> {
+    this.#state = 'connecting';
+    let client: GlideOwnClient;
+    try {
+      client = await this.create();
+    } catch (error) {
+      this.#end(error);
+      throw error;
+    }
+    if (this.#ended) {
+      client.close();
+      throw new Error('the connection was closed while it connected');
+    }
+    this.#client = client;
+    this.#state = 'ready';
+    this.#emit('ready');
+    return undefined;
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    const client = this.#client;
+    if (!client || this.#state !== 'ready') return Promise.reject(new Error(`${this.label}: not connected`));
+    return client.customCommand([...args]).catch((error: unknown) => {
+      const name = error instanceof Error ? error.name : '';
+      if (name === 'ClosingError' || name === 'ConnectionError') this.#end(error);
+      throw glideError(error);
+    });
+  }
+
+  on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
+    this.#listeners.push([event, listener]);
+  }
+
+  detach(): void {
+    this.#detached = true;
+  }
+
+  close(): Promise<unknown> {
+    this.destroy();
+    return Promise.resolve();
+  }
+
+  destroy(): void {
+    this.#detached = true;
+    this.#end();
+  }
+
+  /** Ended for good: its client closed (what it holds is dropped), and an 'error' and 'ended' told. */
+  #end(error?: unknown): void {
+    if (this.#state === 'ended') return;
+    this.#state = 'ended';
+    this.#client?.close();
+    if (error !== undefined) this.#emit('error', error);
+    this.#emit('ended');
+  }
+
+  /** Ended meanwhile (destroyed while it connected). */
+  get #ended(): boolean {
+    return this.#state === 'ended';
+  }
+
+  #emit(event: ConnectionEvent, error?: unknown): void {
+    if (this.#detached) return;
+    for (const [name, listener] of this.#listeners) if (name === event) listener(error);
+  }
 }
 
 function ignore(): void {}

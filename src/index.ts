@@ -23,7 +23,7 @@ export {
 } from './errors.js';
 export { defaultSettings, type CallSettings, type Settings } from './settings.js';
 export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent } from './health.js';
-export type { ClusterInput, IORedisLike, NodeInput, RedisClientLike, RedisClientOptions, SubscriberClient } from './clients.js';
+export type { ClusterInput, GlideClientLike, GlideConfiguration, IORedisLike, NodeInput, RedisClientLike, RedisClientOptions, SubscriberClient } from './clients.js';
 export {
   channelNames,
   type AcquiredEvent,

@@ -157,6 +157,12 @@ export class RedisNode implements Voter {
     this.#shard = shard;
     this.#announcement = shard ? { command: 'SPUBLISH', channel: '' } : standaloneAnnouncement;
     this.#driver = driverFor(input, index);
+    if (this.#guard && this.#driver.reconnectsUnseen) {
+      throw new TypeError(
+        `nodes[${index}]: restartGuard needs to see each new connection to a master, and GLIDE reconnects inside ` +
+          'its core without a word: use persistence (appendonly with appendfsync always) or another client for this master',
+      );
+    }
     this.label = this.#driver.label;
     this.#health = new NodeHealth(this.label, hooks);
     this.owned = this.#driver.owned;

@@ -5,7 +5,10 @@
  *
  * - `urls` (default): redis:// URLs, node-redis clients the library owns;
  * - `node-redis-6`, `node-redis-5`: node-redis clients of the user's (createClient, default options);
- * - `ioredis-5`, `ioredis-6`, `iovalkey`: the user's ioredis / iovalkey clients, default options.
+ * - `ioredis-5`, `ioredis-6`, `iovalkey`: the user's ioredis / iovalkey clients, default options;
+ * - `glide`: @valkey/valkey-glide configurations (`GlideClient.createClient`'s), connections the
+ *   library makes from them (a user's GlideClient is only read for its configuration: its own test
+ *   in test/integration/clients.test.ts).
  * User clients are made by the harness and closed after the Redlock's quit(), as a user would.
  */
 import { Redis as IORedis5 } from 'ioredis';
@@ -15,7 +18,7 @@ import { createClient as createClient6 } from 'redis';
 import { createClient as createClient5 } from 'redis5';
 import type { NodeInput } from '../../src/index.js';
 
-export const clientKinds = ['urls', 'node-redis-6', 'node-redis-5', 'ioredis-5', 'ioredis-6', 'iovalkey'] as const;
+export const clientKinds = ['urls', 'node-redis-6', 'node-redis-5', 'ioredis-5', 'ioredis-6', 'iovalkey', 'glide'] as const;
 export type ClientKind = (typeof clientKinds)[number];
 
 function requestedKind(): ClientKind {
@@ -29,6 +32,9 @@ function requestedKind(): ClientKind {
 /** The kind this test process runs with. */
 export const clientKind: ClientKind = requestedKind();
 
+// GLIDE's core logs every server error it passes on (a NOSCRIPT before the EVAL that loads the script): the user's to configure, off here.
+if (clientKind === 'glide') (await import('@valkey/valkey-glide')).Logger.setLoggerConfig('off');
+
 /** The ioredis family: lock commands run on connections the library duplicates from the user's client. */
 export const ioredisFamily = clientKind === 'ioredis-5' || clientKind === 'ioredis-6' || clientKind === 'iovalkey';
 
@@ -38,6 +44,20 @@ export const ioredisFamily = clientKind === 'ioredis-5' || clientKind === 'iored
  * as it is, never reset (an error event says what is wrong instead).
  */
 export const ownConnections = clientKind !== 'node-redis-6' && clientKind !== 'node-redis-5';
+
+/**
+ * The client tells us at once when a connection drops. GLIDE does not: it reconnects inside its
+ * core and holds commands meanwhile, so a killed master is seen down only once a command to it
+ * goes unanswered past the health check's STALL_MS, and its first command times out instead of
+ * failing with the connection's error. (Its connections also close a second or more after close():
+ * the sockets GLIDE's core keeps.) Tests of that prompt detection do not run for it.
+ */
+export const seesDisconnects = clientKind !== 'glide';
+
+/** A GLIDE standalone configuration for the master on `port`. */
+export const glideConfiguration = (port: number): { addresses: { host: string; port: number }[] } => ({
+  addresses: [{ host: '127.0.0.1', port }],
+});
 
 export interface MatrixNodes {
   readonly nodes: NodeInput[];
@@ -105,6 +125,8 @@ export function nodesFor(ports: readonly number[], kind: ClientKind = clientKind
         close: () => Promise.resolve(clients.forEach((client) => client.disconnect())),
       };
     }
+    case 'glide':
+      return { nodes: ports.map(glideConfiguration), close: () => Promise.resolve() };
   }
 }
 
@@ -137,6 +159,13 @@ export function nodesInScript(ports: readonly number[], kind: ClientKind = clien
           const clients = ${JSON.stringify(ports)}.map((port) => new Redis({ host: '127.0.0.1', port, lazyConnect: true }).on('error', () => {}));`,
         nodes: 'clients',
         close: 'for (const client of clients) client.disconnect();',
+      };
+    case 'glide':
+      return {
+        prelude: `import { Logger } from '@valkey/valkey-glide';
+          Logger.setLoggerConfig('off');`,
+        nodes: JSON.stringify(ports.map(glideConfiguration)),
+        close: '',
       };
   }
 }

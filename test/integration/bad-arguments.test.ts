@@ -116,10 +116,16 @@ describe('bad arguments to new Redlock', () => {
       /nodes\[0\]\.name must be the Sentinels' name for the master/],
     ['Sentinel options without Sentinels', () => construct([urls[0], { name: 'mymaster', sentinelRootNodes: [] }]), TypeError,
       /nodes\[1\]\.sentinelRootNodes must be a non-empty array of \{ host, port \}/],
-    // Stand-ins for argument checks only (no Redis behaviour): GLIDE's client has customCommand and
-    // nothing node-redis or ioredis has; it must not pass for client options.
-    ['a @valkey/valkey-glide client', () => construct([new (class GlideClient { customCommand(): void {} })()]), TypeError,
-      /nodes\[0\] is a @valkey\/valkey-glide client, not supported yet/],
+    // Stand-ins for argument checks only (no Redis behaviour): GLIDE's clients have customCommand and
+    // nothing node-redis or ioredis has; the cluster one also fcallWithRoute.
+    ['a GLIDE cluster client', () => construct([new (class GlideClusterClient { customCommand(): void {} fcallWithRoute(): void {} })()]), TypeError,
+      /nodes\[0\] is a GLIDE cluster client \(GlideClusterClient\): pass the cluster as \{ rootNodes: \[\{ url \}\] \}/],
+    ['a GLIDE client without its configuration', () => construct([new (class GlideClient { customCommand(): void {} })()]), TypeError,
+      /nodes\[0\] is a GLIDE client whose configuration \(its config field\) we cannot read/],
+    ['a GLIDE configuration with a bad address', () => construct([urls[0], { addresses: [{ port: 6379 }] }]), TypeError,
+      /nodes\[1\]\.addresses\[0\] must be \{ host, port \}/],
+    ['the restart guard on a GLIDE voter', () => construct([{ addresses: [{ host: '127.0.0.1', port: masters[0]!.port }] }, urls[1], urls[2]], { restartGuard: { graceMs: 1_000 } }),
+      TypeError, /nodes\[0\]: restartGuard needs to see each new connection to a master, and GLIDE reconnects inside its core/],
     ['an instance of an unknown client class', () => construct([urls[0], new (class SomeClient { send(): void {} })()]), TypeError,
       /nodes\[1\] is an object of a class redlock-quorum does not know \(an object \(SomeClient\)\)/],
     ['replicas for the wrong number of masters', () => construct(urls, { replicas: [1, 0] }), RangeError, /replicas must be one number, or one per master/],

@@ -14,7 +14,7 @@ import {
   type NodeInput,
   type NodeOutcome,
 } from '../../src/index.js';
-import { clientKind, nodesFor, nodesInScript, ownConnections } from '../harness/clients.js';
+import { clientKind, nodesFor, nodesInScript, ownConnections, seesDisconnects } from '../harness/clients.js';
 import { nodeRedisConnection } from '../../src/clients.js';
 import { createClient as createClient5 } from 'redis5';
 import { lockScript } from '../../src/scripts/index.js';
@@ -308,7 +308,7 @@ describe('no command waits in an offline queue', () => {
     expect(await direct[0]!.exists(key('held'))).toBe(0);
   });
 
-  it('a master that is down says why: NodeUnavailableError with its connection error (ECONNREFUSED) as the cause', async () => {
+  it.runIf(seesDisconnects)('a master that is down says why: NodeUnavailableError with its connection error (ECONNREFUSED) as the cause', async () => {
     await masters[0]!.kill();
     const redlock = lockOn(ports);
     const firstOutcomes: NodeOutcome[] = [];
@@ -442,8 +442,9 @@ describe('connections', () => {
     await grantedByFirstMaster(redlock, key('s'), 10_000);
   });
 
-  // Resets a connection: not for a node-redis client of yours, never reset (see the tests "on a client of yours").
-  it.runIf(ownConnections)('restart guard: an INFO that never answers (blackholed right after ready) bounds the calls and resets the connection', async () => {
+  // Resets a connection: not for a node-redis client of yours, never reset (see the tests "on a client of yours");
+  // not for GLIDE, which refuses the restart guard (a reconnect inside its core is never seen).
+  it.runIf(ownConnections && clientKind !== 'glide')('restart guard: an INFO that never answers (blackholed right after ready) bounds the calls and resets the connection', async () => {
     // Masters up for 2 s or more vote at once with a 1 ms grace: no failed attempt, so no rollback
     // (whose release would be sent and noticed by the health check anyway).
     const uptimeS = async (client: DirectClient): Promise<number> => Number(/uptime_in_seconds:(\d+)/.exec(await client.info('server'))?.[1]);
@@ -493,7 +494,7 @@ describe('connections', () => {
     });
   });
 
-  it('quit() leaves no timers or sockets: the process exits within 200 ms of quit() resolving, with a master down and one paused', async () => {
+  it.runIf(seesDisconnects)('quit() leaves no timers or sockets: the process exits within 200 ms of quit() resolving, with a master down and one paused', async () => {
     await masters[4]!.kill(); // down: port closed, its clients keep failing to reconnect
     const held = uniquePrefix('quit-exit')('held');
     // Held elsewhere on a quorum: the child's acquire of it waits, so release subscriptions are open too.
@@ -583,7 +584,7 @@ describe('connections of ours', () => {
 });
 
 describe('master health', () => {
-  it('health() and nodeDown / nodeUp follow a killed and restarted master, with its cause; repeated failures are one error event', async () => {
+  it.runIf(seesDisconnects)('health() and nodeDown / nodeUp follow a killed and restarted master, with its cause; repeated failures are one error event', async () => {
     const redlock = lockOn(ports, { retryDelay: 20, retryJitter: 10 });
     const events: string[] = [];
     const errors: Error[] = [];
@@ -634,7 +635,7 @@ describe('master health', () => {
     expect(redlock.health()[0]!.lastError).toBeUndefined();
   });
 
-  it('a master restarted at once (back before any reconnect backoff) is one nodeDown and one nodeUp; the first connections are nodeUp too', async () => {
+  it.runIf(seesDisconnects)('a master restarted at once (back before any reconnect backoff) is one nodeDown and one nodeUp; the first connections are nodeUp too', async () => {
     const redlock = lockOn(ports);
     const changes: string[] = [];
     // Listeners attached after the constructor: a master is up once its INFO answered, never sooner.

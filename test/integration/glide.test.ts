@@ -1,0 +1,52 @@
+/**
+ * A @valkey/valkey-glide client of the user's (GlideClient): read for its configuration only. Lock
+ * commands run on GLIDE clients of ours made from it, which quit() closes; the user's stays open.
+ * (The whole core suite also runs on GLIDE configurations: the `glide` project of the client matrix.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GlideClient, Logger } from '@valkey/valkey-glide';
+import { Redlock } from '../../src/index.js';
+import { closeAll, directClients, eventually, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
+import { startMasters, type RedisMaster } from '../harness/redis-server.js';
+
+let masters: RedisMaster[];
+let direct: DirectClient[];
+
+beforeAll(async () => {
+  Logger.setLoggerConfig('off');
+  masters = await startMasters(3);
+  direct = await directClients(masters.map((master) => master.port));
+});
+
+afterAll(async () => {
+  await closeAll(direct);
+  for (const master of masters) master.stop();
+});
+
+describe('a GLIDE client of yours', () => {
+  it('is a voter on connections of ours made from its configuration: the masters hold the lock, and after quit() yours still works', async () => {
+    const users = await Promise.all(masters.map((master) => GlideClient.createClient({ addresses: [{ host: '127.0.0.1', port: master.port }] })));
+    try {
+      const redlock = new Redlock(users);
+      expect(redlock.nodes).toEqual(masters.map((master) => `127.0.0.1:${master.port}`));
+      const key = uniquePrefix('glide-user')('r');
+      // A flushed script cache: the first EVALSHA answers NOSCRIPT (GLIDE words it NoScriptError), and EVAL follows.
+      await Promise.all(direct.map((client) => client.scriptFlush()));
+      const lock = await redlock.acquire(key, 5_000);
+      await eventually(async () => (await valuesOn(direct, key)).every((value) => value === lock.value));
+      const pttl = await direct[0]!.pTTL(key);
+      expect(pttl).toBeGreaterThan(4_000);
+      expect(pttl).toBeLessThanOrEqual(5_000);
+      const extended = await lock.extend(8_000);
+      expect(await direct[1]!.pTTL(key)).toBeGreaterThan(7_000);
+      // The user's client saw none of it, and holds nothing of ours.
+      expect(await users[0]!.customCommand(['GET', key])).toBe(lock.value);
+      await extended.release();
+      expect(await valuesOn(direct, key)).toEqual([null, null, null]);
+      await redlock.quit();
+      expect(await Promise.all(users.map((user) => user.customCommand(['PING'])))).toEqual(['PONG', 'PONG', 'PONG']);
+    } finally {
+      for (const user of users) user.close();
+    }
+  });
+});
