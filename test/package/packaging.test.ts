@@ -57,6 +57,7 @@ const voters = (): Redlock =>
     { rootNodes: [{ url: 'redis://127.0.0.1:1' }], defaults: { password: 'p' } },
     createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:2' }] }),
     { name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }], nodeClientOptions: { password: 'p' } },
+    { addresses: [{ host: '127.0.0.1', port: 3 }], databaseId: 1 },
   ]);
 void voters;
 instrumentRedlock()();
