@@ -873,11 +873,12 @@ export function labelOf(options: RedisClientLike['options'], index: number): str
 }
 
 /**
- * How long GLIDE may keep a command of ours (its requestTimeout): a little longer than the health
- * check waits for an answer before it resets the connection (node.ts STALL_MS, 2 s), so the reset
- * comes first and drops what GLIDE holds; the per-master timeout is ours.
+ * How long GLIDE may hold a command of ours (its requestTimeout, unless yours sets one): GLIDE
+ * keeps a command sent while the master is down and sends it once it has reconnected, even after
+ * close(), but never once this has passed since the command was issued (measured here). Above the
+ * default per-master timeouts (at most 500 ms).
  */
-const GLIDE_REQUEST_TIMEOUT_MS = 3_000;
+const GLIDE_REQUEST_TIMEOUT_MS = 1_000;
 
 /** GLIDE's configuration shape: `addresses`, a non-empty array of `{ host, port }`. */
 function isGlideConfiguration(input: unknown): input is GlideConfiguration {
@@ -888,6 +889,7 @@ function isGlideConfiguration(input: unknown): input is GlideConfiguration {
 
 interface GlideModule {
   GlideClient: { createClient(config: object): Promise<GlideOwnClient> };
+  Decoder: { String: number };
   GlideClientConfiguration: { PubSubChannelModes: { Exact: number } };
   ProtocolVersion: { RESP3: number };
 }
@@ -913,12 +915,11 @@ function glide(): GlideModule {
  * A standalone master reached with @valkey/valkey-glide 2.x, on GLIDE clients of ours made from
  * your client's configuration or the configuration you give (yours is never used for lock commands
  * and never closed). GLIDE has no connection events and reconnects inside its core, holding the
- * commands sent meanwhile and sending them once reconnected. So: a held command is one the health
- * check sees unanswered, and the connection is reset (closed, dropping what GLIDE holds) after
- * STALL_MS at most (GLIDE's own requestTimeout is a little longer); a command held and then sent late
- * still reaches the master before any later command of ours on it (one connection, in order), so
- * a rollback or release follows it; a connection failure GLIDE reports ends the connection (node.ts
- * makes a new one); and the restart guard is refused, as a reconnect to a restarted master is never seen.
+ * commands sent meanwhile and sending them once reconnected, for up to its requestTimeout (ours:
+ * #holdMs). So: a command unanswered by then fails and ends the connection (node.ts makes a new
+ * one); a new connection waits until nothing of the previous one can still be sent, so commands
+ * reach the master in the order they were issued; and the restart guard is refused, as a
+ * reconnect to a restarted master is never seen.
  */
 class GlideDriver implements Driver {
   readonly label: string;
@@ -926,6 +927,14 @@ class GlideDriver implements Driver {
   readonly withdraws = false;
   readonly followsFailover = false;
   readonly reconnectsUnseen = true;
+  /** GLIDE's requestTimeout on ours: how long it may hold a command before dropping it. */
+  readonly #holdMs: number;
+  /**
+   * Until when a command of an earlier connection of ours may still be sent by GLIDE (its last
+   * command's issue + #holdMs): a new connection sends nothing before, so no earlier command can
+   * land after a later one (an extend to a shorter ttl after a longer one, an acquire after its rollback).
+   */
+  #earlierMayLandUntil = 0;
 
   constructor(
     readonly config: GlideConfiguration,
@@ -938,9 +947,17 @@ class GlideDriver implements Driver {
         throw new TypeError(`nodes[${index}].addresses[${i}] must be { host, port }, got ${describe(address)}`);
       }
     }
+    if (config.addresses.length > 1) {
+      // GLIDE would pick the primary among them, and move to another inside its core without a word.
+      throw new TypeError(
+        `nodes[${index}] is a GLIDE configuration with ${config.addresses.length} addresses: a voter is one master ` +
+          '(for a replicated one, use Sentinel options or an ioredis client with sentinels, and replicas)',
+      );
+    }
     if (config['pubsubSubscriptions'] !== undefined && client === undefined) {
       throw new TypeError(`nodes[${index}] is a GLIDE configuration with pubsubSubscriptions: lock connections take none`);
     }
+    this.#holdMs = typeof config.requestTimeout === 'number' && config.requestTimeout > 0 ? config.requestTimeout : GLIDE_REQUEST_TIMEOUT_MS;
     const first = config.addresses[0]!;
     this.label = `${first.host}:${first.port ?? 6379}`;
     glide(); // a missing package is a TypeError now, not an endless series of failed connections
@@ -951,13 +968,17 @@ class GlideDriver implements Driver {
   }
 
   #ours(extra: object = {}): object {
-    // Lock connections subscribe to nothing (a subscriber's are set in `extra`).
-    const config: GlideConfiguration = { ...this.config, pubsubSubscriptions: undefined };
+    // Lock connections subscribe to nothing (a subscriber's are set in `extra`), and read replies
+    // as strings from the master itself, whatever yours say.
+    const config: GlideConfiguration = { ...this.config, pubsubSubscriptions: undefined, clientSideCache: undefined };
     const advanced = config.advancedConfiguration ?? {};
     return {
       ...config,
       lazyConnect: false,
-      requestTimeout: GLIDE_REQUEST_TIMEOUT_MS,
+      defaultDecoder: glide().Decoder.String,
+      readFrom: 'primary',
+      readOnly: false,
+      requestTimeout: this.#holdMs,
       // A connect timeout of ours unless you set one, as for the other clients.
       advancedConfiguration: { ...advanced, connectionTimeout: advanced.connectionTimeout ?? 2000 },
       ...extra,
@@ -965,7 +986,13 @@ class GlideDriver implements Driver {
   }
 
   connection(): Connection {
-    return new GlideConnection(this.label, () => glide().GlideClient.createClient(this.#ours()));
+    return new GlideConnection(this.label, this.#holdMs, async () => {
+      const waitMs = this.#earlierMayLandUntil - performance.now();
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+      return glide().GlideClient.createClient(this.#ours());
+    }, (at) => {
+      this.#earlierMayLandUntil = Math.max(this.#earlierMayLandUntil, at + this.#holdMs);
+    });
   }
 
   subscriber(): SubscriberConnection {
@@ -1032,7 +1059,10 @@ class GlideConnection implements Connection {
 
   constructor(
     readonly label: string,
+    private readonly holdMs: number,
     private readonly create: () => Promise<GlideOwnClient>,
+    /** Told when each command is issued (the driver keeps the next connection from overtaking it). */
+    private readonly issued: (atMs: number) => void,
   ) {}
 
   get isReady(): boolean {
@@ -1065,9 +1095,15 @@ class GlideConnection implements Connection {
   send(args: readonly string[]): Promise<unknown> {
     const client = this.#client;
     if (!client || this.#state !== 'ready') return Promise.reject(new Error(`${this.label}: not connected`));
+    this.issued(performance.now());
     return client.customCommand([...args]).catch((error: unknown) => {
       const name = error instanceof Error ? error.name : '';
-      if (name === 'ClosingError' || name === 'ConnectionError') this.#end(error);
+      if (name === 'TimeoutError') {
+        // GLIDE gave it up: the master is down (GLIDE held it) or stalled. As the health check would.
+        this.#end(new Error(`no answer for ${this.holdMs} ms (GLIDE's requestTimeout): resetting the connection`, { cause: error }));
+      } else if (name === 'ClosingError' || name === 'ConnectionError') {
+        this.#end(error);
+      }
       throw glideError(error);
     });
   }

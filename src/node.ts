@@ -481,10 +481,11 @@ export class RedisNode implements Voter {
       client
         .connect()
         .then(() => {
-          failures = 0;
           if (closed) return undefined;
           return command === 'SPUBLISH' ? client.sSubscribe?.(channel, onMessage) : client.subscribe(channel, onMessage);
         })
+        // Only a subscription that took resets the backoff (a GLIDE subscriber connects in subscribe).
+        .then(() => void (failures = 0))
         .catch(ignore);
     };
     const reopen = (): void => {

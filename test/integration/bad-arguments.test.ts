@@ -122,6 +122,8 @@ describe('bad arguments to new Redlock', () => {
       /nodes\[0\] is a GLIDE cluster client \(GlideClusterClient\): pass the cluster as \{ rootNodes: \[\{ url \}\] \}/],
     ['a GLIDE client without its configuration', () => construct([new (class GlideClient { customCommand(): void {} })()]), TypeError,
       /nodes\[0\] is a GLIDE client whose configuration \(its config field\) we cannot read/],
+    ['a GLIDE configuration with two addresses', () => construct([{ addresses: [{ host: '127.0.0.1', port: 1 }, { host: '127.0.0.1', port: 2 }] }]), TypeError,
+      /nodes\[0\] is a GLIDE configuration with 2 addresses: a voter is one master/],
     ['a GLIDE configuration with a bad address', () => construct([urls[0], { addresses: [{ port: 6379 }] }]), TypeError,
       /nodes\[1\]\.addresses\[0\] must be \{ host, port \}/],
     ['the restart guard on a GLIDE voter', () => construct([{ addresses: [{ host: '127.0.0.1', port: masters[0]!.port }] }, urls[1], urls[2]], { restartGuard: { graceMs: 1_000 } }),

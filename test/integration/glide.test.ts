@@ -4,7 +4,7 @@
  * (The whole core suite also runs on GLIDE configurations: the `glide` project of the client matrix.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GlideClient, Logger } from '@valkey/valkey-glide';
+import { Decoder, GlideClient, Logger } from '@valkey/valkey-glide';
 import { Redlock } from '../../src/index.js';
 import { closeAll, directClients, eventually, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
@@ -47,6 +47,21 @@ describe('a GLIDE client of yours', () => {
       expect(await Promise.all(users.map((user) => user.customCommand(['PING'])))).toEqual(['PONG', 'PONG', 'PONG']);
     } finally {
       for (const user of users) user.close();
+    }
+  });
+
+  it('whatever your configuration says about replies and reads (Buffers, replicas, read-only), ours read strings from the master: the lock is granted and held there', async () => {
+    const redlock = new Redlock(
+      masters.map((master) => ({ addresses: [{ host: '127.0.0.1', port: master.port }], defaultDecoder: Decoder.Bytes, readFrom: 'preferReplica', readOnly: true })),
+    );
+    try {
+      const key = uniquePrefix('glide-decoder')('r');
+      const lock = await redlock.acquire(key, 5_000);
+      await eventually(async () => (await valuesOn(direct, key)).every((value) => value === lock.value));
+      await lock.release();
+      expect(await valuesOn(direct, key)).toEqual([null, null, null]);
+    } finally {
+      await redlock.quit();
     }
   });
 });
