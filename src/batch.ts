@@ -27,10 +27,23 @@ interface Waiting {
 /** Bound on operations per script call, so one call never keeps a master busy for long. */
 export const MAX_BATCH_OPERATIONS = 500;
 
+/**
+ * Batchers with an open turn, closed together by one setImmediate per event-loop turn (not one
+ * per master: a fan-out opens a turn on every master at once).
+ */
+const openTurns = new Set<Batcher>();
+let endOfTurns: NodeJS.Immediate | undefined;
+function endTurns(): void {
+  endOfTurns = undefined;
+  const open = [...openTurns];
+  openTurns.clear();
+  for (const batcher of open) batcher.flush();
+}
+
 export class Batcher {
   #queue: Waiting[] = [];
   /** Set while a turn is open: its first operation has left, the rest wait for this flush. */
-  #endOfTurn: NodeJS.Immediate | undefined;
+  #turnOpen = false;
 
   constructor(private readonly send: SendBatch) {}
 
@@ -42,6 +55,11 @@ export class Batcher {
    */
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
     if (cancellation.aborted) return Promise.reject(cancellation.reason);
+    if (this.#queue.length === 0 && !(coalesce && this.#turnOpen)) {
+      // Nothing ahead of it: it leaves now, alone (the usual case, kept lean: it runs per master per operation).
+      if (coalesce) this.#openTurn();
+      return this.#sendAlone(operation, cancellation);
+    }
     return new Promise<OperationReply>((resolve, reject) => {
       const waiting: Waiting = { operation, cancellation, resolve, reject };
       cancellation.onCancel(() => {
@@ -50,22 +68,39 @@ export class Batcher {
         reject(cancellation.reason);
       });
       this.#queue.push(waiting);
-      if (!coalesce) {
-        this.flush();
-      } else if (this.#endOfTurn === undefined) {
-        this.flush();
-        // setImmediate runs after every I/O callback of this turn: replies that arrived together
-        // all get to queue their next operation first. (node-redis writes on setImmediate too.)
-        this.#endOfTurn = setImmediate(() => this.flush());
-      }
+      if (!coalesce) this.flush();
     });
   }
 
   /** Send everything queued now, and close the turn. */
   flush(): void {
-    if (this.#endOfTurn) clearImmediate(this.#endOfTurn);
-    this.#endOfTurn = undefined;
+    this.#turnOpen = false;
+    openTurns.delete(this);
     while (this.#queue.length > 0) this.#sendChunk(this.#queue.splice(0, MAX_BATCH_OPERATIONS));
+  }
+
+  #openTurn(): void {
+    // setImmediate runs after every I/O callback of this turn: replies that arrived together
+    // all get to queue their next operation first. (node-redis writes on setImmediate too.)
+    this.#turnOpen = true;
+    openTurns.add(this);
+    endOfTurns ??= setImmediate(endTurns);
+  }
+
+  #sendAlone(operation: LockOperation, cancellation: Cancellation): Promise<OperationReply> {
+    const sent = this.send([operation]);
+    // Once sent, a cancelled operation's call is withdrawn if still unsent; its answer, if any, still arrives.
+    if (sent.withdraw) cancellation.onCancel(sent.withdraw);
+    return sent.replies.then(
+      (replies) => {
+        cancellation.onCancel(undefined);
+        return replies[0]!;
+      },
+      (error: unknown) => {
+        cancellation.onCancel(undefined);
+        throw error;
+      },
+    );
   }
 
   #sendChunk(chunk: Waiting[]): void {

@@ -69,8 +69,9 @@ export interface AttemptRecord extends ExecutionStats {
 export type AttemptFields = Omit<AttemptRecord, keyof ExecutionStats>;
 
 /**
- * An attempt record: `fields` as its own properties, and the ExecutionStats view as getters on the
- * prototype, computed when read (records are made on every attempt; the view is rarely read).
+ * An attempt record: `fields` as its own properties, and the ExecutionStats view as getters,
+ * computed when read (records are made on every attempt; the view is rarely read). The context the
+ * view needs is private: a record still compares, prints and serialises as its fields.
  */
 export function attemptRecord(
   fields: AttemptFields,
@@ -78,49 +79,54 @@ export function attemptRecord(
   quorumSize: number,
   resources: readonly string[],
 ): AttemptRecord {
-  const record = Object.assign(Object.create(votesView) as object, fields);
-  // Not enumerable: a record still compares, prints and serialises as its fields.
-  Object.defineProperty(record, VOTES, { value: { voters, quorumSize, resources } satisfies VoteContext });
-  return record as AttemptRecord;
+  return new Attempt(fields, voters, quorumSize, resources);
 }
 
-const VOTES = Symbol('votes');
-interface VoteContext {
-  readonly voters: readonly unknown[];
-  readonly quorumSize: number;
-  readonly resources: readonly string[];
-}
-type WithContext = AttemptFields & { readonly [VOTES]: VoteContext };
+class Attempt implements AttemptRecord {
+  readonly attempt: number;
+  readonly outcomes: readonly NodeOutcome[];
+  readonly elapsedMs: number;
+  readonly validityMs: number;
+  readonly granted: number;
+  declare readonly fencing?: FencingRound;
+  readonly #voters: readonly unknown[];
+  readonly #quorumSize: number;
+  readonly #resources: readonly string[];
 
-const votesView = Object.create(Object.prototype, {
-  membershipSize: {
-    get(this: WithContext) {
-      return this.outcomes.length;
-    },
-  },
-  quorumSize: {
-    get(this: WithContext) {
-      return this[VOTES].quorumSize;
-    },
-  },
-  votesFor: {
-    get(this: WithContext) {
-      const { voters } = this[VOTES];
-      return new Set(this.outcomes.flatMap((outcome, index) => (outcome.status === 'granted' ? [voters[index]] : [])));
-    },
-  },
-  votesAgainst: {
-    get(this: WithContext) {
-      const { voters, resources } = this[VOTES];
-      const against = new Map<unknown, Error>();
-      this.outcomes.forEach((outcome, index) => {
-        const reason = reasonAgainst(outcome, resources);
-        if (reason) against.set(voters[index], reason);
-      });
-      return against;
-    },
-  },
-}) as object;
+  constructor(fields: AttemptFields, voters: readonly unknown[], quorumSize: number, resources: readonly string[]) {
+    this.attempt = fields.attempt;
+    this.outcomes = fields.outcomes;
+    this.elapsedMs = fields.elapsedMs;
+    this.validityMs = fields.validityMs;
+    this.granted = fields.granted;
+    if (fields.fencing !== undefined) (this as { fencing?: FencingRound }).fencing = fields.fencing;
+    this.#voters = voters;
+    this.#quorumSize = quorumSize;
+    this.#resources = resources;
+  }
+
+  get membershipSize(): number {
+    return this.outcomes.length;
+  }
+
+  get quorumSize(): number {
+    return this.#quorumSize;
+  }
+
+  get votesFor(): ReadonlySet<unknown> {
+    const voters = this.#voters;
+    return new Set(this.outcomes.flatMap((outcome, index) => (outcome.status === 'granted' ? [voters[index]] : [])));
+  }
+
+  get votesAgainst(): ReadonlyMap<unknown, Error> {
+    const against = new Map<unknown, Error>();
+    this.outcomes.forEach((outcome, index) => {
+      const reason = reasonAgainst(outcome, this.#resources);
+      if (reason) against.set(this.#voters[index], reason);
+    });
+    return against;
+  }
+}
 
 function reasonAgainst(outcome: NodeOutcome, resources: readonly string[]): Error | undefined {
   switch (outcome.status) {

@@ -74,6 +74,8 @@ export const STALL_MS = 2_000;
  * Every script call's tag (see the script's contract): unique in the process whichever node sends
  * it, and across copies of this module sharing a client (the random prefix).
  */
+/** A script call's first two words. */
+const EVALSHA_HEAD = ['EVALSHA', lockScript.sha] as const;
 const TAG_PREFIX = randomBytes(4).toString('hex');
 let lastTag = 0;
 
@@ -293,61 +295,71 @@ export class RedisNode implements Voter {
     return withdraw ? { replies, withdraw: () => withdraw.abort() } : { replies };
   }
 
-  async #call(operations: LockOperation[], withdraw: AbortController | undefined, route: Route): Promise<OperationReply[]> {
+  #call(operations: LockOperation[], withdraw: AbortController | undefined, route: Route): Promise<OperationReply[]> {
     const tag = TAG_PREFIX + (++lastTag).toString(36);
     // A cluster master's batch may span its slots: its keys go inline (declared keys share one slot).
     const inline = this.#shard !== undefined && route === 'batch' && operations.length > 1;
-    const tail = encodeBatch(operations, tag, this.#announcement, this.#shard?.fenceKey, inline);
-    const asking = route === 'asking';
+    const command = encodeBatch(operations, tag, this.#announcement, this.#shard?.fenceKey, inline, EVALSHA_HEAD);
     const client = this.client;
-    const send = (args: readonly string[]): Promise<unknown> => client.send(args, withdraw?.signal);
-    // ASKING lets the next command, the script call right behind it, use a slot this shard imports.
-    const script = (args: readonly string[]): Promise<unknown> => {
-      if (asking) send(['ASKING']).catch(ignore);
-      return send(args);
-    };
+    const signal = withdraw?.signal;
+    const asking = route === 'asking';
     // With `replicas`, a batch that may write a grant is followed, pipelined right behind the script
     // call, by a WAIT: it answers how many replicas have every earlier write of this connection, the
     // script's included. (Sent before it, it would count only the writes before this batch.)
     const timeoutMs = this.#replicas > 0 ? replicationTimeoutMs(operations) : undefined;
-    const waitBehind = (script: Promise<unknown>): { script: Promise<unknown>; waited: Promise<unknown> | undefined } => {
-      const waited = timeoutMs === undefined ? undefined : send(['WAIT', String(this.#replicas), String(timeoutMs)]);
-      waited?.catch(ignore); // read below, or abandoned with the script call
-      return { script, waited };
+    let waited: Promise<unknown> | undefined;
+    // ASKING lets the next command, the script call right behind it, use a slot this shard imports.
+    const script = (args: readonly string[]): Promise<unknown> => {
+      if (asking) client.send(['ASKING'], signal).catch(ignore);
+      const reply = client.send(args, signal);
+      if (timeoutMs !== undefined) {
+        waited = client.send(['WAIT', String(this.#replicas), String(timeoutMs)], signal);
+        waited.catch(ignore); // read below, or abandoned with the script call
+      }
+      return reply;
     };
     if (withdraw) this.#inFlight.add(withdraw);
-    try {
-      const { reply, acknowledged } = await this.#watched(async () => {
-        let call = waitBehind(script(['EVALSHA', lockScript.sha, ...tail]));
-        let reply: unknown;
-        try {
-          reply = await call.script;
-        } catch (error) {
+    const settled = (): void => void (withdraw && this.#inFlight.delete(withdraw));
+    // Then-chained, no async frames: this runs for every master on every operation.
+    return this.#watched(() =>
+      script(command)
+        .catch((error: unknown) => {
           if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-          // Flushed or restarted master: EVAL runs it and caches it again, and a WAIT follows it.
-          call = waitBehind(script(['EVAL', lockScript.source, ...tail]));
-          reply = await call.script;
-        }
-        return { reply, acknowledged: call.waited === undefined ? undefined : await call.waited };
-      }).catch((error: unknown) => {
-        // A replica refuses the script's writes (READONLY, wrapped in a script error on Redis 6).
-        if (error instanceof Error && error.message.includes('READONLY')) this.#demoted(client);
-        throw error;
-      });
-      const replies = decodeBatch(reply, operations.length, tag);
-      if (!replies || (acknowledged !== undefined && typeof acknowledged !== 'number')) {
-        // The script's or the WAIT's answer is another command's.
-        const misplaced = new MisplacedReplyError(this.label, replies ? acknowledged : reply);
-        this.#outOfStep(client, misplaced);
-        throw misplaced;
-      }
-      if (typeof acknowledged !== 'number' || acknowledged >= this.#replicas) return replies;
-      // Written on the master only: a failover to a replica would lose it, so it is no grant.
-      const unreplicated = { acknowledged, wanted: this.#replicas, timeoutMs: timeoutMs! };
-      return replies.map((answer, i) => (answer.status === 1 && operations[i]!.kind !== 'release' ? { ...answer, unreplicated } : answer));
-    } finally {
-      if (withdraw) this.#inFlight.delete(withdraw);
+          // Flushed or restarted master: EVAL runs it and caches it again (a WAIT follows it too).
+          return script(['EVAL', lockScript.source, ...command.slice(EVALSHA_HEAD.length)]);
+        })
+        .then((reply) =>
+          waited
+            ? waited.then((acknowledged) => this.#decode(client, operations, tag, reply, acknowledged, timeoutMs!))
+            : this.#decode(client, operations, tag, reply, undefined, 0),
+        ),
+    ).then(
+        (replies) => {
+          settled();
+          return replies;
+        },
+        (error: unknown) => {
+          settled();
+          // A replica refuses the script's writes (READONLY, wrapped in a script error on Redis 6).
+          if (error instanceof Error && error.message.includes('READONLY')) this.#demoted(client);
+          throw error;
+        },
+      );
+  }
+
+  /** A script call's reply (and its WAIT's, with `replicas`) as one answer per operation. */
+  #decode(client: Connection, operations: LockOperation[], tag: string, reply: unknown, acknowledged: unknown, timeoutMs: number): OperationReply[] {
+    const replies = decodeBatch(reply, operations.length, tag);
+    if (!replies || (acknowledged !== undefined && typeof acknowledged !== 'number')) {
+      // The script's or the WAIT's answer is another command's.
+      const misplaced = new MisplacedReplyError(this.label, replies ? acknowledged : reply);
+      this.#outOfStep(client, misplaced);
+      throw misplaced;
     }
+    if (typeof acknowledged !== 'number' || acknowledged >= this.#replicas) return replies;
+    // Written on the master only: a failover to a replica would lose it, so it is no grant.
+    const unreplicated = { acknowledged, wanted: this.#replicas, timeoutMs };
+    return replies.map((answer, i) => (answer.status === 1 && operations[i]!.kind !== 'release' ? { ...answer, unreplicated } : answer));
   }
 
   /**

@@ -84,7 +84,13 @@ export class Waiter {
 
 export class Notifier {
   readonly #queues = new Map<string, Waiter[]>();
-  readonly #seen = new Set<string>();
+  /**
+   * Releases already seen (each master announces it, and this process may have done it): two
+   * generations, the older dropped whole when the newer fills, so remembering costs O(1). (One Set
+   * trimmed by its oldest entry walked the holes its deletions left: ~13 µs per release in profiles.)
+   */
+  #seen = new Set<string>();
+  #seenBefore = new Set<string>();
   #waiters = 0;
   #subscriptions: Subscription[] | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
@@ -116,12 +122,18 @@ export class Notifier {
 
   /** A release of `value` on `key` (announced by a master, or done by this process). */
   released(key: string, value: string, source: WakeSource): void {
-    const id = `${value}:${key}`;
-    if (this.#seen.has(id)) return;
-    this.#seen.add(id);
-    if (this.#seen.size > SEEN_LIMIT) this.#seen.delete(this.#seen.values().next().value as string);
+    // Nobody waits for it: nothing to wake or remember (a later waiter woken by another master's
+    // announcement of this release only tries once more).
     const first = this.#queues.get(key)?.[0];
-    if (first && first.ownValue !== value) first.wake(source);
+    if (!first) return;
+    const id = `${value}:${key}`;
+    if (this.#seen.has(id) || this.#seenBefore.has(id)) return;
+    this.#seen.add(id);
+    if (this.#seen.size >= SEEN_LIMIT) {
+      this.#seenBefore = this.#seen;
+      this.#seen = new Set();
+    }
+    if (first.ownValue !== value) first.wake(source);
   }
 
   unregister(waiter: Waiter, acquired: boolean): void {

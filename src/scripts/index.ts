@@ -193,7 +193,8 @@ export const standaloneAnnouncement: Announcement = { command: 'PUBLISH', channe
 
 /**
  * The EVALSHA/EVAL tail (numkeys, keys…, args…, inline count, announcement, tag) for a batch of
- * operations; with `inline`, numkeys is 0 and the keys lead ARGV (see the script).
+ * operations, after `head` (e.g. EVALSHA and the SHA1); with `inline`, numkeys is 0 and the keys
+ * lead ARGV (see the script).
  */
 export function encodeBatch(
   operations: readonly LockOperation[],
@@ -201,7 +202,14 @@ export function encodeBatch(
   announcement: Announcement = standaloneAnnouncement,
   fenceKeyOf: (resource: string) => string = fenceKey,
   inline = false,
+  head: readonly string[] = [],
 ): string[] {
+  const lone = operations.length === 1 ? operations[0]! : undefined;
+  if (lone && !lone.fenced && lone.kind !== 'fence' && !inline) {
+    // One plain operation, the usual call: built in one go (this runs per master per operation).
+    const count = String(lone.keys.length);
+    return [...head, count, ...lone.keys, kindCode[lone.kind], lone.value, String(lone.ttlMs), count, '0', announcement.command, announcement.channel, tag];
+  }
   const keys: string[] = [];
   const args: string[] = [];
   for (const operation of operations) {
@@ -214,8 +222,8 @@ export function encodeBatch(
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(owned));
   }
   const trailer = [announcement.command, announcement.channel, tag];
-  if (inline) return ['0', ...keys, ...args, String(keys.length), ...trailer];
-  return [String(keys.length), ...keys, ...args, '0', ...trailer];
+  if (inline) return [...head, '0', ...keys, ...args, String(keys.length), ...trailer];
+  return [...head, String(keys.length), ...keys, ...args, '0', ...trailer];
 }
 
 /**
