@@ -560,10 +560,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     // (node.ts): Redis ends a WAIT on its clock tick, up to ~100 ms late (hz 10), and the answer
     // should still come before the master times out.
     const sent = this.#settings.replicas ? { ...operation, replicationTimeoutMs: Math.max(1, Math.floor(effective.nodeTimeoutMs / 3)) } : operation;
-    return async (index, cancellation) => {
-      const reply = await this.#nodes[index]!.submit(sent, cancellation, effective.batching);
-      return outcomeOf(operation, reply);
-    };
+    return (index, cancellation) => this.#nodes[index]!.submit(sent, cancellation, effective.batching).then((reply) => outcomeOf(operation, reply));
   }
 
   #assertOpen(): void {
