@@ -31,13 +31,13 @@ export const MAX_BATCH_OPERATIONS = 500;
  * Batchers with an open turn, closed together by one setImmediate per event-loop turn (not one
  * per master: a fan-out opens a turn on every master at once).
  */
-const openTurns = new Set<Batcher>();
+let openTurns: Batcher[] = [];
 let endOfTurns: NodeJS.Immediate | undefined;
 function endTurns(): void {
   endOfTurns = undefined;
-  const open = [...openTurns];
-  openTurns.clear();
-  for (const batcher of open) batcher.flush();
+  const open = openTurns;
+  openTurns = [];
+  for (const batcher of open) batcher.flush(); // one flushed meanwhile has nothing left to send
 }
 
 export class Batcher {
@@ -75,7 +75,6 @@ export class Batcher {
   /** Send everything queued now, and close the turn. */
   flush(): void {
     this.#turnOpen = false;
-    openTurns.delete(this);
     while (this.#queue.length > 0) this.#sendChunk(this.#queue.splice(0, MAX_BATCH_OPERATIONS));
   }
 
@@ -83,7 +82,7 @@ export class Batcher {
     // setImmediate runs after every I/O callback of this turn: replies that arrived together
     // all get to queue their next operation first. (node-redis writes on setImmediate too.)
     this.#turnOpen = true;
-    openTurns.add(this);
+    openTurns.push(this);
     endOfTurns ??= setImmediate(endTurns);
   }
 

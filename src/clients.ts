@@ -747,7 +747,7 @@ class IORedisOwnConnection implements Connection {
   }
 
   send(args: readonly string[]): Promise<unknown> {
-    return this.client.call(args[0]!, ...args.slice(1));
+    return this.client.call(...(args as [string, ...string[]]));
   }
 
   on(event: ConnectionEvent, listener: (error?: unknown) => void): void {

@@ -248,6 +248,10 @@ export function validateTtl(ttl: unknown): number {
 
 /** Resources: one non-empty string or a non-empty array of them; duplicates are dropped. */
 export function normalizeResources(resources: unknown): string[] {
+  // One plain name, the usual call.
+  if (typeof resources === 'string' && resources.length > 0 && resources.isWellFormed() && !resources.endsWith(FENCE_SUFFIX)) {
+    return [resources];
+  }
   const list: unknown[] = typeof resources === 'string' ? [resources] : Array.isArray(resources) ? resources : [];
   if (typeof resources !== 'string' && !Array.isArray(resources)) {
     throw new TypeError(`resources must be a string or an array of strings, got ${describe(resources)}`);

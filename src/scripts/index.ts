@@ -207,8 +207,14 @@ export function encodeBatch(
   const lone = operations.length === 1 ? operations[0]! : undefined;
   if (lone && !lone.fenced && lone.kind !== 'fence' && !inline) {
     // One plain operation, the usual call: built in one go (this runs per master per operation).
+    const { command, channel } = announcement;
+    const code = kindCode[lone.kind];
+    const ttl = String(lone.ttlMs);
+    if (lone.keys.length === 1 && head.length === 2) {
+      return [head[0]!, head[1]!, '1', lone.keys[0]!, code, lone.value, ttl, '1', '0', command, channel, tag];
+    }
     const count = String(lone.keys.length);
-    return [...head, count, ...lone.keys, kindCode[lone.kind], lone.value, String(lone.ttlMs), count, '0', announcement.command, announcement.channel, tag];
+    return [...head, count, ...lone.keys, code, lone.value, ttl, count, '0', command, channel, tag];
   }
   const keys: string[] = [];
   const args: string[] = [];
