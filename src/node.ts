@@ -70,12 +70,14 @@ const CLOSE_GRACE_MS = 1000;
  * own minutes-long detection.
  */
 export const STALL_MS = 2_000;
+
+/** A script call's first two words. */
+const EVALSHA_HEAD = ['EVALSHA', lockScript.sha] as const;
+
 /**
  * Every script call's tag (see the script's contract): unique in the process whichever node sends
  * it, and across copies of this module sharing a client (the random prefix).
  */
-/** A script call's first two words. */
-const EVALSHA_HEAD = ['EVALSHA', lockScript.sha] as const;
 const TAG_PREFIX = randomBytes(4).toString('hex');
 let lastTag = 0;
 
@@ -334,17 +336,17 @@ export class RedisNode implements Voter {
             : this.#decode(client, operations, tag, reply, undefined, 0),
         ),
     ).then(
-        (replies) => {
-          settled();
-          return replies;
-        },
-        (error: unknown) => {
-          settled();
-          // A replica refuses the script's writes (READONLY, wrapped in a script error on Redis 6).
-          if (error instanceof Error && error.message.includes('READONLY')) this.#demoted(client);
-          throw error;
-        },
-      );
+      (replies) => {
+        settled();
+        return replies;
+      },
+      (error: unknown) => {
+        settled();
+        // A replica refuses the script's writes (READONLY, wrapped in a script error on Redis 6).
+        if (error instanceof Error && error.message.includes('READONLY')) this.#demoted(client);
+        throw error;
+      },
+    );
   }
 
   /** A script call's reply (and its WAIT's, with `replicas`) as one answer per operation. */
