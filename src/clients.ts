@@ -835,19 +835,28 @@ interface NodeRedisModule {
 }
 const clientClasses = new Map<number | 'default', (options: object) => RedisClientLike>();
 
-let loaded: NodeRedisModule | undefined;
-/** node-redis, loaded the first time we make a client of ours. */
-function nodeRedis(): NodeRedisModule {
-  if (loaded) return loaded;
-  try {
-    loaded = createRequire(import.meta.url)('redis') as NodeRedisModule;
-  } catch (error) {
-    throw new TypeError('redis:// URLs and client options need the node-redis package (npm install redis); or pass your own clients', {
-      cause: error,
-    });
-  }
-  return loaded;
+/**
+ * An optional peer package, required the first time it is needed; a TypeError saying `missing`
+ * (the cause: require's error) when it is not installed.
+ */
+function optionalPeer<T>(name: string, missing: string): () => T {
+  let loaded: T | undefined;
+  return () => {
+    if (loaded) return loaded;
+    try {
+      loaded = createRequire(import.meta.url)(name) as T;
+    } catch (error) {
+      throw new TypeError(missing, { cause: error });
+    }
+    return loaded;
+  };
 }
+
+/** node-redis, loaded the first time we make a client of ours. */
+const nodeRedis = optionalPeer<NodeRedisModule>(
+  'redis',
+  'redis:// URLs and client options need the node-redis package (npm install redis); or pass your own clients',
+);
 
 /** A client's socket options without node-redis' reconnect loop (node.ts reconnects ours), for duplicate(). */
 function noReconnectLoop(client: RedisClientLike): { socket: object } {
@@ -900,16 +909,11 @@ interface GlideOwnClient {
   close(): void;
 }
 
-let glideModule: GlideModule | undefined;
-function glide(): GlideModule {
-  if (glideModule) return glideModule;
-  try {
-    glideModule = createRequire(import.meta.url)('@valkey/valkey-glide') as GlideModule;
-  } catch (error) {
-    throw new TypeError('a GLIDE configuration needs the @valkey/valkey-glide package (npm install @valkey/valkey-glide)', { cause: error });
-  }
-  return glideModule;
-}
+/** GLIDE, loaded the first time a GLIDE voter is made. */
+const glide = optionalPeer<GlideModule>(
+  '@valkey/valkey-glide',
+  'a GLIDE configuration needs the @valkey/valkey-glide package (npm install @valkey/valkey-glide)',
+);
 
 /**
  * A standalone master reached with @valkey/valkey-glide 2.x, on GLIDE clients of ours made from
