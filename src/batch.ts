@@ -8,14 +8,18 @@
 import type { Cancellation } from './quorum.js';
 import type { LockOperation, OperationReply } from './scripts/index.js';
 
-/** One batch on its way: its replies (rejected for the whole batch if the master failed it). */
-export interface SentBatch {
-  readonly replies: Promise<OperationReply[]>;
+/** One batch on its way: its replies, as `pick` made them (rejected for the whole batch if the master failed it). */
+export interface SentBatch<R = OperationReply[]> {
+  readonly replies: Promise<R>;
   /** Withdraw the call if it is still unsent, where the client could otherwise send it late. */
   readonly withdraw?: () => void;
 }
 
-export type SendBatch = (operations: LockOperation[]) => SentBatch;
+/** Send `operations` as one script call; `pick` shapes its replies (a lone operation's own, say) in the same reaction. */
+export type SendBatch = <R>(operations: LockOperation[], pick: (replies: OperationReply[]) => R) => SentBatch<R>;
+
+const first = (replies: OperationReply[]): OperationReply => replies[0]!;
+const all = (replies: OperationReply[]): OperationReply[] => replies;
 
 interface Waiting {
   readonly operation: LockOperation;
@@ -87,23 +91,15 @@ export class Batcher {
   }
 
   #sendAlone(operation: LockOperation, cancellation: Cancellation): Promise<OperationReply> {
-    const sent = this.send([operation]);
-    // Once sent, a cancelled operation's call is withdrawn if still unsent; its answer, if any, still arrives.
+    const sent = this.send([operation], first);
+    // Once sent, a cancelled operation's call is withdrawn if still unsent; its answer, if any, still
+    // arrives. (A cancel after the answer withdraws nothing: the command left long ago.)
     if (sent.withdraw) cancellation.onCancel(sent.withdraw);
-    return sent.replies.then(
-      (replies) => {
-        cancellation.onCancel(undefined);
-        return replies[0]!;
-      },
-      (error: unknown) => {
-        cancellation.onCancel(undefined);
-        throw error;
-      },
-    );
+    return sent.replies;
   }
 
   #sendChunk(chunk: Waiting[]): void {
-    const sent = this.send(chunk.map((waiting) => waiting.operation));
+    const sent = this.send(chunk.map((waiting) => waiting.operation), all);
     let live = chunk.length;
     for (const waiting of chunk) {
       waiting.cancellation.onCancel(() => {

@@ -240,7 +240,7 @@ export class RedisNode implements Voter {
     const key = !this.#shard || route === 'batch' ? route : `${route} ${this.#shard.slotOf(operation)}`;
     let batcher = this.#batchers.get(key);
     if (!batcher) {
-      batcher = new Batcher((operations) => this.#send(operations, route));
+      batcher = new Batcher((operations, pick) => this.#send(operations, route, pick));
       this.#batchers.set(key, batcher);
     }
     return batcher;
@@ -286,18 +286,18 @@ export class RedisNode implements Voter {
   }
 
   /** One script call for a batch. */
-  #send(operations: LockOperation[], route: Route): SentBatch {
+  #send<R>(operations: LockOperation[], route: Route, pick: (replies: OperationReply[]) => R): SentBatch<R> {
     if (this.#closed || !this.client.isReady) return { replies: Promise.reject(this.#unavailable()) };
     // With an offline queue (node-redis clients of yours, by default), an unsent command would
     // survive a dropped connection and be sent after the reconnect. Such calls carry an AbortSignal:
     // aborted when the connection drops (#handleError) or when nobody waits for them any more, the
     // client withdraws them. Connections we own have no offline queue (clients.ts).
     const withdraw = this.#driver.withdraws ? new AbortController() : undefined;
-    const replies = this.#call(operations, withdraw, route);
+    const replies = this.#call(operations, withdraw, route, pick);
     return withdraw ? { replies, withdraw: () => withdraw.abort() } : { replies };
   }
 
-  #call(operations: LockOperation[], withdraw: AbortController | undefined, route: Route): Promise<OperationReply[]> {
+  #call<R>(operations: LockOperation[], withdraw: AbortController | undefined, route: Route, pick: (replies: OperationReply[]) => R): Promise<R> {
     const tag = TAG_PREFIX + (++lastTag).toString(36);
     // A cluster master's batch may span its slots: its keys go inline (declared keys share one slot).
     const inline = this.#shard !== undefined && route === 'batch' && operations.length > 1;
@@ -312,41 +312,47 @@ export class RedisNode implements Voter {
     let waited: Promise<unknown> | undefined;
     // ASKING lets the next command, the script call right behind it, use a slot this shard imports.
     const script = (args: readonly string[]): Promise<unknown> => {
-      if (asking) client.send(['ASKING'], signal).catch(ignore);
-      const reply = client.send(args, signal);
-      if (timeoutMs !== undefined) {
-        waited = client.send(['WAIT', String(this.#replicas), String(timeoutMs)], signal);
-        waited.catch(ignore); // read below, or abandoned with the script call
+      try {
+        if (asking) client.send(['ASKING'], signal).catch(ignore);
+        const reply = client.send(args, signal);
+        if (timeoutMs !== undefined) {
+          waited = client.send(['WAIT', String(this.#replicas), String(timeoutMs)], signal);
+          waited.catch(ignore); // read below, or abandoned with the script call
+        }
+        return reply;
+      } catch (error) {
+        return Promise.reject(error); // a client that throws instead of rejecting: the same failure
       }
-      return reply;
     };
     if (withdraw) this.#inFlight.add(withdraw);
-    const settled = (): void => void (withdraw && this.#inFlight.delete(withdraw));
-    // Then-chained, no async frames: this runs for every master on every operation.
-    return this.#watched(() =>
-      script(command)
-        .catch((error: unknown) => {
-          if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-          // Flushed or restarted master: EVAL runs it and caches it again (a WAIT follows it too).
-          return script(['EVAL', lockScript.source, ...command.slice(EVALSHA_HEAD.length)]);
-        })
-        .then((reply) =>
-          waited
-            ? waited.then((acknowledged) => this.#decode(client, operations, tag, reply, acknowledged, timeoutMs!))
-            : this.#decode(client, operations, tag, reply, undefined, 0),
-        ),
-    ).then(
-      (replies) => {
-        settled();
-        return replies;
-      },
-      (error: unknown) => {
-        settled();
-        // A replica refuses the script's writes (READONLY, wrapped in a script error on Redis 6).
-        if (error instanceof Error && error.message.includes('READONLY')) this.#demoted(client);
-        throw error;
-      },
-    );
+    const sentAt = this.#began();
+    // One reaction per outcome, no async frames nor catch/then chains: this runs for every master
+    // on every operation.
+    const failed = (error: unknown): never => {
+      this.#ended(sentAt, false);
+      if (withdraw) this.#inFlight.delete(withdraw);
+      // A replica refuses the script's writes (READONLY, wrapped in a script error on Redis 6).
+      if (error instanceof Error && error.message.includes('READONLY')) this.#demoted(client);
+      throw error;
+    };
+    const decoded = (reply: unknown, acknowledged: unknown): R => {
+      let replies: OperationReply[];
+      try {
+        replies = this.#decode(client, operations, tag, reply, acknowledged, timeoutMs ?? 0);
+      } catch (error) {
+        return failed(error);
+      }
+      this.#ended(sentAt, true);
+      if (withdraw) this.#inFlight.delete(withdraw);
+      return pick(replies);
+    };
+    const answered = (reply: unknown): R | Promise<R> =>
+      waited ? waited.then((acknowledged) => decoded(reply, acknowledged), failed) : decoded(reply, undefined);
+    return script(command).then(answered, (error: unknown) => {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) return failed(error);
+      // Flushed or restarted master: EVAL runs it and caches it again (a WAIT follows it too).
+      return script(['EVAL', lockScript.source, ...command.slice(EVALSHA_HEAD.length)]).then(answered, failed);
+    });
   }
 
   /** A script call's reply (and its WAIT's, with `replicas`) as one answer per operation. */
@@ -384,31 +390,39 @@ export class RedisNode implements Voter {
     this.#reconnect('it answered READONLY (a replica now, after a failover): resetting the connection to reach the master');
   }
 
-  /** Run a command under the health check: counted as waiting until it is answered (see STALL_MS). */
-  #watched<T>(command: () => Promise<T>): Promise<T> {
-    if (this.#outstanding++ === 0) this.#lastProgressAt = Date.now();
+  /** A command leaves: counted as waiting until it is answered (see STALL_MS). Returns when, for #ended. */
+  #began(): number {
+    const now = performance.now();
+    if (this.#outstanding++ === 0) this.#lastProgressAt = now;
     this.#stallTimer ??= setTimeout(() => this.#checkStall(), STALL_MS).unref();
-    const sentAt = performance.now();
-    const settled = (): void => {
-      this.#outstanding--;
-      this.#lastProgressAt = Date.now();
-    };
+    return now;
+  }
+
+  /** The command that left at `sentAt` was answered (its round trip is a latency sample) or failed. */
+  #ended(sentAt: number, answered: boolean): void {
+    const now = performance.now();
+    this.#outstanding--;
+    this.#lastProgressAt = now;
+    if (answered) this.#health.answered(now - sentAt);
+  }
+
+  /** Run a command under the health check (#began, #ended). */
+  #watched<T>(command: () => Promise<T>): Promise<T> {
+    const sentAt = this.#began();
     let pending: Promise<T>;
     try {
       pending = command();
     } catch (error) {
-      settled();
+      this.#ended(sentAt, false);
       return Promise.reject(error);
     }
-    // Then-chained rather than an async function: one promise less per command on the hot path.
     return pending.then(
       (reply) => {
-        settled();
-        this.#health.answered(performance.now() - sentAt);
+        this.#ended(sentAt, true);
         return reply;
       },
       (error: unknown) => {
-        settled();
+        this.#ended(sentAt, false);
         throw error;
       },
     );
@@ -417,7 +431,7 @@ export class RedisNode implements Voter {
   #checkStall(): void {
     this.#stallTimer = undefined;
     if (this.#outstanding === 0 || this.#closed) return;
-    const quietMs = Date.now() - this.#lastProgressAt;
+    const quietMs = Math.round(performance.now() - this.#lastProgressAt);
     if (quietMs < STALL_MS) {
       this.#stallTimer = setTimeout(() => this.#checkStall(), STALL_MS - quietMs).unref();
       return;

@@ -52,6 +52,9 @@ export interface FanOutOptions {
   readonly onAnswer?: (index: number, status: NodeStatus) => void;
 }
 
+/** A master's answer, as counted: its status, and what a refusal or a fenced grant said. */
+export type Answer = Omit<NodeOutcome, 'node' | 'latencyMs'>;
+
 /**
  * Cancels one master's part of a fan-out (its timeout passed, or the caller gave up). A fan-out
  * needs one per master per call, so this is a plain object with one listener slot rather than an
@@ -77,16 +80,24 @@ export class Cancellation {
   }
 }
 
-/** One master's part: resolves to its status (a rejection counts as an `error` outcome). */
-export type NodeOperation = (
-  index: number,
-  cancellation: Cancellation,
-) => Promise<Omit<NodeOutcome, 'node' | 'latencyMs'>>;
+/** One master's part: resolves to what `judge` reads as its answer (a rejection counts as an `error` outcome). */
+export type NodeOperation<R = Answer> = (index: number, cancellation: Cancellation) => Promise<R>;
+
+const asAnswer = <R>(reply: R): Answer => reply as Answer;
 
 /** The reason a timed-out master's part is cancelled; one instance, as it carries no data. */
 const timeout = Object.freeze(new Error('no answer within the per-master timeout'));
 
-export function fanOut(labels: readonly string[], operation: NodeOperation, options: FanOutOptions): Promise<FanOutResult> {
+/**
+ * Run `operation` on every master; `judge` reads each reply as an answer in the same reaction (one
+ * that throws is an `error` outcome). Without it the replies are answers already.
+ */
+export function fanOut<R = Answer>(
+  labels: readonly string[],
+  operation: NodeOperation<R>,
+  options: FanOutOptions,
+  judge: (reply: R) => Answer = asAnswer,
+): Promise<FanOutResult> {
   const now = options.now ?? (() => performance.now());
   const tally = new Tally(labels.length, options.quorum);
   const outcomes: NodeOutcome[] = labels.map((node) => ({ node, status: 'pending' }));
@@ -157,19 +168,25 @@ export function fanOut(labels: readonly string[], operation: NodeOperation, opti
         options.onAnswer?.(index, status);
         count(index, status === 'granted');
       };
-      operation(index, cancellations[index]!).then(
-        (answer) =>
-          answered(answer.status, () => {
-            if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
-            if (answer.fence !== undefined) outcome.fence = answer.fence;
-          }),
-        (error: unknown) => {
-          if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
-          answered('error', () => {
-            outcome.error = error instanceof Error ? error : new Error(String(error));
-          });
-        },
-      );
+      const failed = (error: unknown): void => {
+        if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
+        answered('error', () => {
+          outcome.error = error instanceof Error ? error : new Error(String(error));
+        });
+      };
+      operation(index, cancellations[index]!).then((reply) => {
+        let answer: Answer;
+        try {
+          answer = judge(reply);
+        } catch (error) {
+          failed(error);
+          return;
+        }
+        answered(answer.status, () => {
+          if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
+          if (answer.fence !== undefined) outcome.fence = answer.fence;
+        });
+      }, failed);
     });
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener('abort', onAbort, { once: true });

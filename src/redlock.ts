@@ -26,7 +26,7 @@ import { RedisNode, type Voter } from './node.js';
 import { ClusterVoter, clusterConfigOf, clusterKeysProblem } from './cluster.js';
 import type { HealthHooks, MasterHealth } from './health.js';
 import type { NodeInput } from './clients.js';
-import { fanOut, type FanOutResult, type NodeOperation } from './quorum.js';
+import { fanOut, type Answer, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
 import type { LockOperation, OperationReply } from './scripts/index.js';
 import {
   normalizeResources,
@@ -261,12 +261,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   ): Promise<AttemptRecord> {
     const token = Math.max(...vote.outcomes.map((outcome) => (outcome.status === 'granted' ? (outcome.fence ?? 0) : 0)));
     const fence: LockOperation = { kind: 'fence', keys, value, ttlMs, token };
-    const second = await fanOut(this.#labels, this.#operation(fence, effective), {
-      quorum: effective.quorum,
-      timeoutMs: effective.nodeTimeoutMs,
-      signal,
-      onAnswer: this.#stats.answer,
-    });
+    const second = await this.#fanOut(fence, effective, { signal });
     const elapsedMs = this.#clock.monotonicMs() - start.monotonicMs;
     const fields = {
       attempt: record.attempt,
@@ -430,11 +425,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     if (lock.end()) this.#stats.ended(heldMs);
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, lock.ttlMs);
     const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ttlMs: lock.ttlMs };
-    const vote = await fanOut(this.#labels, this.#operation(release, effective), {
-      quorum: effective.quorum,
-      timeoutMs: effective.nodeTimeoutMs,
-      onAnswer: this.#stats.answer,
-    });
+    const vote = await this.#fanOut(release, effective);
     // Waiters in this process need not wait for the masters' announcements.
     if (vote.granted > 0) for (const key of lock.resources) this.#notifier.released(key, lock.value, 'local');
     this.#stats.releases++;
@@ -528,12 +519,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     start: AttemptStart,
     signal?: AbortSignal,
   ): Promise<{ vote: FanOutResult; record: AttemptRecord }> {
-    const vote = await fanOut(this.#labels, this.#operation(operation, effective), {
-      quorum: effective.quorum,
-      timeoutMs: effective.nodeTimeoutMs,
-      signal,
-      onAnswer: this.#stats.answer,
-    });
+    const vote = await this.#fanOut(operation, effective, { signal });
     const elapsedMs = this.#clock.monotonicMs() - start.monotonicMs;
     const fields = {
       attempt,
@@ -547,20 +533,18 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
   /** Send an operation to every master and wait until each answered or timed out. */
   async #runEverywhere(operation: LockOperation, effective: EffectiveSettings): Promise<void> {
-    await fanOut(this.#labels, this.#operation(operation, effective), {
-      quorum: effective.quorum,
-      timeoutMs: effective.nodeTimeoutMs,
-      waitForAll: true,
-      onAnswer: this.#stats.answer,
-    });
+    await this.#fanOut(operation, effective, { waitForAll: true });
   }
 
-  #operation(operation: LockOperation, effective: EffectiveSettings): NodeOperation {
+  /** `operation` on every master, each reply read as its answer (the one fan-out of every call). */
+  #fanOut(operation: LockOperation, effective: EffectiveSettings, options?: Pick<FanOutOptions, 'signal' | 'waitForAll'>): Promise<FanOutResult> {
     // With `replicas`, a grant's WAIT blocks at most a third of this call's per-master timeout
     // (node.ts): Redis ends a WAIT on its clock tick, up to ~100 ms late (hz 10), and the answer
     // should still come before the master times out.
     const sent = this.#settings.replicas ? { ...operation, replicationTimeoutMs: Math.max(1, Math.floor(effective.nodeTimeoutMs / 3)) } : operation;
-    return (index, cancellation) => this.#nodes[index]!.submit(sent, cancellation, effective.batching).then((reply) => outcomeOf(operation, reply));
+    const submit: NodeOperation<OperationReply> = (index, cancellation) => this.#nodes[index]!.submit(sent, cancellation, effective.batching);
+    const settings = { quorum: effective.quorum, timeoutMs: effective.nodeTimeoutMs, onAnswer: this.#stats.answer, ...options };
+    return fanOut(this.#labels, submit, settings, judgeOf(operation));
   }
 
   #assertOpen(): void {
@@ -583,7 +567,14 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
 }
 
-function outcomeOf(operation: LockOperation, reply: OperationReply): Pick<NodeOutcome, 'status' | 'pttlMs' | 'fence'> {
+/** How a master's reply to `operation` reads as its vote (a throw is an `error` outcome). */
+function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {
+  if (operation.kind !== 'acquire') return judgeHeld;
+  return operation.fenced ? judgeFencedAcquire : judgeAcquire;
+}
+
+/** A reply that is no vote whatever the operation: an unreplicated grant, an unusable fence counter. */
+function checkReply(reply: OperationReply): void {
   if (reply.unreplicated) {
     const { acknowledged, wanted, timeoutMs } = reply.unreplicated;
     throw new ReplicationError(acknowledged, wanted, timeoutMs);
@@ -593,11 +584,25 @@ function outcomeOf(operation: LockOperation, reply: OperationReply): Pick<NodeOu
     // master refused INCR (an ACL without it).
     throw new Error(`fence counter ${reply.error}`);
   }
-  if (operation.kind === 'acquire') {
-    if (reply.status !== 1) return { status: 'locked', pttlMs: reply.detail };
-    return operation.fenced ? { status: 'granted', fence: reply.detail } : { status: 'granted' };
-  }
-  return { status: reply.status > 0 ? 'granted' : 'lost' };
+}
+
+const granted: Answer = Object.freeze({ status: 'granted' });
+const lost: Answer = Object.freeze({ status: 'lost' });
+
+function judgeAcquire(reply: OperationReply): Answer {
+  checkReply(reply);
+  return reply.status === 1 ? granted : { status: 'locked', pttlMs: reply.detail };
+}
+
+function judgeFencedAcquire(reply: OperationReply): Answer {
+  checkReply(reply);
+  return reply.status === 1 ? { status: 'granted', fence: reply.detail } : { status: 'locked', pttlMs: reply.detail };
+}
+
+/** Extend, release, fence: done on this master, or it did not hold the lock. */
+function judgeHeld(reply: OperationReply): Answer {
+  checkReply(reply);
+  return reply.status > 0 ? granted : lost;
 }
 
 function fallbackDelayMs(effective: EffectiveSettings): number {

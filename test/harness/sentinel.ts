@@ -90,11 +90,30 @@ export class SentinelGroup {
     }
   }
 
+  /** What the Sentinel says of the master (its flags, failover state, replicas), for a failure's message. */
+  async #masterState(): Promise<string> {
+    const client = createClient({ socket: { host: '127.0.0.1', port: this.sentinelPort } });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      const fields = await client.sendCommand<string[]>(['SENTINEL', 'MASTER', this.name]);
+      const replicas = await client.sendCommand<string[][]>(['SENTINEL', 'REPLICAS', this.name]);
+      const pick = (list: string[], names: string[]): string =>
+        names.map((name) => `${name}=${list[list.indexOf(name) + 1] ?? '?'}`).join(' ');
+      const master = pick(fields, ['flags', 'failover-state', 'num-slaves']);
+      return [`master ${master}`, ...replicas.map((replica) => `replica ${pick(replica, ['name', 'flags', 'master-link-down-time', 'slave-priority'])}`)].join('; ');
+    } catch (error) {
+      return `the Sentinel did not say: ${String(error)}`;
+    } finally {
+      client.destroy();
+    }
+  }
+
   /** Until the Sentinel has promoted the replica (after the master was killed). */
   async waitForFailover(timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while ((await this.masterPort()) !== this.replica.port) {
-      if (Date.now() > deadline) throw new Error('the Sentinel did not fail over to the replica in time');
+      if (Date.now() > deadline) throw new Error(`the Sentinel did not fail over to the replica in time (${await this.#masterState()})`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await waitForPing(this.replica.port);

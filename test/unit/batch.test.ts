@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher, MAX_BATCH_OPERATIONS, type SentBatch } from '../../src/batch.js';
+import { Batcher, MAX_BATCH_OPERATIONS, type SendBatch } from '../../src/batch.js';
 import { Cancellation } from '../../src/quorum.js';
 import type { LockOperation, OperationReply } from '../../src/scripts/index.js';
 
 /** A fake master: records each call's operations and answers when told to. */
 function fakeMaster() {
   const calls: Array<{ operations: LockOperation[]; answer: () => void; withdrawn: boolean }> = [];
-  const send = (operations: LockOperation[]): SentBatch => {
+  const send: SendBatch = (operations, pick) => {
     let answer!: () => void;
     const replies = new Promise<OperationReply[]>((resolve) => {
       answer = () => resolve(operations.map((_, i) => ({ status: 1, detail: i })));
-    });
+    }).then(pick);
     const call = { operations, answer, withdrawn: false };
     calls.push(call);
     return { replies, withdraw: () => (call.withdrawn = true) };
