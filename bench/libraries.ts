@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { Redis as IORedis } from 'ioredis';
 import { RedlockMutex } from 'redis-semaphore';
+import { NodeRedisAdapter, createRedlock } from 'redlock-universal';
 import { createClient } from 'redis';
 import type { NodeInput } from '../src/index.js';
 import { decodeBatch, encodeBatch, lockScript, type LockOperation } from '../src/scripts/index.js';
@@ -17,6 +18,8 @@ const require = createRequire(import.meta.url);
 // of our CPU per lock). Typed from the sources, which the build is made from.
 const built = new URL('../dist/index.js', import.meta.url).href;
 const { Redlock } = (await import(built)) as typeof import('../src/index.js');
+// The maintained fork of node-redlock: the same API, CommonJS.
+const SesameRedlock = (require('@sesamecare-oss/redlock') as { Redlock: new (clients: IORedis[], settings?: object) => NodeRedlockLike }).Redlock;
 // node-redlock's ESM build is the one its users trip over; its CommonJS build loads everywhere.
 const NodeRedlock = (require('redlock') as { default: new (clients: IORedis[], settings?: object) => NodeRedlockLike })
   .default;
@@ -128,6 +131,54 @@ const nodeRedlock: ContenderSpec = {
   },
 };
 
+const sesameRedlock: ContenderSpec = {
+  name: '@sesamecare-oss/redlock 1.4.0 (ioredis)',
+  label: 'sesamecare',
+  hotKey: true,
+  create(urls, profile) {
+    const clients = ioredisClients(urls);
+    const redlock = new SesameRedlock(clients, profile === 'hotKey' ? { retryCount: HOT_KEY_RETRIES } : {});
+    redlock.on('error', () => undefined);
+    return Promise.resolve({
+      acquire: async (key, ttlMs) => {
+        const lock = await redlock.acquire([key], ttlMs);
+        return { release: async () => void (await lock.release()) };
+      },
+      close: () => closeIoredis(clients),
+    });
+  },
+};
+
+/** redlock-universal on node-redis clients, as its README sets it up: one lock object per key. */
+const redlockUniversal: ContenderSpec = {
+  name: 'redlock-universal 0.8.5 (node-redis)',
+  label: 'redlock-universal',
+  hotKey: true,
+  async create(urls, profile) {
+    const clients = await Promise.all(
+      urls.map(async (url) => {
+        const client = createClient({ url });
+        client.on('error', () => undefined);
+        await client.connect();
+        return client;
+      }),
+    );
+    const adapters = clients.map((client) => new NodeRedisAdapter(client as never));
+    const retries = profile === 'hotKey' ? { retryAttempts: HOT_KEY_RETRIES } : {};
+    return {
+      acquire: async (key, ttlMs) => {
+        const lock = createRedlock({ adapters, key, ttl: ttlMs, ...retries });
+        const handle = await lock.acquire();
+        return { release: async () => void (await lock.release(handle)) };
+      },
+      close: () => {
+        for (const client of clients) client.destroy();
+        return Promise.resolve();
+      },
+    };
+  },
+};
+
 const redisSemaphore: ContenderSpec = {
   name: 'redis-semaphore RedlockMutex (ioredis)',
   label: 'redis-semaphore',
@@ -211,6 +262,8 @@ export const contenders: readonly ContenderSpec[] = [
   ours('redlock-quorum, fencing tokens', 'ours (fencing)', true, true),
   ours('redlock-quorum on ioredis clients', 'ours (ioredis)', true, false, true),
   nodeRedlock,
+  sesameRedlock,
   redisSemaphore,
+  redlockUniversal,
   rawFloor,
 ];
