@@ -3,7 +3,9 @@
  * auto-extending locks in one process. Reports the process' CPU use, script calls per second per
  * master (renewals of locks on the same master coalesce), and client memory per held lock.
  */
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
 import { Redlock, type Lock } from '../src/index.js';
 import { startMasters } from '../test/harness/redis-server.js';
@@ -49,13 +51,23 @@ try {
   const callsAfter = await scriptCalls();
   const perMaster = callsAfter.map((after, i) => (after - callsBefore[i]!) / (wallMs / 1000));
   const renewalsPerSecond = (LOCKS / ((TTL_MS - 500) / 1000)).toFixed(0);
-  console.log(`\n${LOCKS} auto-extending locks held for ${SECONDS} s (ttl ${TTL_MS} ms, renewal at 500 ms left ≈ ${renewalsPerSecond} renewals/s)`);
-  console.log(`${os.cpus()[0]?.model.trim()} × ${os.cpus().length}, Node ${process.version}${gc ? '' : ' (run with --expose-gc for exact memory)'}\n`);
-  console.log('| measure | value |\n|---|---|');
-  console.log(`| CPU of this process | ${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(1)} % of one core |`);
-  console.log(`| script calls per second per master | ${perMaster.map((c) => c.toFixed(1)).join(', ')} |`);
-  console.log(`| client heap per held lock | ${((heapHeld - heapBefore) / LOCKS).toFixed(0)} bytes |`);
-  console.log(`| locks lost | ${lost} |`);
+  const markdown = [
+    `${LOCKS} auto-extending locks held for ${SECONDS} s (ttl ${TTL_MS} ms, renewal at 500 ms left ≈ ${renewalsPerSecond} renewals/s)`,
+    `${os.cpus()[0]?.model.trim()} × ${os.cpus().length}, Node ${process.version}${gc ? '' : ' (run with --expose-gc for exact memory)'}`,
+    '',
+    '| measure | value |',
+    '|---|---|',
+    `| CPU of this process | ${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(1)} % of one core |`,
+    `| script calls per second per master | ${perMaster.map((c) => c.toFixed(1)).join(', ')} |`,
+    `| client heap per held lock | ${((heapHeld - heapBefore) / LOCKS).toFixed(0)} bytes |`,
+    `| locks lost | ${lost} |`,
+  ].join('\n');
+  console.log(`\n${markdown}`);
+  // The default run (exact memory) is the one README shows (bench/readme.ts).
+  if (gc && process.argv.length <= 2) {
+    writeFileSync(fileURLToPath(new URL('./results/held.md', import.meta.url)), `${markdown}\n`);
+    console.log('results: bench/results/held.md');
+  }
   await Promise.all(locks.map((lock) => lock.release()));
 } finally {
   await redlock.quit();

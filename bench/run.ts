@@ -8,6 +8,7 @@
  * 3 masters each (local only). Masters: 5 throwaway local redis-server processes, or REDLOCK_NODES.
  * Output: a progress bar, markdown tables on stdout, bench/results/<timestamp>.{json,svg}.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,8 @@ import { RedisCluster } from '../test/harness/redis-cluster.js';
 import { ProxyProcess } from './faults.js';
 import { contenders, oursOn, type Contender, type ContenderSpec, type Profile } from './libraries.js';
 import { markdownTable, rowOf, svgChart, type Row } from './report.js';
+import { updateReadme } from './readme.js';
+import { S2_WORKERS, S6_WORKERS, measures, targetsMarkdown } from './targets.js';
 import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, type Tally } from './scenarios.js';
 
 const quick = process.argv.includes('--quick');
@@ -30,11 +33,9 @@ const plan = quick
   : { s1: [5, 1000], s2: [3, 3000], s3: [3, 3000], s4s1: [3, 1000], s4s2: [2, 2000], s5: [3, 100] };
 const DEADLINE_MS = 2_000;
 const HOT_KEY_DEADLINE_MS = 60_000;
-const S2_WORKERS = [64, 256];
 const S3_WORKERS = 16;
 const S3_SECTION_MS = 1;
 const S5_ADDED_RTT_MS = 20;
-const S6_WORKERS = 64;
 
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -137,7 +138,7 @@ async function main(): Promise<void> {
     for (const cluster of clusters.splice(0)) cluster.stop();
   }
   bar.stop();
-  report(urls.length, external !== undefined, faulty);
+  report(urls.length, external !== undefined);
 }
 
 /**
@@ -178,25 +179,38 @@ async function runGroup(
   open.splice(0, open.length);
 }
 
-function report(nodeCount: number, external: boolean, faulty: boolean): void {
+function report(nodeCount: number, external: boolean): void {
   const cpus = os.cpus();
   const machine = `${cpus[0]?.model.trim() ?? 'cpu'} × ${cpus.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}`;
   const masterText = external ? `${nodeCount} masters from REDLOCK_NODES` : `${nodeCount} local redis-server masters`;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const command = `npm run bench${quick || only ? ' --' : ''}${quick ? ' --quick' : ''}${only ? ` --only ${[...only].join(',')}` : ''}`;
   const header = `## Benchmark — \`${command}\`\n\n${new Date().toISOString().slice(0, 10)} · ${machine} · ${masterText} · ttl 10 s · per-call deadline ${DEADLINE_MS} ms (hot key ${HOT_KEY_DEADLINE_MS / 1000} s) · one round trip (PING p50) ${rttMs.toFixed(3)} ms\n`;
-  const summary = targets(faulty);
+  const summary = targets();
   const markdown = [header, ...tables, summary].join('\n');
   console.log(`\n${markdown}`);
   mkdirSync(resultsDir, { recursive: true });
-  const json = { date: new Date().toISOString(), command, quick, machine, masters: masterText, plan, rows, targets: summary };
+  const json = { date: new Date().toISOString(), commit: commitOf(), command, quick, machine, masters: masterText, rttMs, plan, rows, targets: summary };
   writeFileSync(`${resultsDir}${stamp}.json`, `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(`${resultsDir}${stamp}.svg`, svgChart(rows, `${command} · ${machine}`));
   if (!quick && !only) {
     copyFileSync(`${resultsDir}${stamp}.svg`, `${resultsDir}latest.svg`);
     writeFileSync(`${resultsDir}latest.md`, `${markdown}\n`);
+    updateReadme(resultsDir);
+    console.log('README.md: benchmark section regenerated from this run and the full runs before it');
   }
   console.log(`results: bench/results/${stamp}.json, bench/results/${stamp}.svg`);
+}
+
+/** The commit measured (with "+" if the work tree had changes), for the spread table's columns. */
+function commitOf(): string | undefined {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${head}+` : head;
+  } catch {
+    return undefined;
+  }
 }
 
 async function measureRtt(url: string): Promise<number> {
@@ -211,80 +225,9 @@ async function measureRtt(url: string): Promise<number> {
   return samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
 }
 
-/** The issue's targets as ratios from this run. */
-function targets(faulty: boolean): string {
-  const find = (scenario: string, label: string): Row | undefined =>
-    rows.find((row) => row.scenario === scenario && row.label === label);
-  const lines: string[] = ['### Targets'];
-  const verdict = (met: boolean): string => (met ? 'PASS' : 'MISS');
-  const peers = ['node-redlock', 'sesamecare', 'redis-semaphore', 'redlock-universal'];
-  /** The peer with the best `value` in `scenario` among `labels` (lowest or highest). */
-  const bestPeer = (scenario: string, labels: readonly string[], value: (row: Row) => number, lowest: boolean): Row | undefined =>
-    labels
-      .map((label) => find(scenario, label))
-      .filter((row): row is Row => row !== undefined && row.cycles > 0)
-      .sort((a, b) => (lowest ? value(a) - value(b) : value(b) - value(a)))[0];
-  const ours64 = find('S2 64 workers', 'ours');
-  for (const workers of S2_WORKERS) {
-    const ours = find(`S2 ${workers} workers`, 'ours');
-    const peer = bestPeer(`S2 ${workers} workers`, peers, (row) => row.opsPerSecond, false);
-    if (!ours || !peer) continue;
-    const ratio = ours.opsPerSecond / peer.opsPerSecond;
-    lines.push(`- S2 @ ${workers} workers: ${Math.round(ours.opsPerSecond)} vs ${peer.label}'s ${Math.round(peer.opsPerSecond)} ops/s, the best peer (${ratio.toFixed(2)}×; target ≥ 5×) ${verdict(ratio >= 5)}`);
-  }
-  const oursS1 = find('S1', 'ours');
-  const oursS1Plain = find('S1', 'ours (no batching)');
-  const floor = find('S1', 'raw floor');
-  if (oursS1 && floor && oursS1Plain) {
-    const ratio = oursS1.p50Ms / floor.p50Ms;
-    lines.push(
-      `- S1 p50: ${(ratio).toFixed(2)}× the raw node-redis floor's p50 (batching off: ${(oursS1Plain.p50Ms / floor.p50Ms).toFixed(2)}×; target ≤ 1.00×) ${verdict(ratio <= 1)}`,
-    );
-  }
-  // Same client kind as the peer: ours on ioredis against the ioredis peers, ours on node-redis against redlock-universal.
-  const sameClient: [string, string, string[]][] = [
-    ['ours (ioredis)', 'ioredis', ['node-redlock', 'sesamecare', 'redis-semaphore']],
-    ['ours', 'node-redis', ['redlock-universal']],
-  ];
-  for (const [label, client, rivals] of sameClient) {
-    const ours = find('S1', label);
-    const peer = bestPeer('S1', rivals, (row) => row.p50Ms, true);
-    if (!ours || !peer) continue;
-    const ratio = ours.p50Ms / peer.p50Ms;
-    lines.push(
-      `- S1 p50 on ${client} clients: ${ours.p50Ms.toFixed(3)} vs ${peer.label}'s ${peer.p50Ms.toFixed(3)} ms, the best ${client} peer ` +
-        `(${ratio.toFixed(2)}×; target ≤ 1.00×) ${verdict(ratio <= 1)}`,
-    );
-  }
-  const fencedS1 = find('S1', 'ours (fencing)');
-  const fenced64 = find('S2 64 workers', 'ours (fencing)');
-  if (oursS1 && fencedS1) {
-    const extra = (fencedS1.p50Ms - oursS1.p50Ms) / rttMs;
-    lines.push(
-      `- Fencing tokens cost: S1 p50 ${fencedS1.p50Ms.toFixed(3)} vs ${oursS1.p50Ms.toFixed(3)} ms (+${extra.toFixed(1)} round trips)` +
-        (ours64 && fenced64 ? `; S2 @ 64 ${Math.round(fenced64.opsPerSecond)} vs ${Math.round(ours64.opsPerSecond)} ops/s` : ''),
-    );
-  }
-  const oursS3 = find('S3', 'ours');
-  if (oursS3?.jain !== undefined) {
-    lines.push(
-      `- S3: Jain ${oursS3.jain.toFixed(3)} (target ≥ 0.9), hand-off p50 ${((oursS3.handoffP50Ms ?? Number.NaN) / rttMs).toFixed(1)} round trips (target ≤ 3)`,
-    );
-  }
-  const standalone = find('S6', 'standalone ×3');
-  const clustered = find('S6', 'cluster ×3×3');
-  if (standalone && clustered) {
-    const ratio = clustered.opsPerSecond / standalone.opsPerSecond;
-    lines.push(
-      `- S6 (S2 @ ${S6_WORKERS} on cluster voters): ${Math.round(clustered.opsPerSecond)} vs ${Math.round(standalone.opsPerSecond)} ops/s on 3 standalone voters ` +
-        `(${ratio.toFixed(2)}×; target ≥ 2×) ${ratio >= 2 ? 'PASS' : 'MISS'}`,
-    );
-  }
-  const oursS4 = find('S4 S1', 'ours');
-  if (faulty && oursS4 && oursS1) {
-    lines.push(`- S4 p99: ${(oursS4.p99Ms / oursS1.p99Ms).toFixed(2)}× our healthy S1 p99 (target ≤ 2×)`);
-  }
-  return `${lines.join('\n')}\n`;
+/** The issues' targets as ratios from this run (bench/targets.ts). */
+function targets(): string {
+  return targetsMarkdown(measures(rows, rttMs));
 }
 
 let cleaned = false;

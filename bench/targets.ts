@@ -1,0 +1,181 @@
+/**
+ * The targets of the performance issues, read from one run's rows: each a ratio with its goal and
+ * whether this run met it. The Targets block of a run and the README's spread over full runs are
+ * both made from these, so a figure in prose is never typed by hand.
+ */
+import type { Row } from './report.js';
+
+export interface Measure {
+  /** Short name, the spread table's row. */
+  readonly id: string;
+  /** The figure the goal is about (a ratio or a count of round trips). */
+  readonly value: number;
+  /** The goal, as written after the figure: "≤ 1.00×". */
+  readonly goal: string;
+  /** Undefined for a figure with no goal (a cost to know, such as fencing's). */
+  readonly met?: boolean;
+  /** The whole line: both numbers behind the ratio. */
+  readonly text: string;
+}
+
+/** Worker counts of S2, and of the cluster-voter comparison (S6). */
+export const S2_WORKERS: readonly number[] = [64, 256];
+export const S6_WORKERS = 64;
+
+const IOREDIS_PEERS = ['node-redlock', 'sesamecare', 'redis-semaphore'];
+const NODE_REDIS_PEERS = ['redlock-universal'];
+const PEERS = [...IOREDIS_PEERS, ...NODE_REDIS_PEERS];
+
+export function measures(rows: readonly Row[], rttMs: number): Measure[] {
+  const find = (scenario: string, label: string): Row | undefined =>
+    rows.find((row) => row.scenario === scenario && row.label === label && row.cycles > 0);
+  /** The peer with the best `value` in `scenario` among `labels`. */
+  const best = (scenario: string, labels: readonly string[], value: (row: Row) => number, lowest: boolean): Row | undefined =>
+    labels
+      .map((label) => find(scenario, label))
+      .filter((row): row is Row => row !== undefined)
+      .sort((a, b) => (lowest ? value(a) - value(b) : value(b) - value(a)))[0];
+  const out: Measure[] = [];
+
+  for (const workers of S2_WORKERS) {
+    const scenario = `S2 ${workers} workers`;
+    const ours = find(scenario, 'ours');
+    const peer = best(scenario, PEERS, (row) => row.opsPerSecond, false);
+    if (!ours || !peer) continue;
+    const value = ours.opsPerSecond / peer.opsPerSecond;
+    out.push({
+      id: `S2 @ ${workers} vs best peer`,
+      value,
+      goal: '≥ 5×',
+      met: value >= 5,
+      text: `S2 @ ${workers} workers: ${Math.round(ours.opsPerSecond)} vs ${peer.label}'s ${Math.round(peer.opsPerSecond)} ops/s, the best peer`,
+    });
+  }
+  const oursS1 = find('S1', 'ours');
+  const floor = find('S1', 'raw floor');
+  if (oursS1 && floor) {
+    const plain = find('S1', 'ours (no batching)');
+    const value = oursS1.p50Ms / floor.p50Ms;
+    out.push({
+      id: 'S1 p50 vs raw floor',
+      value,
+      goal: '≤ 1.00×',
+      met: value <= 1,
+      text: `S1 p50: ${oursS1.p50Ms.toFixed(3)} vs the raw node-redis floor's ${floor.p50Ms.toFixed(3)} ms` +
+        (plain ? ` (batching off: ${(plain.p50Ms / floor.p50Ms).toFixed(2)}×)` : ''),
+    });
+  }
+  // The same client kind as the peer: ours on ioredis against the ioredis peers, on node-redis against redlock-universal.
+  const kinds: [string, string, readonly string[]][] = [
+    ['ours (ioredis)', 'ioredis', IOREDIS_PEERS],
+    ['ours', 'node-redis', NODE_REDIS_PEERS],
+  ];
+  for (const [label, client, rivals] of kinds) {
+    const ours = find('S1', label);
+    const peer = best('S1', rivals, (row) => row.p50Ms, true);
+    if (!ours || !peer) continue;
+    const value = ours.p50Ms / peer.p50Ms;
+    out.push({
+      id: `S1 p50 on ${client} vs best peer`,
+      value,
+      goal: '≤ 1.00×',
+      met: value <= 1,
+      text: `S1 p50 on ${client} clients: ${ours.p50Ms.toFixed(3)} vs ${peer.label}'s ${peer.p50Ms.toFixed(3)} ms, the best ${client} peer`,
+    });
+  }
+  const fenced = find('S1', 'ours (fencing)');
+  if (oursS1 && fenced && Number.isFinite(rttMs)) {
+    out.push({
+      id: 'fencing cost, round trips',
+      value: (fenced.p50Ms - oursS1.p50Ms) / rttMs,
+      goal: '',
+      text: `Fencing tokens cost: S1 p50 ${fenced.p50Ms.toFixed(3)} vs ${oursS1.p50Ms.toFixed(3)} ms`,
+    });
+  }
+  const oursS3 = find('S3', 'ours');
+  if (oursS3?.jain !== undefined) {
+    out.push({ id: 'S3 Jain', value: oursS3.jain, goal: '≥ 0.95', met: oursS3.jain >= 0.95, text: 'S3 hot key: Jain fairness over workers' });
+    if (Number.isFinite(rttMs) && oursS3.handoffP50Ms !== undefined) {
+      const value = oursS3.handoffP50Ms / rttMs;
+      out.push({
+        id: 'S3 hand-off, round trips',
+        value,
+        goal: '≤ 3',
+        met: value <= 3,
+        text: `S3 hot key: hand-off p50 ${oursS3.handoffP50Ms.toFixed(2)} ms over a ${rttMs.toFixed(3)} ms round trip`,
+      });
+    }
+  }
+  const slow = find('S5', 'ours');
+  if (oursS1 && slow) {
+    const value = slow.p50Ms / oursS1.p50Ms;
+    out.push({
+      id: 'S5 p50 vs healthy S1',
+      value,
+      goal: '≤ 1.05×',
+      met: value <= 1.05,
+      text: `S5 one slow master: p50 ${slow.p50Ms.toFixed(3)} vs our healthy S1's ${oursS1.p50Ms.toFixed(3)} ms`,
+    });
+  }
+  const blackholed = find('S4 S1', 'ours');
+  if (oursS1 && blackholed) {
+    const value = blackholed.p99Ms / oursS1.p99Ms;
+    out.push({
+      id: 'S4 p99 vs healthy S1',
+      value,
+      goal: '≤ 2×',
+      met: value <= 2,
+      text: `S4 one master blackholed: p99 ${blackholed.p99Ms.toFixed(3)} vs our healthy S1's ${oursS1.p99Ms.toFixed(3)} ms`,
+    });
+  }
+  const standalone = find('S6', 'standalone ×3');
+  const clustered = find('S6', 'cluster ×3×3');
+  if (standalone && clustered) {
+    const value = clustered.opsPerSecond / standalone.opsPerSecond;
+    out.push({
+      id: 'cluster voters vs standalone',
+      value,
+      goal: '≥ 2×',
+      met: value >= 2,
+      text: `S6 (S2 @ ${S6_WORKERS} on 3 cluster voters × 3 masters): ${Math.round(clustered.opsPerSecond)} vs ${Math.round(standalone.opsPerSecond)} ops/s on 3 standalone voters`,
+    });
+  }
+  return out;
+}
+
+const figure = (measure: Measure): string => `${measure.value.toFixed(2)}${measure.id.includes('round trips') || measure.id.includes('Jain') ? '' : '×'}`;
+
+/** A run's Targets block: every line with both numbers, its goal, and PASS or MISS. */
+export function targetsMarkdown(list: readonly Measure[]): string {
+  const lines = list.map((measure) => {
+    const verdict = measure.met === undefined ? '' : measure.met ? ' PASS' : ' MISS';
+    const goal = measure.goal ? `; target ${measure.goal}` : '';
+    return `- ${measure.text} (${figure(measure)}${goal})${verdict}`;
+  });
+  return `### Targets\n${lines.join('\n')}\n`;
+}
+
+export interface RunRecord {
+  readonly date: string;
+  readonly commit?: string;
+  readonly rows: readonly Row[];
+  readonly rttMs?: number;
+}
+
+/** The same measures over several full runs, one column each, and their range: the spread to expect. */
+export function spreadMarkdown(runs: readonly RunRecord[]): string {
+  const perRun = runs.map((run) => measures(run.rows, run.rttMs ?? Number.NaN));
+  const ids = [...new Set(perRun.flatMap((list) => list.map((measure) => measure.id)))];
+  const column = (run: RunRecord): string => `${run.date.slice(0, 16).replace('T', ' ')}${run.commit ? ` (${run.commit})` : ''}`;
+  const header = `| measure | goal | ${runs.map(column).join(' | ')} | range |`;
+  const rule = `|---|---|${runs.map(() => '---:').join('|')}|---:|`;
+  const lines = ids.map((id) => {
+    const cells = perRun.map((list) => list.find((measure) => measure.id === id));
+    const values = cells.flatMap((measure) => (measure ? [measure.value] : []));
+    const goal = cells.find((measure) => measure)?.goal ?? '';
+    const shown = cells.map((measure) => (measure ? `${figure(measure)}${measure.met === false ? ' (miss)' : ''}` : '—'));
+    const range = values.length ? `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}` : '—';
+    return `| ${id} | ${goal || '—'} | ${shown.join(' | ')} | ${range} |`;
+  });
+  return [header, rule, ...lines].join('\n');
+}
