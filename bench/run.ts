@@ -138,6 +138,9 @@ async function main(): Promise<void> {
     for (const cluster of clusters.splice(0)) cluster.stop();
   }
   bar.stop();
+  // Read again at the end, the lower median kept: one read beside a busy start (the build, the
+  // servers' first moments) once came out 3× the other.
+  rttMs = Math.min(rttMs, await measureRtt(urls[0]!));
   report(urls.length, external !== undefined);
 }
 

@@ -89,12 +89,12 @@ export function measures(rows: readonly Row[], rttMs: number): Measure[] {
       id: 'fencing cost, round trips',
       value: (fenced.p50Ms - oursS1.p50Ms) / rttMs,
       goal: '',
-      text: `Fencing tokens cost: S1 p50 ${fenced.p50Ms.toFixed(3)} vs ${oursS1.p50Ms.toFixed(3)} ms`,
+      text: `Fencing tokens cost: S1 p50 ${fenced.p50Ms.toFixed(3)} vs ${oursS1.p50Ms.toFixed(3)} ms, in round trips`,
     });
   }
   const oursS3 = find('S3', 'ours');
   if (oursS3?.jain !== undefined) {
-    out.push({ id: 'S3 Jain', value: oursS3.jain, goal: '≥ 0.95', met: oursS3.jain >= 0.95, text: 'S3 hot key: Jain fairness over workers' });
+    out.push({ id: 'S3 Jain', value: oursS3.jain, goal: '≥ 0.95', met: oursS3.jain >= 0.95, text: 'S3 hot key: Jain fairness over its workers' });
     if (Number.isFinite(rttMs) && oursS3.handoffP50Ms !== undefined) {
       const value = oursS3.handoffP50Ms / rttMs;
       out.push({
@@ -143,14 +143,17 @@ export function measures(rows: readonly Row[], rttMs: number): Measure[] {
   return out;
 }
 
-const figure = (measure: Measure): string => `${measure.value.toFixed(2)}${measure.id.includes('round trips') || measure.id.includes('Jain') ? '' : '×'}`;
+const figure = (measure: Measure): string => {
+  if (measure.id.includes('round trips')) return `${measure.value.toFixed(1)} round trips`;
+  return measure.id.includes('Jain') ? measure.value.toFixed(3) : `${measure.value.toFixed(2)}×`;
+};
 
-/** A run's Targets block: every line with both numbers, its goal, and PASS or MISS. */
+/** A run's Targets block: every line with both numbers, the figure, its goal, and PASS or MISS. */
 export function targetsMarkdown(list: readonly Measure[]): string {
   const lines = list.map((measure) => {
-    const verdict = measure.met === undefined ? '' : measure.met ? ' PASS' : ' MISS';
-    const goal = measure.goal ? `; target ${measure.goal}` : '';
-    return `- ${measure.text} (${figure(measure)}${goal})${verdict}`;
+    const verdict = measure.met === undefined ? '' : measure.met ? ' — PASS' : ' — MISS';
+    const goal = measure.goal ? ` (target ${measure.goal})` : '';
+    return `- ${measure.text}: ${figure(measure)}${goal}${verdict}`;
   });
   return `### Targets\n${lines.join('\n')}\n`;
 }
@@ -173,7 +176,7 @@ export function spreadMarkdown(runs: readonly RunRecord[]): string {
     const cells = perRun.map((list) => list.find((measure) => measure.id === id));
     const values = cells.flatMap((measure) => (measure ? [measure.value] : []));
     const goal = cells.find((measure) => measure)?.goal ?? '';
-    const shown = cells.map((measure) => (measure ? `${figure(measure)}${measure.met === false ? ' (miss)' : ''}` : '—'));
+    const shown = cells.map((measure) => (measure ? `${figure(measure).replace(' round trips', '')}${measure.met === false ? ' (miss)' : ''}` : '—'));
     const range = values.length ? `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}` : '—';
     return `| ${id} | ${goal || '—'} | ${shown.join(' | ')} | ${range} |`;
   });
