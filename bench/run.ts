@@ -205,11 +205,13 @@ function report(nodeCount: number, external: boolean): void {
   console.log(`results: bench/results/${stamp}.json, bench/results/${stamp}.svg`);
 }
 
-/** The commit measured (with "+" if the work tree had changes), for the spread table's columns. */
+/** The commit measured (with "+" if the work tree had code changes), for the spread table's columns. */
 function commitOf(): string | undefined {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+    // Results a previous run left uncommitted (README's generated section among them) are no code change.
+    const paths = ['.', ':!README.md', ':!bench/results'];
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', ...paths], { encoding: 'utf8' }).trim() !== '';
     return dirty ? `${head}+` : head;
   } catch {
     return undefined;

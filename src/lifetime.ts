@@ -28,18 +28,32 @@ export interface Renewal {
  */
 export type LockSignal = AbortSignal & { readonly error: LockLostError | undefined };
 
-/** The LockSignal of `controller`, which is only ever aborted with a LockLostError. */
-export function lockSignal(controller: AbortController): LockSignal {
-  return Object.defineProperty(controller.signal, 'error', {
+/**
+ * AbortSignal's prototype, plus `error`. Every lock's signal is given this one prototype: an own
+ * accessor defined on each signal would give each its own hidden class (a map, a descriptor array
+ * and an accessor pair per held lock), where one prototype switch is a transition V8 shares.
+ */
+const lockSignalPrototype: object = Object.create(AbortSignal.prototype, {
+  error: {
     get(this: AbortSignal): unknown {
       return this.aborted ? this.reason : undefined;
     },
-  }) as LockSignal;
+  },
+});
+
+/** The LockSignal of `controller`, which is only ever aborted with a LockLostError. */
+export function lockSignal(controller: AbortController): LockSignal {
+  return Object.setPrototypeOf(controller.signal, lockSignalPrototype) as LockSignal;
 }
 
 export class Lifetime {
-  readonly #controller = new AbortController();
-  readonly signal: LockSignal = lockSignal(this.#controller);
+  /**
+   * Made when the signal is first read: most held locks' signals never are, and an AbortSignal with
+   * its hidden class costs ~600 bytes of heap per lock. Read after a loss, it is born aborted.
+   */
+  #controller: AbortController | undefined;
+  #signal: LockSignal | undefined;
+  #lostWith: LockLostError | undefined;
   #cancelExpiry: CancelTimer | undefined;
   #slot: number | undefined;
   #stopped = false;
@@ -53,6 +67,13 @@ export class Lifetime {
   ) {
     this.#armExpiry();
     this.#scheduleRenewal();
+  }
+
+  get signal(): LockSignal {
+    if (this.#signal) return this.#signal;
+    this.#controller = new AbortController();
+    if (this.#lostWith) this.#controller.abort(this.#lostWith);
+    return (this.#signal = lockSignal(this.#controller));
   }
 
   /** The lock was extended by hand: its validity moved. */
@@ -87,7 +108,8 @@ export class Lifetime {
     this.stop();
     // Before the abort: its listeners must already read the lock as ended.
     this.lock.endValidity();
-    this.#controller.abort(error);
+    this.#lostWith = error;
+    this.#controller?.abort(error);
     this.lock.lost(error);
   }
 

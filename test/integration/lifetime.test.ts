@@ -152,6 +152,24 @@ describe('autoExtend locks', () => {
     expect(lock.signal.reason).toBeInstanceOf(LockLostError);
   });
 
+  it('an auto-extended lock lost before anyone read its signal hands out a signal already aborted with the loss', async () => {
+    const redlock = lockOn({ automaticExtensionThreshold: 300, retryCount: 0, nodeTimeout: 100 });
+    const key = uniquePrefix('lost-unread');
+    const lock = await redlock.acquire(key('r'), 600, { autoExtend: true });
+    const lost = new Promise<unknown>((resolve) => redlock.once('lost', resolve));
+    for (const master of masters.slice(0, 3)) master.pause();
+    try {
+      await lost; // the renewal failed; the signal was never read until now
+      const { signal } = lock;
+      expect(signal.aborted).toBe(true);
+      expect(signal.reason).toBeInstanceOf(LockLostError);
+      expect(signal.error).toBe(signal.reason);
+      expect(lock.expiration).toBeLessThanOrEqual(Date.now());
+    } finally {
+      for (const master of masters.slice(0, 3)) master.resume();
+    }
+  });
+
   it('renewals of many held locks leave in one script call per master per slot', async () => {
     // Room for a loaded machine: renewals with a 400 ms per-master timeout.
     const redlock = lockOn({ automaticExtensionThreshold: 500, nodeTimeout: 400 });
