@@ -1,6 +1,6 @@
 /**
  * README's benchmark figures, generated: the latest full run's tables and Targets
- * (bench/results/latest.md), the spread of the targets over the last full runs (their JSON) and
+ * (bench/results/latest.md), the spread of the targets over the last full runs (bench/results/runs/) and
  * the latest `npm run bench:held` (bench/results/held.md),
  * between the README's `<!-- bench:start -->` and `<!-- bench:end -->` markers. `npm run bench`
  * calls it after a full run; `npm run bench:readme` regenerates from the stored results.
@@ -21,10 +21,12 @@ interface StoredRun extends RunRecord {
 
 /** The stored full runs (`npm run bench`, no `--quick` or `--only`), oldest first. */
 function fullRuns(resultsDir: string): StoredRun[] {
-  return readdirSync(resultsDir)
+  const dir = `${resultsDir}runs/`;
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
     .filter((name) => /^\d{4}-.*\.json$/.test(name))
     .sort()
-    .map((name) => JSON.parse(readFileSync(`${resultsDir}${name}`, 'utf8')) as StoredRun)
+    .map((name) => JSON.parse(readFileSync(`${dir}${name}`, 'utf8')) as StoredRun)
     .filter((run) => !run.quick && run.command === 'npm run bench');
 }
 

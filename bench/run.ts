@@ -194,15 +194,18 @@ function report(nodeCount: number, external: boolean): void {
   console.log(`\n${markdown}`);
   mkdirSync(resultsDir, { recursive: true });
   const json = { date: new Date().toISOString(), commit: commitOf(), command, quick, machine, masters: masterText, rttMs, plan, rows, targets: summary };
-  writeFileSync(`${resultsDir}${stamp}.json`, `${JSON.stringify(json, null, 2)}\n`);
+  // A full run's record is kept in git (runs/: README's spread is made from them); the others are scratch.
+  const full = !quick && !only;
+  if (full) mkdirSync(`${resultsDir}runs`, { recursive: true });
+  writeFileSync(`${resultsDir}${full ? 'runs/' : ''}${stamp}.json`, `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(`${resultsDir}${stamp}.svg`, svgChart(rows, `${command} · ${machine}`));
-  if (!quick && !only) {
+  if (full) {
     copyFileSync(`${resultsDir}${stamp}.svg`, `${resultsDir}latest.svg`);
     writeFileSync(`${resultsDir}latest.md`, `${markdown}\n`);
     updateReadme(resultsDir);
     console.log('README.md: benchmark section regenerated from this run and the full runs before it');
   }
-  console.log(`results: bench/results/${stamp}.json, bench/results/${stamp}.svg`);
+  console.log(`results: bench/results/${full ? 'runs/' : ''}${stamp}.json, bench/results/${stamp}.svg`);
 }
 
 /** The commit measured (with "+" if the work tree had code changes), for the spread table's columns. */

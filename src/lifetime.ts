@@ -29,17 +29,16 @@ export interface Renewal {
 export type LockSignal = AbortSignal & { readonly error: LockLostError | undefined };
 
 /**
- * AbortSignal's prototype, plus `error`. Every lock's signal is given this one prototype: an own
- * accessor defined on each signal would give each its own hidden class (a map, a descriptor array
- * and an accessor pair per held lock), where one prototype switch is a transition V8 shares.
+ * AbortSignal's prototype, plus `error`: one getter for every lock's signal, where an own accessor
+ * defined on each signal allocated an accessor pair and a getter closure per lock.
  */
-const lockSignalPrototype: object = Object.create(AbortSignal.prototype, {
+const lockSignalPrototype = Object.create(AbortSignal.prototype, {
   error: {
     get(this: AbortSignal): unknown {
       return this.aborted ? this.reason : undefined;
     },
   },
-});
+}) as object;
 
 /** The LockSignal of `controller`, which is only ever aborted with a LockLostError. */
 export function lockSignal(controller: AbortController): LockSignal {
