@@ -329,8 +329,8 @@ export class RedisNode implements Voter {
     // One reaction per outcome, no async frames nor catch/then chains: this runs for every master
     // on every operation.
     const failed = (error: unknown): never => {
-      this.#ended(sentAt, false);
       if (withdraw) this.#inFlight.delete(withdraw);
+      this.#ended(sentAt, false);
       // A replica refuses the script's writes (READONLY, wrapped in a script error on Redis 6).
       if (error instanceof Error && error.message.includes('READONLY')) this.#demoted(client);
       throw error;
@@ -342,8 +342,9 @@ export class RedisNode implements Voter {
       } catch (error) {
         return failed(error);
       }
-      this.#ended(sentAt, true);
+      // Bookkeeping first: #ended may emit nodeUp, whose listener could throw.
       if (withdraw) this.#inFlight.delete(withdraw);
+      this.#ended(sentAt, true);
       return pick(replies);
     };
     const answered = (reply: unknown): R | Promise<R> =>
