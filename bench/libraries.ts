@@ -19,10 +19,11 @@ const require = createRequire(import.meta.url);
 const built = new URL('../dist/index.js', import.meta.url).href;
 const { Redlock } = (await import(built)) as typeof import('../src/index.js');
 // The maintained fork of node-redlock: the same API, CommonJS.
-const SesameRedlock = (require('@sesamecare-oss/redlock') as { Redlock: new (clients: IORedis[], settings?: object) => NodeRedlockLike }).Redlock;
+const SesameRedlock = (require('@sesamecare-oss/redlock') as { Redlock: NodeRedlockClass }).Redlock;
 // node-redlock's ESM build is the one its users trip over; its CommonJS build loads everywhere.
-const NodeRedlock = (require('redlock') as { default: new (clients: IORedis[], settings?: object) => NodeRedlockLike })
+const NodeRedlock = (require('redlock') as { default: NodeRedlockClass })
   .default;
+type NodeRedlockClass = new (clients: IORedis[], settings?: object) => NodeRedlockLike;
 interface NodeRedlockLike {
   acquire(resources: string[], ttl: number): Promise<{ release(): Promise<unknown> }>;
   on(event: string, listener: () => void): unknown;
@@ -113,41 +114,29 @@ function closeIoredis(clients: IORedis[]): Promise<void> {
   return Promise.resolve();
 }
 
-const nodeRedlock: ContenderSpec = {
-  name: 'node-redlock 5.0.0-beta.2 (ioredis)',
-  label: 'node-redlock',
-  hotKey: true,
-  create(urls, profile) {
-    const clients = ioredisClients(urls);
-    const redlock = new NodeRedlock(clients, profile === 'hotKey' ? { retryCount: HOT_KEY_RETRIES } : {});
-    redlock.on('error', () => undefined);
-    return Promise.resolve({
-      acquire: async (key, ttlMs) => {
-        const lock = await redlock.acquire([key], ttlMs);
-        return { release: async () => void (await lock.release()) };
-      },
-      close: () => closeIoredis(clients),
-    });
-  },
-};
+/** node-redlock and its maintained fork: the same API (CommonJS), on ioredis clients of their own. */
+function nodeRedlockApi(name: string, label: string, Class: NodeRedlockClass): ContenderSpec {
+  return {
+    name,
+    label,
+    hotKey: true,
+    create(urls, profile) {
+      const clients = ioredisClients(urls);
+      const redlock = new Class(clients, profile === 'hotKey' ? { retryCount: HOT_KEY_RETRIES } : {});
+      redlock.on('error', () => undefined);
+      return Promise.resolve({
+        acquire: async (key, ttlMs) => {
+          const lock = await redlock.acquire([key], ttlMs);
+          return { release: async () => void (await lock.release()) };
+        },
+        close: () => closeIoredis(clients),
+      });
+    },
+  };
+}
 
-const sesameRedlock: ContenderSpec = {
-  name: '@sesamecare-oss/redlock 1.4.0 (ioredis)',
-  label: 'sesamecare',
-  hotKey: true,
-  create(urls, profile) {
-    const clients = ioredisClients(urls);
-    const redlock = new SesameRedlock(clients, profile === 'hotKey' ? { retryCount: HOT_KEY_RETRIES } : {});
-    redlock.on('error', () => undefined);
-    return Promise.resolve({
-      acquire: async (key, ttlMs) => {
-        const lock = await redlock.acquire([key], ttlMs);
-        return { release: async () => void (await lock.release()) };
-      },
-      close: () => closeIoredis(clients),
-    });
-  },
-};
+const nodeRedlock = nodeRedlockApi('node-redlock 5.0.0-beta.2 (ioredis)', 'node-redlock', NodeRedlock);
+const sesameRedlock = nodeRedlockApi('@sesamecare-oss/redlock 1.4.0 (ioredis)', 'sesamecare', SesameRedlock);
 
 /** redlock-universal on node-redis clients, as its README sets it up: one lock object per key. */
 const redlockUniversal: ContenderSpec = {
