@@ -248,29 +248,32 @@ export function validateTtl(ttl: unknown): number {
 
 /** Resources: one non-empty string or a non-empty array of them; duplicates are dropped. */
 export function normalizeResources(resources: unknown): string[] {
-  // One plain name, the usual call.
-  if (typeof resources === 'string' && resources.length > 0 && resources.isWellFormed() && !resources.endsWith(FENCE_SUFFIX)) {
+  if (typeof resources === 'string') {
+    // One name, the usual call: checked as resources[0], without building a list.
+    checkResource(resources, 0);
     return [resources];
   }
-  const list: unknown[] = typeof resources === 'string' ? [resources] : Array.isArray(resources) ? resources : [];
-  if (typeof resources !== 'string' && !Array.isArray(resources)) {
+  if (!Array.isArray(resources)) {
     throw new TypeError(`resources must be a string or an array of strings, got ${describe(resources)}`);
   }
+  const list: unknown[] = resources;
   if (list.length === 0) throw new RangeError('resources must name at least one resource');
-  for (const [index, resource] of list.entries()) {
-    if (typeof resource !== 'string') {
-      throw new TypeError(`resources[${index}] must be a string, got ${describe(resource)}`);
-    }
-    if (resource.length === 0) throw new RangeError(`resources[${index}] is an empty string`);
-    if (!resource.isWellFormed()) {
-      // node-redis sends a lone surrogate as U+FFFD: two different names would be one key.
-      throw new TypeError(`resources[${index}] is not well-formed UTF-16 (it has a lone surrogate), so it has no exact key on the masters`);
-    }
-    if (resource.endsWith(FENCE_SUFFIX)) {
-      throw new RangeError(`resources[${index}] ends in '${FENCE_SUFFIX}', which names fence counters; choose another name`);
-    }
-  }
+  for (const [index, resource] of list.entries()) checkResource(resource, index);
   return [...new Set(list as string[])];
+}
+
+function checkResource(resource: unknown, index: number): asserts resource is string {
+  if (typeof resource !== 'string') {
+    throw new TypeError(`resources[${index}] must be a string, got ${describe(resource)}`);
+  }
+  if (resource.length === 0) throw new RangeError(`resources[${index}] is an empty string`);
+  if (!resource.isWellFormed()) {
+    // node-redis sends a lone surrogate as U+FFFD: two different names would be one key.
+    throw new TypeError(`resources[${index}] is not well-formed UTF-16 (it has a lone surrogate), so it has no exact key on the masters`);
+  }
+  if (resource.endsWith(FENCE_SUFFIX)) {
+    throw new RangeError(`resources[${index}] ends in '${FENCE_SUFFIX}', which names fence counters; choose another name`);
+  }
 }
 
 function requireNumber(name: string, value: unknown): asserts value is number {
