@@ -152,14 +152,14 @@ describe('autoExtend locks', () => {
     expect(lock.signal.reason).toBeInstanceOf(LockLostError);
   });
 
-  it('an auto-extended lock lost before anyone read its signal hands out a signal already aborted with the loss', async () => {
+  it('an auto-extended lock whose renewal fails is lost: its signal is aborted with a LockLostError, also its error', async () => {
     const redlock = lockOn({ automaticExtensionThreshold: 300, retryCount: 0, nodeTimeout: 100 });
     const key = uniquePrefix('lost-unread');
     const lock = await redlock.acquire(key('r'), 600, { autoExtend: true });
     const lost = new Promise<unknown>((resolve) => redlock.once('lost', resolve));
     for (const master of masters.slice(0, 3)) master.pause();
     try {
-      await lost; // the renewal failed; the signal was never read until now
+      await lost; // the renewal failed (a signal first read only now: test/unit/lifetime.test.ts, no oracle reading it)
       const { signal } = lock;
       expect(signal.aborted).toBe(true);
       expect(signal.reason).toBeInstanceOf(LockLostError);
