@@ -10,6 +10,8 @@ export interface Row {
   readonly opsPerSecond: number;
   readonly cycles: number;
   readonly failures: number;
+  /** S6: releases that rejected (absent elsewhere). */
+  readonly releaseFailures?: number;
   readonly hung: number;
   readonly p50Ms: number;
   readonly p90Ms: number;
@@ -29,6 +31,7 @@ export function rowOf(scenario: string, contender: string, label: string, tally:
     opsPerSecond: tally.measuredMs > 0 ? (tally.cycles / tally.measuredMs) * 1000 : 0,
     cycles: tally.cycles,
     failures: tally.failures,
+    ...(tally.releaseFailures ? { releaseFailures: tally.releaseFailures } : {}),
     hung: tally.hung,
     p50Ms: ms(50),
     p90Ms: ms(90),
@@ -48,7 +51,23 @@ const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? v
 
 function note(row: Row, deadlineMs: number): string {
   if (row.hung > 0) return `**hangs**: no answer within ${deadlineMs} ms`;
-  return row.failures > 0 ? `${row.failures} failed` : '';
+  const releases = row.releaseFailures ? `${row.releaseFailures} releases failed` : '';
+  return [row.failures > 0 ? `${row.failures} failed` : '', releases].filter(Boolean).join(', ');
+}
+
+/** S6's share of acquisitions that gave up (the acquire rejected). */
+export const giveUpFraction = (row: Row): number => (row.cycles + row.failures > 0 ? row.failures / (row.cycles + row.failures) : 0);
+
+/** S6: hot key across processes; `failures` are the acquisitions that gave up, Jain is over the processes. */
+export function processesTable(title: string, rows: readonly Row[], deadlineMs: number, rttMs: number): string {
+  const header = '| library | ops/s | gave up | gave up % | Jain (processes) | hand-off p50 ms (round trips) | max wait ms | cycle p50 ms | cycle p99 ms | notes |\n' +
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|';
+  const lines = rows.map((row) => {
+    const handoff = row.handoffP50Ms ?? Number.NaN;
+    const notes = row.hung > 0 ? `**hangs**: no answer within ${deadlineMs} ms` : row.releaseFailures ? `${row.releaseFailures} releases failed` : '';
+    return `| ${row.contender} | ${fixed(row.opsPerSecond, 0)} | ${row.failures} | ${fixed(giveUpFraction(row) * 100, 1)} | ${fixed(row.jain ?? Number.NaN, 3)} | ${fixed(handoff)} (${fixed(handoff / rttMs, 1)}) | ${fixed(row.maxWaitMs ?? Number.NaN, 0)} | ${fixed(row.p50Ms)} | ${fixed(row.p99Ms)} | ${notes} |`;
+  });
+  return `### ${title}\n\n${header}\n${lines.join('\n')}\n`;
 }
 
 export function markdownTable(title: string, rows: readonly Row[], deadlineMs: number, rttMs: number): string {

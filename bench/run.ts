@@ -4,8 +4,10 @@
  *
  * S1 sequential acquire+release, 1 worker · S2 64 and 256 workers on distinct keys · S3 hot key:
  * 16 workers, one resource, 1 ms section · S4 one master blackholed (S1, S2@64) · S5 one master
- * +20 ms round trip (S1) · S6 S2 at 64 workers on 3 standalone voters vs 3 Redis Cluster voters of
- * 3 masters each (local only). Masters: 5 throwaway local redis-server processes, or REDLOCK_NODES.
+ * +20 ms round trip (S1) · S6 hot key across processes: 4 processes × 4 workers, one resource, 1 ms
+ * section, every library at its defaults · S7 S2 at 64 workers on 3 standalone voters vs 3 Redis
+ * Cluster voters of 3 masters each (local only).
+ * Masters: 5 throwaway local redis-server processes, or REDLOCK_NODES.
  * Output: a progress bar, markdown tables on stdout, bench/results/<timestamp>.{json,svg}.
  */
 import { execFileSync } from 'node:child_process';
@@ -18,9 +20,10 @@ import { startMasters, type RedisMaster } from '../test/harness/redis-server.js'
 import { RedisCluster } from '../test/harness/redis-cluster.js';
 import { ProxyProcess } from './faults.js';
 import { contenders, oursOn, type Contender, type ContenderSpec, type Profile } from './libraries.js';
-import { markdownTable, rowOf, svgChart, type Row } from './report.js';
+import { ContenderProcesses, addRound, killAllProcesses } from './processes.js';
+import { markdownTable, processesTable, rowOf, svgChart, type Row } from './report.js';
 import { updateReadme } from './readme.js';
-import { S2_WORKERS, S6_WORKERS, measures, targetsMarkdown } from './targets.js';
+import { S2_WORKERS, S6_LABELS, S6_PROCESSES, S6_WORKERS, S7_WORKERS, measures, targetsMarkdown } from './targets.js';
 import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, type Tally } from './scenarios.js';
 
 const quick = process.argv.includes('--quick');
@@ -29,13 +32,14 @@ const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? new Set(process.argv[onlyArg + 1]?.split(',')) : undefined;
 const wanted = (group: string): boolean => !only || only.has(group);
 const plan = quick
-  ? { s1: [2, 150], s2: [1, 800], s3: [1, 1500], s4s1: [1, 100], s4s2: [1, 800], s5: [1, 25] }
-  : { s1: [5, 1000], s2: [3, 3000], s3: [3, 3000], s4s1: [3, 1000], s4s2: [2, 2000], s5: [3, 100] };
+  ? { s1: [2, 150], s2: [1, 800], s3: [1, 1500], s4s1: [1, 100], s4s2: [1, 800], s5: [1, 25], s6: [1, 1500] }
+  : { s1: [5, 1000], s2: [3, 3000], s3: [3, 3000], s4s1: [3, 1000], s4s2: [2, 2000], s5: [3, 100], s6: [3, 3000] };
 const DEADLINE_MS = 2_000;
 const HOT_KEY_DEADLINE_MS = 60_000;
 const S3_WORKERS = 16;
 const S3_SECTION_MS = 1;
 const S5_ADDED_RTT_MS = 20;
+const S6_SECTION_MS = 1;
 
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -98,9 +102,10 @@ async function main(): Promise<void> {
   const slow = wanted('S5') ? [sequential('S5', `S5 — one master +${S5_ADDED_RTT_MS} ms round trip: S1`, plan.s5)] : [];
   const hotKeyScenarios = wanted('S3') ? [hot] : [];
   const faulty = loopback;
-  const s6 = wanted('S6') && loopback && !external;
-  const s6Scenario = concurrent(
-    'S6', `S6 — ${S6_WORKERS} concurrent workers, distinct keys: 3 standalone voters vs 3 Redis Cluster voters of 3 masters`, S6_WORKERS, plan.s2,
+  const s6Specs = wanted('S6') ? S6_LABELS.map((label) => contenders.find((spec) => spec.label === label)!) : [];
+  const s7 = wanted('S7') && loopback && !external;
+  const s7Scenario = concurrent(
+    'S7', `S7 — ${S7_WORKERS} concurrent workers, distinct keys: 3 standalone voters vs 3 Redis Cluster voters of 3 masters`, S7_WORKERS, plan.s2,
   );
 
   const hotSpecs = contenders.filter((spec) => spec.hotKey);
@@ -108,7 +113,7 @@ async function main(): Promise<void> {
     list.reduce((total, scenario) => total + scenario.rounds * specs.length, 0);
   bar.start(
     slices(healthy, contenders) + slices(hotKeyScenarios, hotSpecs) + (faulty ? slices([...blackholed, ...slow], contenders) : 0) +
-      (s6 ? slices([s6Scenario], [contenders[0]!, contenders[0]!]) : 0),
+      plan.s6[0]! * s6Specs.length + (s7 ? slices([s7Scenario], [contenders[0]!, contenders[0]!]) : 0),
     0,
     { scenario: 'starting', contender: '' },
   );
@@ -128,13 +133,14 @@ async function main(): Promise<void> {
       await runGroup(slow, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'pass', S5_ADDED_RTT_MS / 2), () => proxies!.set(0, 'pass'));
     }
   }
-  if (s6) {
+  if (s6Specs.length) await runAcrossProcesses(s6Specs, urls);
+  if (s7) {
     clusters = await Promise.all([0, 1, 2].map(() => RedisCluster.start(3)));
     const specs = [
       oursOn('redlock-quorum, 3 standalone voters', 'standalone ×3', urls.slice(0, 3)),
       oursOn('redlock-quorum, 3 cluster voters × 3 masters', 'cluster ×3×3', clusters.map((cluster) => ({ rootNodes: [{ url: cluster.urls[0]! }] }))),
     ];
-    await runGroup([s6Scenario], specs, urls, 'distinct');
+    await runGroup([s7Scenario], specs, urls, 'distinct');
     for (const cluster of clusters.splice(0)) cluster.stop();
   }
   bar.stop();
@@ -180,6 +186,37 @@ async function runGroup(
   await clearFault?.();
   for (const contender of created) await contender.close();
   open.splice(0, open.length);
+}
+
+/**
+ * S6: each contender in S6_PROCESSES processes of S6_WORKERS workers on one resource, at its
+ * defaults; every process of every contender is started first, then rounds rotate the contenders.
+ */
+async function runAcrossProcesses(specs: readonly ContenderSpec[], urls: readonly string[]): Promise<void> {
+  const title = `S6 — hot key across processes: ${S6_PROCESSES} processes × ${S6_WORKERS} workers, one resource, ${S6_SECTION_MS} ms critical section, every library at its defaults`;
+  bar.update({ scenario: 'S6', contender: `starting ${specs.length * S6_PROCESSES} processes` });
+  const groups: ContenderProcesses[] = [];
+  try {
+    for (const spec of specs) groups.push(await ContenderProcesses.start(spec.label, urls, S6_PROCESSES));
+    const tallies = specs.map(() => newTally());
+    const [rounds, durationMs] = plan.s6;
+    for (let round = 0; round < rounds!; round++) {
+      for (let k = 0; k < specs.length; k++) {
+        const i = (k + round) % specs.length;
+        bar.increment(1, { scenario: 'S6', contender: specs[i]!.label });
+        if (tallies[i]!.hung > 0) continue;
+        const results = await groups[i]!.round({
+          key: `bench:S6:${i}:${round}`, durationMs: durationMs!, workers: S6_WORKERS, sectionMs: S6_SECTION_MS, deadlineMs: HOT_KEY_DEADLINE_MS,
+        });
+        addRound(tallies[i]!, results, S6_WORKERS);
+      }
+    }
+    const scenarioRows = specs.map((spec, i) => rowOf('S6', spec.name, spec.label, tallies[i]!, true));
+    rows.push(...scenarioRows);
+    tables.push(processesTable(title, scenarioRows, HOT_KEY_DEADLINE_MS, rttMs));
+  } finally {
+    await Promise.all(groups.map((group) => group.stop()));
+  }
 }
 
 function report(nodeCount: number, external: boolean): void {
@@ -247,6 +284,7 @@ async function cleanUp(): Promise<void> {
   await proxies?.stop().catch(() => undefined);
   for (const master of masters) master.stop();
   for (const cluster of clusters) cluster.stop();
+  killAllProcesses();
 }
 
 process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));

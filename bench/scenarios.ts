@@ -11,6 +11,8 @@ export interface Tally {
   readonly latencyUs: hdr.Histogram;
   cycles: number;
   failures: number;
+  /** Releases that rejected (S6; the cycle is not counted). */
+  releaseFailures: number;
   /** Cycles that missed the deadline (the library hung); the scenario stops for it. */
   hung: number;
   measuredMs: number;
@@ -26,6 +28,7 @@ export function newTally(): Tally {
     latencyUs: hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 }),
     cycles: 0,
     failures: 0,
+    releaseFailures: 0,
     hung: 0,
     measuredMs: 0,
     perWorker: [],
@@ -43,10 +46,11 @@ export interface SliceOptions {
   readonly keyPrefix: string;
 }
 
-class Hung extends Error {}
+/** A call that missed the per-call deadline: the library hung. */
+export class Hung extends Error {}
 
 /** Resolves with the promise, or rejects with Hung after `ms`. */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Hung()), ms)));
   promise.catch(() => undefined); // a hung call may still settle later; nobody listens then

@@ -3,13 +3,15 @@
  * whether this run met it. The Targets block of a run and the README's spread over full runs are
  * both made from these, so a figure in prose is never typed by hand.
  */
-import type { Row } from './report.js';
+import { giveUpFraction, type Row } from './report.js';
 
 export interface Measure {
   /** Short name, the spread table's row. */
   readonly id: string;
   /** The figure the goal is about (a ratio or a count of round trips). */
   readonly value: number;
+  /** How the figure reads; by default a ratio (×), round trips or a Jain index, from the id. */
+  readonly unit?: 'count' | '%' | 'bytes' | 'calls/s';
   /** The goal, as written after the figure: "≤ 1.00×". */
   readonly goal: string;
   /** Undefined for a figure with no goal (a cost to know, such as fencing's). */
@@ -18,9 +20,13 @@ export interface Measure {
   readonly text: string;
 }
 
-/** Worker counts of S2, and of the cluster-voter comparison (S6). */
+/** Worker counts of S2, and of the cluster-voter comparison (S7). */
 export const S2_WORKERS: readonly number[] = [64, 256];
-export const S6_WORKERS = 64;
+export const S7_WORKERS = 64;
+/** S6, the hot key across processes: processes, workers in each, and the contenders (by label). */
+export const S6_PROCESSES = 4;
+export const S6_WORKERS = 4;
+export const S6_LABELS: readonly string[] = ['ours', 'node-redlock', 'sesamecare', 'redis-semaphore', 'redlock-universal'];
 
 const IOREDIS_PEERS = ['node-redlock', 'sesamecare', 'redis-semaphore'];
 const NODE_REDIS_PEERS = ['redlock-universal'];
@@ -116,6 +122,27 @@ export function measures(rows: readonly Row[], rttMs: number): Measure[] {
       text: `S5 one slow master: p50 ${slow.p50Ms.toFixed(3)} vs our healthy S1's ${oursS1.p50Ms.toFixed(3)} ms`,
     });
   }
+  const acrossProcesses = find('S6', 'ours');
+  if (acrossProcesses) {
+    const attempts = acrossProcesses.cycles + acrossProcesses.failures;
+    add({
+      id: 'S6 give-ups',
+      value: acrossProcesses.failures,
+      unit: 'count',
+      goal: '≤ 0',
+      text: `S6 hot key across ${S6_PROCESSES} processes × ${S6_WORKERS} workers, defaults: acquisitions that gave up, of ${attempts} (${(giveUpFraction(acrossProcesses) * 100).toFixed(1)} %)`,
+    });
+    add({ id: 'S6 Jain across processes', value: acrossProcesses.jain ?? 0, goal: '≥ 0.95', text: `S6: Jain fairness over the ${S6_PROCESSES} processes' acquisitions` });
+    const nodeRedlock = rows.find((row) => row.scenario === 'S6' && row.label === 'node-redlock');
+    if (nodeRedlock) {
+      add({
+        id: 'S6 vs node-redlock',
+        value: nodeRedlock.opsPerSecond > 0 ? acrossProcesses.opsPerSecond / nodeRedlock.opsPerSecond : Number.POSITIVE_INFINITY,
+        goal: '≥ 1.00×',
+        text: `S6: ${Math.round(acrossProcesses.opsPerSecond)} vs node-redlock's ${Math.round(nodeRedlock.opsPerSecond)} acquisitions/s (it gave up ${nodeRedlock.failures} times, ${(giveUpFraction(nodeRedlock) * 100).toFixed(1)} %)`,
+      });
+    }
+  }
   const blackholed = find('S4 S1', 'ours');
   if (oursS1 && blackholed) {
     const value = blackholed.p99Ms / oursS1.p99Ms;
@@ -126,15 +153,15 @@ export function measures(rows: readonly Row[], rttMs: number): Measure[] {
       text: `S4 one master blackholed: p99 ${blackholed.p99Ms.toFixed(3)} vs our healthy S1's ${oursS1.p99Ms.toFixed(3)} ms`,
     });
   }
-  const standalone = find('S6', 'standalone ×3');
-  const clustered = find('S6', 'cluster ×3×3');
+  const standalone = find('S7', 'standalone ×3');
+  const clustered = find('S7', 'cluster ×3×3');
   if (standalone && clustered) {
     const value = clustered.opsPerSecond / standalone.opsPerSecond;
     add({
       id: 'cluster voters vs standalone',
       value,
       goal: '≥ 2×',
-      text: `S6 (S2 @ ${S6_WORKERS} on 3 cluster voters × 3 masters): ${Math.round(clustered.opsPerSecond)} vs ${Math.round(standalone.opsPerSecond)} ops/s on 3 standalone voters`,
+      text: `S7 (S2 @ ${S7_WORKERS} on 3 cluster voters × 3 masters): ${Math.round(clustered.opsPerSecond)} vs ${Math.round(standalone.opsPerSecond)} ops/s on 3 standalone voters`,
     });
   }
   return out;
@@ -148,6 +175,10 @@ function meets(value: number, goal: string): boolean {
 }
 
 const figure = (measure: Measure): string => {
+  if (measure.unit === 'count') return String(measure.value);
+  if (measure.unit === '%') return `${(measure.value * 100).toFixed(1)} %`;
+  if (measure.unit === 'bytes') return `${measure.value.toFixed(0)} bytes`;
+  if (measure.unit === 'calls/s') return `${measure.value.toFixed(1)} calls/s`;
   if (measure.id.includes('round trips')) return `${measure.value.toFixed(1)} round trips`;
   return measure.id.includes('Jain') ? measure.value.toFixed(3) : `${measure.value.toFixed(2)}×`;
 };
