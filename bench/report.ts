@@ -20,6 +20,8 @@ export interface Row {
   readonly jain?: number;
   readonly maxWaitMs?: number;
   readonly handoffP50Ms?: number;
+  /** S2: script calls each master ran per second of this contender's slices (EVALSHA and EVAL). */
+  readonly scriptCallsPerSecond?: number;
 }
 
 export function rowOf(scenario: string, contender: string, label: string, tally: Tally, hotKey: boolean): Row {

@@ -19,6 +19,8 @@ import { createClient } from 'redis';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
 import { RedisCluster } from '../test/harness/redis-cluster.js';
 import { ProxyProcess } from './faults.js';
+import { measureLimit, type MastersLimit } from './limit.js';
+import { ScriptCallCounter } from './script-calls.js';
 import { contenders, oursOn, type Contender, type ContenderSpec, type Profile } from './libraries.js';
 import { ContenderProcesses, addRound, killAllProcesses } from './processes.js';
 import { markdownTable, processesTable, rowOf, svgChart, type Row } from './report.js';
@@ -49,12 +51,16 @@ interface Scenario {
   readonly rounds: number;
   readonly deadlineMs: number;
   readonly hotKey: boolean;
+  /** Read the masters' script call counts around each slice (the row's scriptCallsPerSecond). */
+  readonly countsScriptCalls?: boolean;
   run(contender: Contender, tally: Tally, keyPrefix: string, deadlineMs: number): Promise<void>;
 }
 
 const rows: Row[] = [];
 /** One round trip to a master (median PING), the unit for hand-off latency. */
 let rttMs = Number.NaN;
+/** The masters' own limit (bench/limit.ts), when measured: one acquire per call, then our S2 @ 64's batch size. */
+const limits: MastersLimit[] = [];
 const tables: string[] = [];
 let masters: RedisMaster[] = [];
 let proxies: ProxyProcess | undefined;
@@ -77,14 +83,14 @@ async function main(): Promise<void> {
     id, title, rounds: rounds!, deadlineMs: DEADLINE_MS, hotKey: false,
     run: (contender, tally, keyPrefix, deadlineMs) => sequentialSlice({ contender, tally, keyPrefix, deadlineMs }, cycles!),
   });
-  const concurrent = (id: string, title: string, workers: number, [rounds, ms]: number[]): Scenario => ({
-    id, title, rounds: rounds!, deadlineMs: DEADLINE_MS, hotKey: false,
+  const concurrent = (id: string, title: string, workers: number, [rounds, ms]: number[], countsScriptCalls = false): Scenario => ({
+    id, title, rounds: rounds!, deadlineMs: DEADLINE_MS, hotKey: false, countsScriptCalls,
     run: (contender, tally, keyPrefix, deadlineMs) => concurrentSlice({ contender, tally, keyPrefix, deadlineMs }, workers, ms!),
   });
   const healthy: Scenario[] = [
     ...(wanted('S1') ? [sequential('S1', 'S1 — sequential acquire + release, 1 worker', plan.s1)] : []),
     ...(wanted('S2') ? S2_WORKERS : []).map((workers) =>
-      concurrent(`S2 ${workers} workers`, `S2 — ${workers} concurrent workers, distinct keys`, workers, plan.s2),
+      concurrent(`S2 ${workers} workers`, `S2 — ${workers} concurrent workers, distinct keys`, workers, plan.s2, true),
     ),
   ];
   const hot: Scenario = {
@@ -143,6 +149,22 @@ async function main(): Promise<void> {
     await runGroup([s7Scenario], specs, urls, 'distinct');
     for (const cluster of clusters.splice(0)) cluster.stop();
   }
+  if (wanted('limit') && loopback && !external) {
+    bar.update({ scenario: "the masters' limit", contender: 'redis-benchmark' });
+    // Last: it leaves a few hundred thousand keys behind on each master (until their ttl).
+    const durationMs = quick ? 500 : 2_000;
+    const single = await measureLimit(urls, durationMs);
+    if (typeof single === 'string') tables.push(`### The masters' limit\n\n${single}\n`);
+    else {
+      limits.push(single);
+      // Our batcher puts several operations in one script call: the masters' limit with as many.
+      const ours = rows.find((row) => row.scenario === 'S2 64 workers' && row.label === 'ours');
+      const perCall = ours?.scriptCallsPerSecond ? Math.round((2 * ours.opsPerSecond) / ours.scriptCallsPerSecond) : 1;
+      const batched = perCall > 1 ? await measureLimit(urls, durationMs, perCall) : undefined;
+      if (batched && typeof batched !== 'string') limits.push(batched);
+      tables.push(limitTable(limits));
+    }
+  }
   bar.stop();
   // Read again at the end, the lower median kept: one read beside a busy start (the build, the
   // servers' first moments) once came out 3× the other.
@@ -169,21 +191,30 @@ async function runGroup(
     await sequentialSlice({ contender, tally: newTally(), keyPrefix: `bench:warm:${i}`, deadlineMs: DEADLINE_MS }, 200);
   }
   await applyFault?.();
+  const counter = scenarios.some((scenario) => scenario.countsScriptCalls) ? await ScriptCallCounter.connect(urls) : undefined;
   for (const scenario of scenarios) {
     const tallies = specs.map(() => newTally());
+    const calls = specs.map(() => 0);
     for (let round = 0; round < scenario.rounds; round++) {
       for (let k = 0; k < specs.length; k++) {
         const i = (k + round) % specs.length;
         bar.increment(1, { scenario: scenario.id, contender: specs[i]!.label });
         if (tallies[i]!.hung > 0) continue;
+        const before = scenario.countsScriptCalls ? await counter!.read() : undefined;
         await scenario.run(created[i]!, tallies[i]!, `bench:${scenario.id.replace(/ /g, '-')}:${i}:${round}`, scenario.deadlineMs);
+        if (before) calls[i]! += (await counter!.read()).reduce((sum, after, master) => sum + after - before[master]!, 0);
       }
     }
-    const scenarioRows = specs.map((spec, i) => rowOf(scenario.id, spec.name, spec.label, tallies[i]!, scenario.hotKey));
+    const scenarioRows = specs.map((spec, i) => {
+      const row = rowOf(scenario.id, spec.name, spec.label, tallies[i]!, scenario.hotKey);
+      const seconds = tallies[i]!.measuredMs / 1000;
+      return scenario.countsScriptCalls && seconds > 0 ? { ...row, scriptCallsPerSecond: calls[i]! / urls.length / seconds } : row;
+    });
     rows.push(...scenarioRows);
     tables.push(markdownTable(scenario.title, scenarioRows, scenario.deadlineMs, rttMs));
   }
   await clearFault?.();
+  await counter?.close();
   for (const contender of created) await contender.close();
   open.splice(0, open.length);
 }
@@ -230,7 +261,7 @@ function report(nodeCount: number, external: boolean): void {
   const markdown = [header, ...tables, summary].join('\n');
   console.log(`\n${markdown}`);
   mkdirSync(resultsDir, { recursive: true });
-  const json = { date: new Date().toISOString(), commit: commitOf(), command, quick, machine, masters: masterText, rttMs, plan, rows, targets: summary };
+  const json = { date: new Date().toISOString(), commit: commitOf(), command, quick, machine, masters: masterText, rttMs, plan, rows, limits, targets: summary };
   // A full run's record is kept in git (runs/: README's spread is made from them); the others are scratch.
   const full = !quick && !only;
   if (full) mkdirSync(`${resultsDir}runs`, { recursive: true });
@@ -272,7 +303,24 @@ async function measureRtt(url: string): Promise<number> {
 
 /** The issues' targets as ratios from this run (bench/targets.ts). */
 function targets(): string {
-  return targetsMarkdown(measures(rows, rttMs));
+  return targetsMarkdown(measures({ rows, rttMs, limits }));
+}
+
+function limitTable(measured: readonly MastersLimit[]): string {
+  const [{ perMaster, clients, pipeline }] = measured as [MastersLimit];
+  const header = measured.map((limit) => `${limit.operationsPerCall} acquire${limit.operationsPerCall > 1 ? 's' : ''} per call: calls/s | acquires/s`);
+  return [
+    "### The masters' limit — redis-benchmark, our lock script's acquires of random keys, every master at once",
+    '',
+    `${perMaster.length} redis-benchmark processes at once, one per master, -c ${clients} -P ${pipeline}: one script call with one acquire, ` +
+      'then (where S2 @ 64 ran) with as many acquires per call as our batcher sent on average there.',
+    '',
+    `| master | ${header.join(' | ')} |`,
+    `|---|${measured.map(() => '---:|---:').join('|')}|`,
+    ...perMaster.map((_, i) => `| ${i} | ${measured.map((limit) => `${Math.round(limit.perMaster[i]!)} | ${Math.round(limit.perMaster[i]! * limit.operationsPerCall)}`).join(' | ')} |`),
+    `| all | ${measured.map((limit) => `${Math.round(limit.total)} | ${Math.round(limit.total * limit.operationsPerCall)}`).join(' | ')} |`,
+    '',
+  ].join('\n');
 }
 
 let cleaned = false;

@@ -3,6 +3,7 @@
  * whether this run met it. The Targets block of a run and the README's spread over full runs are
  * both made from these, so a figure in prose is never typed by hand.
  */
+import type { MastersLimit } from './limit.js';
 import { giveUpFraction, type Row } from './report.js';
 
 export interface Measure {
@@ -32,7 +33,17 @@ const IOREDIS_PEERS = ['node-redlock', 'sesamecare', 'redis-semaphore'];
 const NODE_REDIS_PEERS = ['redlock-universal'];
 const PEERS = [...IOREDIS_PEERS, ...NODE_REDIS_PEERS];
 
-export function measures(rows: readonly Row[], rttMs: number): Measure[] {
+/** What a run measured: its rows, and the figures that are no scenario's rows. */
+export interface Measured {
+  readonly rows: readonly Row[];
+  readonly rttMs?: number;
+  /** The masters' own limit (bench/limit.ts), where measured: one acquire per call, then batched as ours. */
+  readonly limits?: readonly MastersLimit[];
+}
+
+export function measures(run: Measured): Measure[] {
+  const { rows } = run;
+  const rttMs = run.rttMs ?? Number.NaN;
   const find = (scenario: string, label: string): Row | undefined =>
     rows.find((row) => row.scenario === scenario && row.label === label && row.cycles > 0);
   /** The peer with the best `value` in `scenario` among `labels`. */
@@ -59,6 +70,32 @@ export function measures(rows: readonly Row[], rttMs: number): Measure[] {
       goal: '≥ 5×',
       text: `S2 @ ${workers} workers: ${Math.round(ours.opsPerSecond)} vs ${peer.label}'s ${Math.round(peer.opsPerSecond)} ops/s, the best peer`,
     });
+  }
+  const ours64 = find('S2 64 workers', 'ours');
+  const [single, batched] = run.limits ?? [];
+  if (single) {
+    const masters = single.perMaster.length;
+    const perMaster = (limit: MastersLimit): number => (limit.total * limit.operationsPerCall) / masters;
+    const limitText = `The masters' limit (redis-benchmark -c ${single.clients} -P ${single.pipeline}, all ${masters} masters at once): ` +
+      `${Math.round(single.total / masters)} script calls/s per master with one acquire each` +
+      (batched ? `, ${Math.round(perMaster(batched))} acquires/s per master with ${batched.operationsPerCall} per call` : '');
+    if (ours64) {
+      // Each of our cycles is an acquire and a release on every master, in however many script calls.
+      const operations = 2 * ours64.opsPerSecond;
+      const calls = ours64.scriptCallsPerSecond;
+      const best = batched ?? single;
+      add({
+        id: "S2 @ 64 of the masters' limit",
+        value: operations / perMaster(best),
+        unit: '%',
+        goal: '',
+        text: `${limitText}; our S2 @ 64: ${Math.round(ours64.opsPerSecond)} acquire+release/s = ${Math.round(operations)} lock operations/s per master` +
+          (calls ? ` in ${Math.round(calls)} script calls/s per master` : '') +
+          `; our lock operations per master as a share of the limit's acquires per master (${best.operationsPerCall} per call)`,
+      });
+    } else {
+      add({ id: "masters' limit, calls/s per master", value: single.total / masters, unit: 'calls/s', goal: '', text: limitText });
+    }
   }
   const oursS1 = find('S1', 'ours');
   const floor = find('S1', 'raw floor');
@@ -193,16 +230,14 @@ export function targetsMarkdown(list: readonly Measure[]): string {
   return `### Targets\n${lines.join('\n')}\n`;
 }
 
-export interface RunRecord {
+export interface RunRecord extends Measured {
   readonly date: string;
   readonly commit?: string;
-  readonly rows: readonly Row[];
-  readonly rttMs?: number;
 }
 
 /** The same measures over several full runs, one column each, and their range: the spread to expect. */
 export function spreadMarkdown(runs: readonly RunRecord[]): string {
-  const perRun = runs.map((run) => measures(run.rows, run.rttMs ?? Number.NaN));
+  const perRun = runs.map((run) => measures(run));
   const ids = [...new Set(perRun.flatMap((list) => list.map((measure) => measure.id)))];
   const column = (run: RunRecord): string => `${run.date.slice(0, 16).replace('T', ' ')}${run.commit ? ` (${run.commit})` : ''}`;
   const header = `| measure | goal | ${runs.map(column).join(' | ')} | range |`;

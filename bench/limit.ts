@@ -1,0 +1,101 @@
+/**
+ * The masters' own limit: redis-benchmark (C, pipelined, no Redlock logic) sending our lock
+ * script's acquire of a random key to every master at once, one redis-benchmark process per master,
+ * so the 5 masters and their load share the machine as they do under S2. The command is the
+ * library's own encoding (encodeBatch) of one lone acquire, so it follows the script's argument
+ * layout. Against loopback masters only.
+ */
+import { spawn } from 'node:child_process';
+import { createClient } from 'redis';
+import { encodeBatch, lockScript } from '../src/scripts/index.js';
+import { TTL_MS } from './scenarios.js';
+
+export interface MastersLimit {
+  /** Acquires in each script call. */
+  readonly operationsPerCall: number;
+  /** Script calls per second, each master, all measured at once. */
+  readonly perMaster: readonly number[];
+  /** Their sum: script calls per second over all the masters. */
+  readonly total: number;
+  readonly clients: number;
+  readonly pipeline: number;
+  /** Requests sent to each master. */
+  readonly requests: number;
+}
+
+const CLIENTS = 64;
+const PIPELINE = 16;
+const CALIBRATION_REQUESTS = 20_000;
+
+/**
+ * The limit over about `durationMs` (after a short calibration run), with `operationsPerCall`
+ * acquires of random keys in each script call; or why it was not measured.
+ */
+export async function measureLimit(urls: readonly string[], durationMs: number, operationsPerCall = 1): Promise<MastersLimit | string> {
+  if (!(await available())) return 'redis-benchmark not found (Debian: redis-tools)';
+  const addresses = urls.map((url) => new URL(url));
+  if (addresses.some((url) => !['127.0.0.1', 'localhost'].includes(url.hostname) || url.password)) return 'not measured: masters not on loopback';
+  for (const url of urls) {
+    const client = await createClient({ url }).connect();
+    try {
+      const sha = await client.scriptLoad(lockScript.source);
+      if (sha !== lockScript.sha) throw new Error(`SCRIPT LOAD answered ${sha}, expected ${lockScript.sha}`);
+    } finally {
+      await client.close();
+    }
+  }
+  // Acquires of random keys (redis-benchmark replaces each __rand_int__), the ttl the scenarios use.
+  const acquires = Array.from({ length: operationsPerCall }, (_, i) => ({
+    kind: 'acquire' as const,
+    keys: [`bench:limit:${i}:__rand_int__`],
+    value: 'limit',
+    ttlMs: TTL_MS,
+  }));
+  const command = encodeBatch(
+    acquires,
+    'limit',
+    undefined,
+    undefined,
+    false,
+    ['EVALSHA', lockScript.sha],
+  );
+  const ports = addresses.map((url) => Number(url.port || 6379));
+  const calibration = await Promise.all(ports.map((port) => run(port, command, CALIBRATION_REQUESTS)));
+  const slowest = Math.min(...calibration);
+  const requests = Math.max(CALIBRATION_REQUESTS, Math.round((slowest * durationMs) / 1000));
+  const perMaster = await Promise.all(ports.map((port) => run(port, command, requests)));
+  return { operationsPerCall, perMaster, total: perMaster.reduce((a, b) => a + b, 0), clients: CLIENTS, pipeline: PIPELINE, requests };
+}
+
+function available(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn('redis-benchmark', ['--version'], { stdio: 'ignore' });
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+}
+
+/** One redis-benchmark process against 127.0.0.1:`port`: its requests per second. */
+function run(port: number, command: readonly string[], requests: number): Promise<number> {
+  const args = ['-h', '127.0.0.1', '-p', String(port), '-c', String(CLIENTS), '-P', String(PIPELINE), '-n', String(requests), '-r', '100000000', '--csv', ...command];
+  return new Promise((resolve, reject) => {
+    const child = spawn('redis-benchmark', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    // A benchmark that outlives any sensible duration is stopped by its pid.
+    const timer = setTimeout(() => child.pid !== undefined && process.kill(child.pid, 'SIGKILL'), 120_000);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      // CSV: a header line, then "<command>","<rps>",…
+      const rps = Number(/^"[^"]*","([0-9.]+)"/m.exec(out)?.[1]);
+      if (code !== 0 || !Number.isFinite(rps)) reject(new Error(`redis-benchmark on port ${port} failed (${code}): ${err.trim() || out.trim()}`));
+      else resolve(rps);
+    });
+  });
+}
