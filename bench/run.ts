@@ -53,6 +53,8 @@ interface Scenario {
   readonly hotKey: boolean;
   /** Read the masters' script call counts around each slice (the row's scriptCallsPerSecond). */
   readonly countsScriptCalls?: boolean;
+  /** Before each of its slices: the fault this scenario runs under (its group's proxy setting). */
+  readonly setUp?: () => Promise<void>;
   run(contender: Contender, tally: Tally, keyPrefix: string, deadlineMs: number): Promise<void>;
 }
 
@@ -105,7 +107,14 @@ async function main(): Promise<void> {
         concurrent('S4 S2 64 workers', 'S4 — one master blackholed: S2, 64 workers', 64, plan.s4s2),
       ]
     : [];
-  const slow = wanted('S5') ? [sequential('S5', `S5 — one master +${S5_ADDED_RTT_MS} ms round trip: S1`, plan.s5)] : [];
+  // S5 beside its baseline, slice by slice: S1 through the same proxy process with nothing added
+  // (the proxy's own hop and CPU), then with master 0's round trip +S5_ADDED_RTT_MS.
+  const slow = wanted('S5')
+    ? [
+        { ...sequential('S5 base', 'S5 base — S1 with master 0 behind the same proxy process, nothing added', plan.s5), setUp: () => proxies!.set(0, 'pass') },
+        { ...sequential('S5', `S5 — one master +${S5_ADDED_RTT_MS} ms round trip: S1`, plan.s5), setUp: () => proxies!.set(0, 'pass', S5_ADDED_RTT_MS / 2) },
+      ]
+    : [];
   const hotKeyScenarios = wanted('S3') ? [hot] : [];
   const faulty = loopback;
   const s6Specs = wanted('S6') ? S6_LABELS.map((label) => contenders.find((spec) => spec.label === label)!) : [];
@@ -136,7 +145,7 @@ async function main(): Promise<void> {
       await runGroup(blackholed, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'blackhole'), heal);
     }
     if (slow.length) {
-      await runGroup(slow, contenders, viaProxy, 'distinct', () => proxies!.set(0, 'pass', S5_ADDED_RTT_MS / 2), () => proxies!.set(0, 'pass'));
+      await runGroup(slow, contenders, viaProxy, 'distinct', undefined, () => proxies!.set(0, 'pass'), true);
     }
   }
   if (s6Specs.length) await runAcrossProcesses(s6Specs, urls);
@@ -175,6 +184,8 @@ async function main(): Promise<void> {
 /**
  * Create every contender on `urls`, warm each up, apply the fault, then run the scenarios' rounds
  * with the contenders in rotating order; a contender that hung is not run again in that scenario.
+ * `interleaved`: round by round across the scenarios (each slice after its scenario's setUp), so a
+ * scenario and its baseline see the same machine; otherwise each scenario's rounds in turn.
  */
 async function runGroup(
   scenarios: readonly Scenario[],
@@ -183,6 +194,7 @@ async function runGroup(
   profile: Profile,
   applyFault?: () => Promise<void>,
   clearFault?: () => Promise<void>,
+  interleaved = false,
 ): Promise<void> {
   const created = await Promise.all(specs.map((spec) => spec.create(urls, profile)));
   open.push(...created);
@@ -192,23 +204,31 @@ async function runGroup(
   }
   await applyFault?.();
   const counter = scenarios.some((scenario) => scenario.countsScriptCalls) ? await ScriptCallCounter.connect(urls) : undefined;
-  for (const scenario of scenarios) {
-    const tallies = specs.map(() => newTally());
-    const calls = specs.map(() => 0);
-    for (let round = 0; round < scenario.rounds; round++) {
-      for (let k = 0; k < specs.length; k++) {
-        const i = (k + round) % specs.length;
-        bar.increment(1, { scenario: scenario.id, contender: specs[i]!.label });
-        if (tallies[i]!.hung > 0) continue;
-        const before = scenario.countsScriptCalls ? await counter!.read() : undefined;
-        await scenario.run(created[i]!, tallies[i]!, `bench:${scenario.id.replace(/ /g, '-')}:${i}:${round}`, scenario.deadlineMs);
-        if (before) calls[i]! += (await counter!.read()).reduce((sum, after, master) => sum + after - before[master]!, 0);
-      }
+  const tallies = scenarios.map(() => specs.map(() => newTally()));
+  const calls = scenarios.map(() => specs.map(() => 0));
+  const rounds = Math.max(...scenarios.map((scenario) => scenario.rounds));
+  const order = interleaved
+    ? Array.from({ length: rounds }, (_, round) => scenarios.flatMap((_, s) => (round < scenarios[s]!.rounds ? [[s, round] as const] : [])))
+    : scenarios.map((scenario, s) => Array.from({ length: scenario.rounds }, (_, round) => [s, round] as const));
+  for (const [s, round] of order.flat()) {
+    const scenario = scenarios[s]!;
+    await scenario.setUp?.();
+    for (let k = 0; k < specs.length; k++) {
+      const i = (k + round) % specs.length;
+      const tally = tallies[s]![i]!;
+      bar.increment(1, { scenario: scenario.id, contender: specs[i]!.label });
+      if (tally.hung > 0) continue;
+      const before = scenario.countsScriptCalls ? await counter!.read() : undefined;
+      await scenario.run(created[i]!, tally, `bench:${scenario.id.replace(/ /g, '-')}:${i}:${round}`, scenario.deadlineMs);
+      if (before) calls[s]![i]! += (await counter!.read()).reduce((sum, after, master) => sum + after - before[master]!, 0);
     }
+  }
+  for (const [s, scenario] of scenarios.entries()) {
     const scenarioRows = specs.map((spec, i) => {
-      const row = rowOf(scenario.id, spec.name, spec.label, tallies[i]!, scenario.hotKey);
-      const seconds = tallies[i]!.measuredMs / 1000;
-      return scenario.countsScriptCalls && seconds > 0 ? { ...row, scriptCallsPerSecond: calls[i]! / urls.length / seconds } : row;
+      const tally = tallies[s]![i]!;
+      const row = rowOf(scenario.id, spec.name, spec.label, tally, scenario.hotKey);
+      const seconds = tally.measuredMs / 1000;
+      return scenario.countsScriptCalls && seconds > 0 ? { ...row, scriptCallsPerSecond: calls[s]![i]! / urls.length / seconds } : row;
     });
     rows.push(...scenarioRows);
     tables.push(markdownTable(scenario.title, scenarioRows, scenario.deadlineMs, rttMs));
