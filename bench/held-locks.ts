@@ -2,13 +2,27 @@
  * `npm run bench:held [-- --locks 10000 --seconds 60 --ttl 10000]`: many concurrently held
  * auto-extending locks in one process. Reports the process' CPU use, script calls per second per
  * master (renewals of locks on the same master coalesce), and client memory per held lock.
+ * `npm run bench` runs it too, as a child (bench/run.ts), which gets the figures by IPC.
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { createClient } from 'redis';
 import type { Lock } from '../src/index.js';
 import { startMasters } from '../test/harness/redis-server.js';
+import { ScriptCallCounter } from './script-calls.js';
+
+/** The figures, as sent to bench/run.ts. */
+export interface HeldLocks {
+  readonly locks: number;
+  readonly seconds: number;
+  readonly ttlMs: number;
+  /** Client heap per held lock; exact only with --expose-gc (`exactMemory`). */
+  readonly bytesPerLock: number;
+  readonly exactMemory: boolean;
+  readonly callsPerSecondPerMaster: readonly number[];
+  readonly cpuPercent: number;
+  readonly lost: number;
+}
 
 const arg = (name: string, fallback: number): number => {
   const index = process.argv.indexOf(`--${name}`);
@@ -24,14 +38,7 @@ const { Redlock } = (await import(new URL('../dist/index.js', import.meta.url).h
 
 const masters = await startMasters(5);
 const redlock = new Redlock(masters.map((m) => m.url));
-const inspectors = await Promise.all(masters.map((m) => createClient({ url: m.url }).connect()));
-const scriptCalls = async (): Promise<number[]> =>
-  Promise.all(
-    inspectors.map(async (client) => {
-      const line = (await client.info('commandstats')).split('\n').find((l) => l.startsWith('cmdstat_evalsha:'));
-      return Number(/calls=(\d+)/.exec(line ?? '')?.[1] ?? 0);
-    }),
-  );
+const counter = await ScriptCallCounter.connect(masters.map((m) => m.url));
 try {
   await (await redlock.acquire('warm', 1_000)).release();
   gc?.();
@@ -43,7 +50,7 @@ try {
   }
   gc?.();
   const heapHeld = process.memoryUsage().heapUsed;
-  const callsBefore = await scriptCalls();
+  const callsBefore = await counter.read();
   const cpuBefore = process.cpuUsage();
   const start = performance.now();
   let lost = 0;
@@ -51,21 +58,33 @@ try {
   await new Promise((resolve) => setTimeout(resolve, SECONDS * 1_000));
   const wallMs = performance.now() - start;
   const cpu = process.cpuUsage(cpuBefore);
-  const callsAfter = await scriptCalls();
+  const callsAfter = await counter.read();
   const perMaster = callsAfter.map((after, i) => (after - callsBefore[i]!) / (wallMs / 1000));
   const renewalsPerSecond = (LOCKS / ((TTL_MS - 500) / 1000)).toFixed(0);
+  const figures: HeldLocks = {
+    locks: LOCKS,
+    seconds: SECONDS,
+    ttlMs: TTL_MS,
+    bytesPerLock: (heapHeld - heapBefore) / LOCKS,
+    exactMemory: gc !== undefined,
+    callsPerSecondPerMaster: perMaster,
+    cpuPercent: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
+    lost,
+  };
   const markdown = [
     `${LOCKS} auto-extending locks held for ${SECONDS} s (ttl ${TTL_MS} ms, renewal at 500 ms left ≈ ${renewalsPerSecond} renewals/s)`,
     `${os.cpus()[0]?.model.trim()} × ${os.cpus().length}, Node ${process.version}${gc ? '' : ' (run with --expose-gc for exact memory)'}`,
     '',
     '| measure | value |',
     '|---|---|',
-    `| CPU of this process | ${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(1)} % of one core |`,
+    `| CPU of this process | ${figures.cpuPercent.toFixed(1)} % of one core |`,
     `| script calls per second per master | ${perMaster.map((c) => c.toFixed(1)).join(', ')} |`,
-    `| client heap per held lock | ${((heapHeld - heapBefore) / LOCKS).toFixed(0)} bytes |`,
+    `| client heap per held lock | ${figures.bytesPerLock.toFixed(0)} bytes |`,
     `| locks lost | ${lost} |`,
   ].join('\n');
-  console.log(`\n${markdown}`);
+  // Run by bench/run.ts: the figures go to it, which prints them in its Targets block.
+  if (process.send) await new Promise((resolve) => process.send!({ type: 'held', ...figures }, undefined, {}, resolve));
+  else console.log(`\n${markdown}`);
   // The default run (exact memory) is the one README shows (bench/readme.ts).
   if (gc && process.argv.length <= 2) {
     writeFileSync(fileURLToPath(new URL('./results/held.md', import.meta.url)), `${markdown}\n`);
@@ -74,6 +93,7 @@ try {
   await Promise.all(locks.map((lock) => lock.release()));
 } finally {
   await redlock.quit();
-  await Promise.all(inspectors.map((client) => client.close()));
+  await counter.close();
+  if (process.connected) process.disconnect();
   for (const master of masters) master.stop();
 }

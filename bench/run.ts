@@ -19,6 +19,8 @@ import { createClient } from 'redis';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
 import { RedisCluster } from '../test/harness/redis-cluster.js';
 import { ProxyProcess } from './faults.js';
+import type { HeldLocks } from './held-locks.js';
+import { measureHeldLocks, stopHeldLocks } from './held-process.js';
 import { measureLimit, type MastersLimit } from './limit.js';
 import { ScriptCallCounter } from './script-calls.js';
 import { contenders, oursOn, type Contender, type ContenderSpec, type Profile } from './libraries.js';
@@ -63,6 +65,8 @@ const rows: Row[] = [];
 let rttMs = Number.NaN;
 /** The masters' own limit (bench/limit.ts), when measured: one acquire per call, then our S2 @ 64's batch size. */
 const limits: MastersLimit[] = [];
+/** bench:held's figures (10,000 held auto-extended locks; fewer and shorter with --quick). */
+let held: HeldLocks | undefined;
 const tables: string[] = [];
 let masters: RedisMaster[] = [];
 let proxies: ProxyProcess | undefined;
@@ -157,6 +161,11 @@ async function main(): Promise<void> {
     ];
     await runGroup([s7Scenario], specs, urls, 'distinct');
     for (const cluster of clusters.splice(0)) cluster.stop();
+  }
+  if (wanted('held') && !external) {
+    bar.update({ scenario: 'held locks', contender: quick ? '10,000 locks for 5 s, ttl 2 s' : '10,000 locks for 60 s' });
+    // Its own masters, alone on the machine; the full run's default writes bench/results/held.md.
+    held = await measureHeldLocks(quick ? ['--seconds', '5', '--ttl', '2000'] : [], quick ? 60_000 : 240_000);
   }
   if (wanted('limit') && loopback && !external) {
     bar.update({ scenario: "the masters' limit", contender: 'redis-benchmark' });
@@ -281,7 +290,7 @@ function report(nodeCount: number, external: boolean): void {
   const markdown = [header, ...tables, summary].join('\n');
   console.log(`\n${markdown}`);
   mkdirSync(resultsDir, { recursive: true });
-  const json = { date: new Date().toISOString(), commit: commitOf(), command, quick, machine, masters: masterText, rttMs, plan, rows, limits, targets: summary };
+  const json = { date: new Date().toISOString(), commit: commitOf(), command, quick, machine, masters: masterText, rttMs, plan, rows, limits, held, targets: summary };
   // A full run's record is kept in git (runs/: README's spread is made from them); the others are scratch.
   const full = !quick && !only;
   if (full) mkdirSync(`${resultsDir}runs`, { recursive: true });
@@ -323,7 +332,7 @@ async function measureRtt(url: string): Promise<number> {
 
 /** The issues' targets as ratios from this run (bench/targets.ts). */
 function targets(): string {
-  return targetsMarkdown(measures({ rows, rttMs, limits }));
+  return targetsMarkdown(measures({ rows, rttMs, limits, ...(held ? { held } : {}) }));
 }
 
 function limitTable(measured: readonly MastersLimit[]): string {
@@ -353,6 +362,7 @@ async function cleanUp(): Promise<void> {
   for (const master of masters) master.stop();
   for (const cluster of clusters) cluster.stop();
   killAllProcesses();
+  stopHeldLocks();
 }
 
 process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));

@@ -3,6 +3,7 @@
  * whether this run met it. The Targets block of a run and the README's spread over full runs are
  * both made from these, so a figure in prose is never typed by hand.
  */
+import type { HeldLocks } from './held-locks.js';
 import type { MastersLimit } from './limit.js';
 import { giveUpFraction, type Row } from './report.js';
 
@@ -39,6 +40,8 @@ export interface Measured {
   readonly rttMs?: number;
   /** The masters' own limit (bench/limit.ts), where measured: one acquire per call, then batched as ours. */
   readonly limits?: readonly MastersLimit[];
+  /** bench:held's figures, where run. */
+  readonly held?: HeldLocks;
 }
 
 export function measures(run: Measured): Measure[] {
@@ -96,6 +99,24 @@ export function measures(run: Measured): Measure[] {
     } else {
       add({ id: "masters' limit, calls/s per master", value: single.total / masters, unit: 'calls/s', goal: '', text: limitText });
     }
+  }
+  if (run.held) {
+    const { locks, seconds, ttlMs, bytesPerLock, exactMemory, callsPerSecondPerMaster } = run.held;
+    const what = `${locks} held auto-extended locks (ttl ${ttlMs / 1000} s) for ${seconds} s`;
+    add({
+      id: 'held: heap per lock',
+      value: bytesPerLock,
+      unit: 'bytes',
+      goal: '≤ 2048',
+      text: `${what}: client heap per lock${exactMemory ? '' : ' (not exact: no --expose-gc)'}`,
+    });
+    add({
+      id: 'held: script calls/s per master',
+      value: Math.max(...callsPerSecondPerMaster),
+      unit: 'calls/s',
+      goal: '',
+      text: `${what}: script calls per second per master, the most of ${callsPerSecondPerMaster.map((calls) => calls.toFixed(1)).join(', ')} (renewals coalesce per master)`,
+    });
   }
   const oursS1 = find('S1', 'ours');
   const floor = find('S1', 'raw floor');
