@@ -64,7 +64,7 @@ export function readmeSection(resultsDir: string): string {
     '',
     'Latest full run (`npm run bench`):',
     '',
-    '![latency percentiles and throughput per library](bench/results/latest.svg)',
+    '![each scenario, one panel: latency or throughput per library](bench/results/latest.svg)',
     '',
     latest,
     '',

@@ -1,5 +1,5 @@
 /**
- * Turning tallies into the markdown tables, the JSON record and the SVG chart.
+ * Turning tallies into rows (the JSON record's) and the markdown tables; the chart is bench/chart.ts.
  */
 import { jainIndex, type Tally } from './scenarios.js';
 
@@ -83,83 +83,4 @@ export function markdownTable(title: string, rows: readonly Row[], deadlineMs: n
       : `| ${row.contender} | ${fixed(row.opsPerSecond, 0)} | ${fixed(row.p50Ms, 3)} | ${fixed(row.p90Ms, 3)} | ${fixed(row.p99Ms, 3)} | ${fixed(row.p999Ms, 3)} | ${note(row, deadlineMs)} |`,
   );
   return `### ${title}\n\n${header}\n${lines.join('\n')}\n`;
-}
-
-const escape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
-/**
- * Two panels: S1 latency percentiles per library (grouped bars, log scale) and S2 throughput at 64
- * and 256 workers (grouped bars).
- */
-export function svgChart(rows: readonly Row[], subtitle: string): string {
-  const width = 900;
-  const panelHeight = 300;
-  const left = 170;
-  const barArea = width - left - 150; // room for the value labels right of the longest bar
-  const colors = ['#4c78a8', '#f58518', '#54a24b', '#e45756', '#72b7b2'];
-  const parts: string[] = [];
-  const text = (x: number, y: number, content: string, extra = ''): void => {
-    parts.push(`<text x="${x}" y="${y}" ${extra}>${escape(content)}</text>`);
-  };
-
-  // Panel 1: S1 latency, log10 scale from 0.1 ms to the largest p99.9.
-  const s1 = rows.filter((row) => row.scenario === 'S1');
-  const percentiles: Array<[string, keyof Row]> = [
-    ['p50', 'p50Ms'],
-    ['p90', 'p90Ms'],
-    ['p99', 'p99Ms'],
-    ['p99.9', 'p999Ms'],
-  ];
-  const maxLatency = Math.max(1, ...s1.flatMap((row) => percentiles.map(([, key]) => row[key] as number)).filter(Number.isFinite));
-  const logMin = Math.log10(0.1);
-  const logMax = Math.log10(maxLatency * 1.2);
-  const xOf = (ms: number): number => left + ((Math.log10(Math.max(ms, 0.1)) - logMin) / (logMax - logMin)) * barArea;
-  text(20, 30, 'S1 — sequential acquire + release, latency (ms, log scale)', 'font-weight="bold"');
-  const groupHeight = (panelHeight - 60) / Math.max(1, s1.length);
-  s1.forEach((row, i) => {
-    const y0 = 50 + i * groupHeight;
-    text(left - 10, y0 + groupHeight / 2 + 4, row.label, 'text-anchor="end"');
-    percentiles.forEach(([name, key], j) => {
-      const value = row[key] as number;
-      if (!Number.isFinite(value)) return;
-      const barHeight = (groupHeight - 8) / percentiles.length;
-      const y = y0 + j * barHeight;
-      parts.push(`<rect x="${left}" y="${y}" width="${Math.max(1, xOf(value) - left)}" height="${barHeight - 1}" fill="${colors[j]}"><title>${escape(`${row.label} ${name}: ${value.toFixed(3)} ms`)}</title></rect>`);
-      text(xOf(value) + 4, y + barHeight - 2, `${name} ${value.toFixed(2)}`, 'font-size="9"');
-    });
-  });
-  for (const tick of [0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000, 10000].filter((t) => Math.log10(t) <= logMax)) {
-    parts.push(`<line x1="${xOf(tick)}" x2="${xOf(tick)}" y1="45" y2="${panelHeight - 5}" stroke="#ddd"/>`);
-    text(xOf(tick), panelHeight + 8, String(tick), 'text-anchor="middle" font-size="10"');
-  }
-
-  // Panel 2: S2 throughput.
-  const top = panelHeight + 40;
-  const s2 = rows.filter((row) => row.scenario.startsWith('S2'));
-  const sizes = [...new Set(s2.map((row) => row.scenario))];
-  const libraries = [...new Set(s2.map((row) => row.label))];
-  const maxOps = Math.max(1, ...s2.map((row) => row.opsPerSecond));
-  text(20, top, 'S2 — concurrent workers on distinct keys, acquire + release per second', 'font-weight="bold"');
-  const libHeight = (panelHeight - 60) / Math.max(1, libraries.length);
-  libraries.forEach((label, i) => {
-    const y0 = top + 20 + i * libHeight;
-    text(left - 10, y0 + libHeight / 2 + 4, label, 'text-anchor="end"');
-    sizes.forEach((size, j) => {
-      const row = s2.find((r) => r.label === label && r.scenario === size);
-      if (!row) return;
-      const barHeight = (libHeight - 8) / sizes.length;
-      const y = y0 + j * barHeight;
-      const barWidth = (row.opsPerSecond / maxOps) * barArea;
-      parts.push(`<rect x="${left}" y="${y}" width="${Math.max(1, barWidth)}" height="${barHeight - 1}" fill="${colors[j]}"/>`);
-      const what = row.hung > 0 ? 'hung' : `${row.opsPerSecond.toFixed(0)}/s`;
-      text(left + barWidth + 4, y + barHeight - 2, `${size.replace('S2 ', '')}: ${what}`, 'font-size="10"');
-    });
-  });
-  const height = top + panelHeight + 10;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">
-<rect width="100%" height="100%" fill="white"/>
-<text x="${width - 20}" y="18" text-anchor="end" font-size="10" fill="#555">${escape(subtitle)}</text>
-${parts.join('\n')}
-</svg>
-`;
 }
