@@ -12,11 +12,14 @@ let running: ChildProcess | undefined;
 export function measureHeldLocks(args: readonly string[], timeoutMs: number): Promise<HeldLocks> {
   const child = fork(fileURLToPath(new URL('./held-locks.ts', import.meta.url)), [...args], {
     execArgv: ['--expose-gc', '--import', 'tsx'],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   running = child;
   return new Promise<HeldLocks>((resolve, reject) => {
     let figures: HeldLocks | undefined;
+    // Kept for the error: a failed acquire's dump runs to hundreds of lines, its first line says it.
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => {
       stopHeldLocks();
       reject(new Error(`bench/held-locks.ts gave no figures within ${timeoutMs} ms`));
@@ -28,7 +31,10 @@ export function measureHeldLocks(args: readonly string[], timeoutMs: number): Pr
       clearTimeout(timer);
       running = undefined;
       if (figures) resolve(figures);
-      else reject(new Error(`bench/held-locks.ts exited (${code}) without its figures`));
+      else {
+        const cause = stderr.split('\n').find((line) => /^\w*Error\b/.test(line)) ?? stderr.trim().split('\n')[0] ?? '';
+        reject(new Error(`bench/held-locks.ts exited (${code}) without its figures: ${cause}`));
+      }
     });
   });
 }

@@ -122,7 +122,9 @@ async function main(): Promise<void> {
     : [];
   const hotKeyScenarios = wanted('S3') ? [hot] : [];
   const faulty = loopback;
-  const s6Specs = wanted('S6') ? S6_LABELS.map((label) => contenders.find((spec) => spec.label === label)!) : [];
+  // --quick: ours and node-redlock only (each contender is S6_PROCESSES processes to start).
+  const s6Labels = quick ? S6_LABELS.slice(0, 2) : S6_LABELS;
+  const s6Specs = wanted('S6') ? s6Labels.map((label) => contenders.find((spec) => spec.label === label)!) : [];
   const s7 = wanted('S7') && loopback && !external;
   const s7Scenario = concurrent(
     'S7', `S7 — ${S7_WORKERS} concurrent workers, distinct keys: 3 standalone voters vs 3 Redis Cluster voters of 3 masters`, S7_WORKERS, plan.s2,
@@ -164,9 +166,14 @@ async function main(): Promise<void> {
     for (const cluster of clusters.splice(0)) cluster.stop();
   }
   if (wanted('held') && !external) {
-    bar.update({ scenario: 'held locks', contender: quick ? '10,000 locks for 5 s, ttl 2 s' : '10,000 locks for 60 s' });
+    bar.update({ scenario: 'held locks', contender: quick ? '10,000 locks for 4 s, ttl 4 s' : '10,000 locks for 60 s' });
     // Its own masters, alone on the machine; the full run's default writes bench/results/held.md.
-    held = await measureHeldLocks(quick ? ['--seconds', '5', '--ttl', '2000'] : [], quick ? 60_000 : 240_000);
+    // A failure (10,000 acquires at once on a loaded machine can run out of retries) is reported,
+    // not fatal: the scenarios' results are kept.
+    await measureHeldLocks(quick ? ['--seconds', '4', '--ttl', '4000'] : [], quick ? 60_000 : 240_000).then(
+      (figures) => void (held = figures),
+      (error: unknown) => void tables.push(`### Many held locks\n\nnot measured: ${error instanceof Error ? error.message : String(error)}\n`),
+    );
   }
   if (wanted('limit') && loopback && !external) {
     bar.update({ scenario: "the masters' limit", contender: 'redis-benchmark' });

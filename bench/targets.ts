@@ -28,6 +28,7 @@ export const S7_WORKERS = 64;
 /** S6, the hot key across processes: processes, workers in each, and the contenders (by label). */
 export const S6_PROCESSES = 4;
 export const S6_WORKERS = 4;
+/** Ours and node-redlock first: a quick run takes only those two. */
 export const S6_LABELS: readonly string[] = ['ours', 'node-redlock', 'sesamecare', 'redis-semaphore', 'redlock-universal'];
 
 const IOREDIS_PEERS = ['node-redlock', 'sesamecare', 'redis-semaphore'];
@@ -99,24 +100,6 @@ export function measures(run: Measured): Measure[] {
     } else {
       add({ id: "masters' limit, calls/s per master", value: single.total / masters, unit: 'calls/s', goal: '', text: limitText });
     }
-  }
-  if (run.held) {
-    const { locks, seconds, ttlMs, bytesPerLock, exactMemory, callsPerSecondPerMaster } = run.held;
-    const what = `${locks} held auto-extended locks (ttl ${ttlMs / 1000} s) for ${seconds} s`;
-    add({
-      id: 'held: heap per lock',
-      value: bytesPerLock,
-      unit: 'bytes',
-      goal: '≤ 2048',
-      text: `${what}: client heap per lock${exactMemory ? '' : ' (not exact: no --expose-gc)'}`,
-    });
-    add({
-      id: 'held: script calls/s per master',
-      value: Math.max(...callsPerSecondPerMaster),
-      unit: 'calls/s',
-      goal: '',
-      text: `${what}: script calls per second per master, the most of ${callsPerSecondPerMaster.map((calls) => calls.toFixed(1)).join(', ')} (renewals coalesce per master)`,
-    });
   }
   const oursS1 = find('S1', 'ours');
   const floor = find('S1', 'raw floor');
@@ -230,6 +213,24 @@ export function measures(run: Measured): Measure[] {
       value,
       goal: '≥ 2×',
       text: `S7 (S2 @ ${S7_WORKERS} on 3 cluster voters × 3 masters): ${Math.round(clustered.opsPerSecond)} vs ${Math.round(standalone.opsPerSecond)} ops/s on 3 standalone voters`,
+    });
+  }
+  if (run.held) {
+    const { locks, seconds, ttlMs, bytesPerLock, exactMemory, callsPerSecondPerMaster } = run.held;
+    const what = `${locks} held auto-extended locks (ttl ${ttlMs / 1000} s) for ${seconds} s`;
+    add({
+      id: 'held: heap per lock',
+      value: bytesPerLock,
+      unit: 'bytes',
+      goal: '≤ 2048',
+      text: `${what}: client heap per lock${exactMemory ? '' : ' (not exact: no --expose-gc)'}`,
+    });
+    add({
+      id: 'held: script calls/s per master',
+      value: Math.max(...callsPerSecondPerMaster),
+      unit: 'calls/s',
+      goal: '',
+      text: `${what}: script calls per second per master, the most of ${callsPerSecondPerMaster.map((calls) => calls.toFixed(1)).join(', ')} (renewals coalesce per master)`,
     });
   }
   return out;
