@@ -33,7 +33,10 @@ import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, type Tally } f
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.indexOf('--only');
-/** `--only S1,S4`: run just these scenario groups (S2 covers both worker counts, S4 both parts). */
+/**
+ * `--only S1,S4`: run just these scenario groups (S2 covers both worker counts, S4 both parts, S5
+ * its base too); `held` and `limit` are the held-locks measurement and the masters' limit.
+ */
 const only = onlyArg > 0 ? new Set(process.argv[onlyArg + 1]?.split(',')) : undefined;
 const wanted = (group: string): boolean => !only || only.has(group);
 const plan = quick

@@ -222,7 +222,7 @@ export function measures(run: Measured): Measure[] {
       id: 'held: heap per lock',
       value: bytesPerLock,
       unit: 'bytes',
-      goal: '≤ 2048',
+      goal: '≤ 2048 bytes',
       text: `${what}: client heap per lock${exactMemory ? '' : ' (not exact: no --expose-gc)'}`,
     });
     add({
@@ -243,14 +243,16 @@ function meets(value: number, goal: string): boolean {
   return op === '≤' ? value <= Number(bound) : value >= Number(bound);
 }
 
-const figure = (measure: Measure): string => {
-  if (measure.unit === 'count') return String(measure.value);
-  if (measure.unit === '%') return `${(measure.value * 100).toFixed(1)} %`;
-  if (measure.unit === 'bytes') return `${measure.value.toFixed(0)} bytes`;
-  if (measure.unit === 'calls/s') return `${measure.value.toFixed(1)} calls/s`;
-  if (measure.id.includes('round trips')) return `${measure.value.toFixed(1)} round trips`;
-  return measure.id.includes('Jain') ? measure.value.toFixed(3) : `${measure.value.toFixed(2)}×`;
-};
+/** `value` as `measure`'s figures read: its unit, or by default a ratio, round trips or a Jain index (from the id). */
+function format(measure: Measure, value = measure.value): string {
+  if (measure.unit === 'count') return String(value);
+  if (measure.unit === '%') return `${(value * 100).toFixed(1)} %`;
+  if (measure.unit === 'bytes') return `${value.toFixed(0)} bytes`;
+  if (measure.unit === 'calls/s') return `${value.toFixed(1)} calls/s`;
+  if (measure.id.includes('round trips')) return `${value.toFixed(1)} round trips`;
+  return measure.id.includes('Jain') ? value.toFixed(3) : `${value.toFixed(2)}×`;
+}
+const figure = (measure: Measure): string => format(measure);
 
 /** A run's Targets block: every line with both numbers, the figure, its goal, and PASS or MISS. */
 export function targetsMarkdown(list: readonly Measure[]): string {
@@ -279,7 +281,9 @@ export function spreadMarkdown(runs: readonly RunRecord[]): string {
     const values = cells.flatMap((measure) => (measure ? [measure.value] : []));
     const goal = cells.find((measure) => measure)?.goal ?? '';
     const shown = cells.map((measure) => (measure ? `${figure(measure).replace(' round trips', '')}${measure.met === false ? ' (miss)' : ''}` : '—'));
-    const range = values.length ? `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}` : '—';
+    const sample = cells.find((measure) => measure);
+    const bare = (value: number): string => (sample?.unit ? format(sample, value) : value.toFixed(2));
+    const range = values.length ? `${bare(Math.min(...values)).replace(/ (%|bytes|calls\/s)$/, '')}–${bare(Math.max(...values))}` : '—';
     return `| ${id} | ${goal || '—'} | ${shown.join(' | ')} | ${range} |`;
   });
   return [header, rule, ...lines].join('\n');
