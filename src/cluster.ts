@@ -30,9 +30,9 @@ import { askOnce, driverFor, optionsAt, type Connection, type RedisClientOptions
 import type { HealthHooks, MasterHealth } from './health.js';
 import { RedisNode, reconnectDelayMs, type Route, type ShardRole, type Voter } from './node.js';
 import type { Cancellation } from './quorum.js';
-import { FENCE_SUFFIX, releasedChannel, type LockOperation, type OperationReply } from './scripts/index.js';
+import { QUEUE_SUFFIX, releasedChannel, type LockOperation, type OperationReply } from './scripts/index.js';
 import { describe } from './settings.js';
-import type { Subscription } from './waiting.js';
+import type { ReleaseListener, Subscription } from './waiting.js';
 
 const SLOTS = 16384;
 /** Redirects followed for one operation before its vote fails (a resharding moves a slot once). */
@@ -62,32 +62,31 @@ export function sharedSlot(keys: readonly string[]): number | undefined {
   return keys.every((key) => calculateSlot(key) === slot) ? slot : undefined;
 }
 
-/** Where a resource's fence counter lives on a cluster voter: in the resource's slot. */
-export function clusterFenceKey(resource: string): string {
-  const plain = resource + FENCE_SUFFIX;
+/** Where a resource's fence counter or wait queue (`suffix`) lives on a cluster voter: in the resource's slot. */
+export function clusterCompanionKey(resource: string, suffix: string): string {
+  const plain = resource + suffix;
   if (calculateSlot(plain) === calculateSlot(resource)) return plain; // it has a hash tag
-  return `{${resource}}${FENCE_SUFFIX}`;
+  return `{${resource}}${suffix}`;
 }
 
 /**
  * A TypeError for a lock whose keys a cluster voter cannot hold in one script call, or undefined:
- * its resources must share a slot, and with fencing a counter must be placeable in that slot.
+ * its resources must share a slot, and each resource's wait queue (and fence counter) must be
+ * placeable in that slot.
  */
-export function clusterKeysProblem(resources: readonly string[], fenced: boolean): TypeError | undefined {
+export function clusterKeysProblem(resources: readonly string[]): TypeError | undefined {
   if (sharedSlot(resources) === undefined) {
     return new TypeError(
       `resources ${resources.map((resource) => JSON.stringify(resource)).join(', ')} hash to different slots of a Redis Cluster voter: ` +
         'a lock is held by one script call on one master there; give them one hash tag, e.g. "{order:42}:stock" and "{order:42}:payment"',
     );
   }
-  if (fenced) {
-    const stray = resources.find((resource) => calculateSlot(clusterFenceKey(resource)) !== calculateSlot(resource));
-    if (stray !== undefined) {
-      return new TypeError(
-        `resource ${JSON.stringify(stray)} has a "}" but no hash tag: its fence counter cannot be placed in its slot of a Redis Cluster voter; ` +
-          'give it a hash tag, e.g. "{stock}:42"',
-      );
-    }
+  const stray = resources.find((resource) => calculateSlot(clusterCompanionKey(resource, QUEUE_SUFFIX)) !== calculateSlot(resource));
+  if (stray !== undefined) {
+    return new TypeError(
+      `resource ${JSON.stringify(stray)} has a "}" but no hash tag: its wait queue and fence counter cannot be placed in its slot of a ` +
+        'Redis Cluster voter; give it a hash tag, e.g. "{stock}:42"',
+    );
   }
   return undefined;
 }
@@ -232,8 +231,8 @@ export class ClusterVoter implements Voter {
   readonly #since = Date.now();
   readonly #mapWaiters = new Set<() => void>();
   /** Per waiter subscription (the Notifier's), its subscription on each master. */
-  readonly #subscribers = new Map<(message: string) => void, Map<RedisNode, Subscription>>();
-  readonly #shard: ShardRole = { slotOf: slotOfOperation, fenceKey: clusterFenceKey };
+  readonly #subscribers = new Map<ReleaseListener, Map<RedisNode, Subscription>>();
+  readonly #shard: ShardRole = { slotOf: slotOfOperation, companionKey: clusterCompanionKey };
   #closed = false;
 
   constructor(
@@ -374,7 +373,7 @@ export class ClusterVoter implements Voter {
     if (node) return node;
     node = new RedisNode(this.#optionsFor(address), this.index, this.hooks, this.restartGraceMs, this.replicas, this.#shard);
     this.#nodes.set(address, node);
-    for (const [onMessage, subscriptions] of this.#subscribers) subscriptions.set(node, node.subscribeReleases(onMessage));
+    for (const [listener, subscriptions] of this.#subscribers) subscriptions.set(node, node.subscribeReleases(listener));
     node.start();
     return node;
   }
@@ -492,12 +491,12 @@ export class ClusterVoter implements Voter {
     };
   }
 
-  subscribeReleases(onMessage: (message: string) => void): Subscription {
-    const subscriptions = new Map([...this.#nodes.values()].map((node) => [node, node.subscribeReleases(onMessage)] as const));
-    this.#subscribers.set(onMessage, subscriptions);
+  subscribeReleases(listener: ReleaseListener): Subscription {
+    const subscriptions = new Map([...this.#nodes.values()].map((node) => [node, node.subscribeReleases(listener)] as const));
+    this.#subscribers.set(listener, subscriptions);
     return {
       close: async () => {
-        this.#subscribers.delete(onMessage);
+        this.#subscribers.delete(listener);
         await Promise.all([...subscriptions.values()].map((subscription) => subscription.close()));
       },
     };

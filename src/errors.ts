@@ -7,6 +7,8 @@
  * What one master answered to one operation.
  * - `granted`: acquire set the keys / extend moved their expiry / release deleted them.
  * - `locked`:  acquire refused: a key already exists (`pttlMs` is its remaining time, −1 = no expiry).
+ * - `queued`:  acquire refused: the keys are free there, but another waiter is first in line (its
+ *              ticket leads the master's queue for a key); this acquire keeps its place in line.
  * - `lost`:    extend or release found the keys no longer holding this lock's value.
  * - `timeout`: no answer within the per-master timeout (`late` records what arrived afterwards).
  * - `error`:   the master or connection failed the call (`error` says how).
@@ -14,7 +16,7 @@
  *
  * Outcomes are a snapshot of the decision: a status never changes after it.
  */
-export type NodeStatus = 'granted' | 'locked' | 'lost' | 'timeout' | 'error' | 'pending';
+export type NodeStatus = 'granted' | 'locked' | 'queued' | 'lost' | 'timeout' | 'error' | 'pending';
 
 export interface NodeOutcome {
   /** The master, as `host:port`. */
@@ -134,8 +136,9 @@ function reasonAgainst(outcome: NodeOutcome, resources: readonly string[]): Erro
     case 'pending':
       return undefined;
     case 'locked':
+    case 'queued':
     case 'lost': {
-      const held = outcome.status === 'locked' ? 'held by another lock' : 'no longer held by this lock';
+      const held = { locked: 'held by another lock', queued: 'promised to a waiter ahead in line', lost: 'no longer held by this lock' }[outcome.status];
       return new ResourceLockedError(`redis master ${outcome.node}: ${formatResources(resources)} ${held}`, resources, []);
     }
     default:
@@ -165,7 +168,7 @@ export class ExecutionError extends Error {
 
 /**
  * An acquire that failed because the resources are held: in its last attempt so many masters
- * answered `locked` that a quorum was impossible. (Other failures — masters down, timing out or
+ * answered `locked` (or `queued`: others waited longer) that a quorum was impossible. (Other failures — masters down, timing out or
  * erroring — are plain ExecutionErrors.) Never emitted as an `error` event.
  */
 export class ResourceLockedError extends ExecutionError {

@@ -71,6 +71,8 @@ export class Lock {
     outer: Lock | undefined,
     /** @internal masters that must agree for this lock (its call's quorum). */
     readonly quorum: number,
+    /** @internal its acquire's ticket: a release takes it out of the masters' queues. */
+    readonly ticket: string,
   ) {
     this.#expiration = expiration;
     this.#outer = outer;
@@ -78,7 +80,7 @@ export class Lock {
 
   /** @internal a view of `outer` for a nested acquire of resources it holds. */
   static viewOf(owner: LockOwner, outer: Lock, resources: readonly string[]): Lock {
-    const view = new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer, outer.quorum);
+    const view = new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer, outer.quorum, outer.ticket);
     outer.#views.add(view);
     return view;
   }

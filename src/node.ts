@@ -20,10 +20,11 @@ import {
   lockScript,
   standaloneAnnouncement,
   type Announcement,
+  type CompanionKey,
   type LockOperation,
   type OperationReply,
 } from './scripts/index.js';
-import type { Subscription } from './waiting.js';
+import type { ReleaseListener, Subscription } from './waiting.js';
 
 /** The INFO read on a connection, while lock commands wait for it (RedisNode.#checked). */
 interface InfoCheck {
@@ -42,7 +43,7 @@ export interface Voter {
   start(): void;
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply>;
   health(): MasterHealth;
-  subscribeReleases(onMessage: (message: string) => void): Subscription;
+  subscribeReleases(listener: ReleaseListener): Subscription;
   close(): Promise<void>;
 }
 
@@ -58,8 +59,8 @@ export type Route = 'batch' | 'alone' | 'asking';
 export interface ShardRole {
   /** The hash slot of an operation's keys (one slot per operation: redlock.ts checks it). */
   readonly slotOf: (operation: LockOperation) => number;
-  /** Where a resource's fence counter lives: in the resource's slot. */
-  readonly fenceKey: (resource: string) => string;
+  /** Where a resource's fence counter and wait queue live: in the resource's slot. */
+  readonly companionKey: CompanionKey;
 }
 
 const CLOSE_GRACE_MS = 1000;
@@ -301,7 +302,7 @@ export class RedisNode implements Voter {
     const tag = TAG_PREFIX + (++lastTag).toString(36);
     // A cluster master's batch may span its slots: its keys go inline (declared keys share one slot).
     const inline = this.#shard !== undefined && route === 'batch' && operations.length > 1;
-    const command = encodeBatch(operations, tag, this.#announcement, this.#shard?.fenceKey, inline, EVALSHA_HEAD);
+    const command = encodeBatch(operations, tag, this.#announcement, this.#shard?.companionKey, inline, EVALSHA_HEAD);
     const client = this.client;
     const signal = withdraw?.signal;
     const asking = route === 'asking';
@@ -490,7 +491,7 @@ export class RedisNode implements Voter {
    * reconnectDelayMs). Without `duplicate()` there is no subscription: waiters poll. While there
    * is none (a master that is down), waiters still wake on PTTL and retryDelay.
    */
-  subscribeReleases(onMessage: (message: string) => void): Subscription {
+  subscribeReleases(listener: ReleaseListener): Subscription {
     let subscriber: SubscriberConnection | undefined;
     let retryTimer: NodeJS.Timeout | undefined;
     let failures = 0;
@@ -511,10 +512,14 @@ export class RedisNode implements Voter {
         .connect()
         .then(() => {
           if (closed) return undefined;
-          return command === 'SPUBLISH' ? client.sSubscribe?.(channel, onMessage) : client.subscribe(channel, onMessage);
+          return command === 'SPUBLISH' ? client.sSubscribe?.(channel, listener.message) : client.subscribe(channel, listener.message);
         })
         // Only a subscription that took resets the backoff (a GLIDE subscriber connects in subscribe).
-        .then(() => void (failures = 0))
+        .then(() => {
+          if (closed || subscriber !== client) return;
+          failures = 0;
+          listener.subscribed();
+        })
         .catch(ignore);
     };
     const reopen = (): void => {

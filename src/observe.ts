@@ -125,7 +125,7 @@ export interface DurationSummary {
 export interface MasterStats {
   readonly node: string;
   readonly granted: number;
-  /** `locked` (acquire refused) and `lost` (extend/release found another value). */
+  /** `locked` and `queued` (acquire refused) and `lost` (extend/release found another value). */
   readonly refused: number;
   readonly timeout: number;
   readonly error: number;
@@ -189,7 +189,7 @@ export class StatsRecorder {
     const counts = this.#masters[index];
     if (!counts) return;
     if (status === 'granted') counts.granted++;
-    else if (status === 'locked' || status === 'lost') counts.refused++;
+    else if (status === 'locked' || status === 'queued' || status === 'lost') counts.refused++;
     else if (status === 'timeout') counts.timeout++;
     else if (status === 'error') counts.error++;
   };

@@ -27,7 +27,7 @@ import { ClusterVoter, clusterConfigOf, clusterKeysProblem } from './cluster.js'
 import type { HealthHooks, MasterHealth } from './health.js';
 import type { NodeInput } from './clients.js';
 import { fanOut, type Answer, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
-import type { LockOperation, OperationReply } from './scripts/index.js';
+import { QUEUED, newTicket, type LockOperation, type OperationReply } from './scripts/index.js';
 import {
   normalizeResources,
   resolveSettings,
@@ -129,7 +129,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     this.#labels = labels;
     this.#voters = built.map((node) => node.voter);
     this.#stats = new StatsRecorder(labels);
-    this.#notifier = new Notifier(built.map((node) => (onMessage) => node.subscribeReleases(onMessage)));
+    this.#notifier = new Notifier(built.map((node) => (listener) => node.subscribeReleases(listener)));
     for (const node of built) node.start();
   }
 
@@ -141,7 +141,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const effective = resolveSettings(this.#settings, callSettings, this.#nodes.length, ttlMs);
     if (autoExtend) validateAutoExtension(ttlMs, effective);
     if (this.#clustered) {
-      const problem = clusterKeysProblem(keys, fencing === true);
+      const problem = clusterKeysProblem(keys);
       if (problem) throw problem;
     }
     this.#assertOpen();
@@ -160,18 +160,16 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
     const startMs = this.#clock.monotonicMs();
     const attempts: AttemptRecord[] = [];
+    // This call's place in the keys' queues on the masters, kept across its attempts (waiting.ts).
+    const ticket = newTicket(this.#clock.epochMs(), newLockValue());
+    const ticketTtlMs = ticketTtlOf(effective);
     let waiter: Waiter | undefined;
     this.#stats.acquisitions.attempted++;
     try {
-      if (this.#notifier.hasWaiters(keys)) {
-        // Others in this process already wait for these keys: queue behind them, don't barge in.
-        waiter = this.#notifier.register(keys);
-        await waiter.sleep(fallbackDelayMs(effective), signal, this.#closing.signal);
-      }
       for (let attempt = 1; ; attempt++) {
         this.#assertOpen(); // quit() while waiting ends the wait
         const value = newLockValue();
-        const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs, fenced: fencing === true };
+        const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs, fenced: fencing === true, ticket, ticketTtlMs };
         const start = this.#attemptStart();
         const first = await this.#vote(acquire, effective, attempt, start, signal);
         let { record } = first;
@@ -181,37 +179,39 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           succeeded = record.fencing!.confirmed >= effective.quorum && record.validityMs > 0;
         }
         if (succeeded) {
-          waiter?.leave(true);
-          waiter = undefined;
           const token = record.fencing?.token;
           const expiration = expirationMs(start.epochMs, ttlMs, effective.driftFactor);
-          const lock = this.#newLock(keys, value, expiration, attempt, ttlMs, callSettings, effective, autoExtend, token);
+          const lock = this.#newLock(keys, value, ticket, expiration, attempt, ttlMs, callSettings, effective, autoExtend, token);
           const waitMs = lock.acquiredAtMs - startMs;
           this.#stats.acquired(waitMs);
           this.#emit('acquired', () => ({ lock, resources: keys, attempts: attempt, waitMs, attempt: record }));
           return lock;
         }
         remember(attempts, record);
-        // Every master, including those that timed out: a delayed SET may still land.
-        const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs }, effective);
         const exhausted = effective.retryCount !== -1 && attempt > effective.retryCount;
+        // Every master, including those that timed out: a delayed SET may still land. Giving up,
+        // the ticket leaves the queues too.
+        const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? ticket : '' }, effective);
         try {
           if (exhausted) {
-            const locked = record.outcomes.filter((outcome) => outcome.status === 'locked').length;
-            const Failure = locked > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
+            const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
+            const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
             throw new Failure(acquireFailure(keys, attempt, effective, record), keys, attempts);
           }
-          waiter ??= this.#notifier.register(keys);
+          waiter ??= this.#notifier.register(keys, ticket);
           waiter.ownValue = value;
           const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
-          // Other processes were woken by the same announcement: a random pause of up to two of
-          // our attempts' durations keeps them from all asking at once and splitting the votes.
-          if (wokenBy === 'remote') {
+          // A release with nobody in line woke the longest waiter of every process: a random pause of
+          // up to two of our attempts' durations keeps them from all asking at once and splitting
+          // the votes. (Named first in line, it goes at once.)
+          if (wokenBy === 'released') {
             await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal, this.#closing.signal);
           }
         } catch (error) {
-          // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land.
+          // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land, and
+          // take the ticket out of the queues if the rollback did not.
           await rollback;
+          if (!exhausted) await this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket }, effective);
           throw error;
         }
       }
@@ -221,7 +221,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       this.#emit('failed', () => ({ operation: 'acquire', resources: keys, durationMs, error, attempts }));
       throw error;
     } finally {
-      waiter?.leave(false);
+      waiter?.leave();
     }
   }
 
@@ -277,6 +277,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   #newLock(
     keys: readonly string[],
     value: string,
+    ticket: string,
     expiration: number,
     attempt: number,
     ttlMs: number,
@@ -285,7 +286,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     autoExtend: boolean | undefined,
     fencingToken?: number,
   ): Lock {
-    const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings, fencingToken, undefined, effective.quorum);
+    const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings, fencingToken, undefined, effective.quorum, ticket);
     lock.acquiredAtMs = this.#clock.monotonicMs();
     if (autoExtend) {
       lock.keepAlive({
@@ -424,10 +425,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const heldMs = startMs - lock.acquiredAtMs;
     if (lock.end()) this.#stats.ended(heldMs);
     const effective = resolveSettings(this.#settings, lock.callSettings, this.#nodes.length, lock.ttlMs);
-    const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ttlMs: lock.ttlMs };
+    // Its ticket leaves the queues: it stayed first in line where it waited before its grant.
+    const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ttlMs: lock.ttlMs, ticket: lock.ticket };
     const vote = await this.#fanOut(release, effective);
-    // Waiters in this process need not wait for the masters' announcements.
-    if (vote.granted > 0) for (const key of lock.resources) this.#notifier.released(key, lock.value, 'local');
     this.#stats.releases++;
     const result: ReleaseResult = { released: vote.reached, heldBy: vote.granted, outcomes: vote.outcomes };
     const durationMs = this.#clock.monotonicMs() - startMs;
@@ -542,7 +542,16 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     // (node.ts): Redis ends a WAIT on its clock tick, up to ~100 ms late (hz 10), and the answer
     // should still come before the master times out.
     const sent = this.#settings.replicas ? { ...operation, replicationTimeoutMs: Math.max(1, Math.floor(effective.nodeTimeoutMs / 3)) } : operation;
-    const submit: NodeOperation<OperationReply> = (index, cancellation) => this.#nodes[index]!.submit(sent, cancellation, effective.batching);
+    let submit: NodeOperation<OperationReply> = (index, cancellation) => this.#nodes[index]!.submit(sent, cancellation, effective.batching);
+    if (operation.kind === 'release' && this.#notifier.waiting) {
+      // A release's reply names who is first in line now: one of ours is woken without waiting for
+      // the announcement on its subscription (which may still be connecting).
+      const plain = submit;
+      submit = (index, cancellation) => plain(index, cancellation).then((reply) => {
+        if (reply.head !== undefined) this.#notifier.turn(reply.head, operation.value);
+        return reply;
+      });
+    }
     const settings = { quorum: effective.quorum, timeoutMs: effective.nodeTimeoutMs, onAnswer: this.#stats.answer, ...options };
     return fanOut(this.#labels, submit, settings, judgeOf(operation));
   }
@@ -588,14 +597,16 @@ function checkReply(reply: OperationReply): void {
 
 const granted: Answer = Object.freeze({ status: 'granted' });
 const lost: Answer = Object.freeze({ status: 'lost' });
+const queued: Answer = Object.freeze({ status: 'queued' });
 
 function judgeAcquire(reply: OperationReply): Answer {
   checkReply(reply);
-  return reply.status === 1 ? granted : { status: 'locked', pttlMs: reply.detail };
+  return reply.status === 1 ? granted : reply.status === QUEUED ? queued : { status: 'locked', pttlMs: reply.detail };
 }
 
 function judgeFencedAcquire(reply: OperationReply): Answer {
   checkReply(reply);
+  if (reply.status === QUEUED) return queued;
   return reply.status === 1 ? { status: 'granted', fence: reply.detail } : { status: 'locked', pttlMs: reply.detail };
 }
 
@@ -603,6 +614,15 @@ function judgeFencedAcquire(reply: OperationReply): Answer {
 function judgeHeld(reply: OperationReply): Answer {
   checkReply(reply);
   return reply.status > 0 ? granted : lost;
+}
+
+/**
+ * How long a ticket keeps its place without a new attempt: two of the longest sleeps between
+ * attempts and one attempt. A waiter renews it on every attempt, so only a dead waiter's lapses
+ * (and it blocks the line no longer than this).
+ */
+function ticketTtlOf(effective: EffectiveSettings): number {
+  return Math.ceil(2 * (effective.retryDelayMs + effective.retryJitterMs) + effective.nodeTimeoutMs);
 }
 
 function fallbackDelayMs(effective: EffectiveSettings): number {

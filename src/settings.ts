@@ -2,7 +2,10 @@
  * Defaults and validation of every setting and argument. Everything here runs before any
  * network call, so bad input fails fast with a TypeError or RangeError and leaves nothing behind.
  */
-import { FENCE_SUFFIX } from './scripts/index.js';
+import { FENCE_SUFFIX, QUEUE_SUFFIX } from './scripts/index.js';
+
+/** Names the library keeps beside each resource (scripts/index.ts): never a resource of their own. */
+const companionSuffixes = [[FENCE_SUFFIX, 'fence counters'], [QUEUE_SUFFIX, 'wait queues']] as const;
 import { driftMs } from './validity.js';
 
 export interface Settings {
@@ -271,8 +274,8 @@ function checkResource(resource: unknown, index: number): asserts resource is st
     // node-redis sends a lone surrogate as U+FFFD: two different names would be one key.
     throw new TypeError(`resources[${index}] is not well-formed UTF-16 (it has a lone surrogate), so it has no exact key on the masters`);
   }
-  if (resource.endsWith(FENCE_SUFFIX)) {
-    throw new RangeError(`resources[${index}] ends in '${FENCE_SUFFIX}', which names fence counters; choose another name`);
+  for (const [suffix, what] of companionSuffixes) {
+    if (resource.endsWith(suffix)) throw new RangeError(`resources[${index}] ends in '${suffix}', which names ${what}; choose another name`);
   }
 }
 

@@ -1,12 +1,14 @@
 /**
- * Waiting without polling. The release script announces every key it deletes (a PUBLISH on each
- * master); a waiter sleeps until the first of: such an announcement for one of its keys, the
- * blocking key's PTTL, or retryDelay ± jitter as a fallback.
+ * Waiting without polling, in the order of the masters' queues. Every waiter holds a ticket in each
+ * of its keys' queues on the masters (the script's contract). The release script announces every key
+ * it deletes (a PUBLISH on each master) with the ticket first in line there; a waiter sleeps until
+ * the first of: an announcement naming its ticket, an announcement that names nobody (no queue
+ * there: the longest-waiting waiter of the key in this process is woken), the blocking key's PTTL,
+ * or retryDelay ± jitter as a fallback (which also renews its ticket before it expires).
  *
- * Within one process waiters queue per key, first come first served: an announcement wakes only
- * the longest-waiting waiter of that key (the others would only collide with it), and a new
- * acquire of a key that already has waiters here queues behind them instead of barging in.
- * Subscriber connections exist only while someone waits.
+ * So one release wakes one waiter, whichever process it is in, instead of every process's first
+ * waiter, which split the masters' votes between them. Subscriber connections exist only while
+ * someone waits.
  */
 import { parseReleased } from './scripts/index.js';
 import { onAnyAbort, startTimer } from './timers.js';
@@ -15,31 +17,43 @@ import { onAnyAbort, startTimer } from './timers.js';
 export interface Subscription {
   close(): Promise<void>;
 }
-export type Subscribe = (onMessage: (message: string) => void) => Subscription;
+/** What a subscription reports: each announcement, and each time it takes (it may miss what came before). */
+export interface ReleaseListener {
+  readonly message: (message: string) => void;
+  readonly subscribed: () => void;
+}
+export type Subscribe = (listener: ReleaseListener) => Subscription;
 
+/** What a subscription taking counts as for a waiter's wake-up: one release, whichever masters report it. */
+const SUBSCRIBED = 'subscribed';
 /** How long subscriptions outlive the last waiter, so a burst of waits does not churn connections. */
 const IDLE_CLOSE_MS = 1_000;
-/** Announcements remembered to ignore repeats (each master announces the same release). */
-const SEEN_LIMIT = 4_096;
 
-/** Who woke a waiter: a release in this process, or a master's announcement (another process). */
-export type WakeSource = 'local' | 'remote' | 'timeout';
+/**
+ * What woke a waiter: a master named its ticket first in line (`turn`), a release with nobody in
+ * line (`released`: others may have been woken by it too), or its timer.
+ */
+export type WakeSource = 'turn' | 'released' | 'timeout';
 
 export class Waiter {
   #wake: ((source: WakeSource) => void) | undefined;
   #pendingWake: WakeSource | undefined;
+  /** The release that woke it last: each master announces it, one wake is enough. */
+  #wokenFor: string | undefined;
   /** The value of this waiter's latest attempt: the rollback of its own attempt wakes nobody. */
   ownValue: string | undefined;
 
   constructor(
     readonly keys: readonly string[],
+    /** Its place in the masters' queues. */
+    readonly ticket: string,
     private readonly notifier: Notifier,
   ) {}
 
   /**
-   * Sleep up to `ms`; resolves early when one of the keys is released (at once if that happened
-   * since the last sleep), saying what woke it. Rejects with the reason of the first of `signals`
-   * to abort (the caller's signal, the Redlock being quit).
+   * Sleep up to `ms`; resolves early when it is woken (at once if that happened since the last
+   * sleep), saying what woke it. Rejects with the reason of the first of `signals` to abort (the
+   * caller's signal, the Redlock being quit).
    */
   sleep(ms: number, ...signals: readonly (AbortSignal | undefined)[]): Promise<WakeSource> {
     const aborted = signals.find((signal) => signal?.aborted);
@@ -70,28 +84,24 @@ export class Waiter {
     });
   }
 
-  /** @internal a release of one of the keys was announced. */
-  wake(source: WakeSource): void {
+  /** @internal `released` (a lock's value, or a ticket that left a queue) left one of the keys. */
+  wake(released: string, source: WakeSource): void {
+    if (released === this.ownValue || released === this.#wokenFor) return;
+    this.#wokenFor = released;
     if (this.#wake) this.#wake(source);
     else this.#pendingWake = source;
   }
 
-  /** Stop waiting. Unless it `acquired`, the next waiter of its keys gets the turn. */
-  leave(acquired: boolean): void {
-    this.notifier.unregister(this, acquired);
+  /** Stop waiting. */
+  leave(): void {
+    this.notifier.unregister(this);
   }
 }
 
 export class Notifier {
+  /** This process' waiters of each key, longest-waiting first. */
   readonly #queues = new Map<string, Waiter[]>();
-  /**
-   * Releases already seen (each master announces it, and this process may have done it): two
-   * generations, the older dropped whole when the newer fills, so remembering costs O(1). (One Set
-   * trimmed by its oldest entry walked the holes its deletions left: ~13 µs per release in profiles.)
-   */
-  #seen = new Set<string>();
-  #seenBefore = new Set<string>();
-  #waiters = 0;
+  readonly #tickets = new Map<string, Waiter>();
   #subscriptions: Subscription[] | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -99,44 +109,43 @@ export class Notifier {
   /** One subscribe function per master. */
   constructor(private readonly subscribers: readonly Subscribe[]) {}
 
-  /** Start waiting for `keys`; subscriptions open now if they are not open yet. */
-  register(keys: readonly string[]): Waiter {
-    const waiter = new Waiter(keys, this);
+  /** Start waiting for `keys` with `ticket`; subscriptions open now if they are not open yet. */
+  register(keys: readonly string[], ticket: string): Waiter {
+    const waiter = new Waiter(keys, ticket, this);
     for (const key of keys) {
       const queue = this.#queues.get(key);
       if (queue) queue.push(waiter);
       else this.#queues.set(key, [waiter]);
     }
-    this.#waiters++;
+    this.#tickets.set(ticket, waiter);
     clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
     // After close() (quit while an acquire was in flight) no new subscription: nothing would close it.
-    if (!this.#closed) this.#subscriptions ??= this.subscribers.map((subscribe) => subscribe((message) => this.#announced(message)));
+    if (!this.#closed) this.#subscriptions ??= this.subscribers.map((subscribe) => subscribe(this.#listener));
     return waiter;
   }
 
-  /** True when someone in this process already waits for one of `keys` (a new acquire queues behind). */
-  hasWaiters(keys: readonly string[]): boolean {
-    return keys.some((key) => this.#queues.has(key));
+  /**
+   * `released` (a lock's value, or a ticket that left the queue) left `key` on a master, where
+   * `head` is first in line now: wake that waiter if it is here; with nobody in line, this
+   * process' longest-waiting waiter of the key.
+   */
+  released(key: string, released: string, head: string | undefined): void {
+    if (head === undefined) this.#queues.get(key)?.[0]?.wake(released, 'released');
+    else this.turn(head, released);
   }
 
-  /** A release of `value` on `key` (announced by a master, or done by this process). */
-  released(key: string, value: string, source: WakeSource): void {
-    // Nobody waits for it: nothing to wake or remember (a later waiter woken by another master's
-    // announcement of this release only tries once more).
-    const first = this.#queues.get(key)?.[0];
-    if (!first) return;
-    const id = `${value}:${key}`;
-    if (this.#seen.has(id) || this.#seenBefore.has(id)) return;
-    this.#seen.add(id);
-    if (this.#seen.size >= SEEN_LIMIT) {
-      this.#seenBefore = this.#seen;
-      this.#seen = new Set();
-    }
-    if (first.ownValue !== value) first.wake(source);
+  /** A master named `head` first in line after `released` left: wake that waiter if it is here. */
+  turn(head: string, released: string): void {
+    this.#tickets.get(head)?.wake(released, 'turn');
   }
 
-  unregister(waiter: Waiter, acquired: boolean): void {
+  /** Someone in this process waits. */
+  get waiting(): boolean {
+    return this.#tickets.size > 0;
+  }
+
+  unregister(waiter: Waiter): void {
     for (const key of waiter.keys) {
       const queue = this.#queues.get(key);
       if (!queue) continue;
@@ -144,10 +153,9 @@ export class Notifier {
       if (index < 0) continue;
       queue.splice(index, 1);
       if (queue.length === 0) this.#queues.delete(key);
-      // The first in line left without the lock (cancelled, or out of retries): pass the turn on.
-      else if (index === 0 && !acquired) queue[0]!.wake('local');
     }
-    if (--this.#waiters === 0 && !this.#closed) {
+    this.#tickets.delete(waiter.ticket);
+    if (this.#tickets.size === 0 && !this.#closed) {
       this.#idleTimer = setTimeout(() => void this.#unsubscribe(), IDLE_CLOSE_MS);
       this.#idleTimer.unref();
     }
@@ -159,10 +167,17 @@ export class Notifier {
     await this.#unsubscribe();
   }
 
-  #announced(message: string): void {
-    const released = parseReleased(message);
-    if (released) this.released(released.key, released.value, 'remote');
-  }
+  readonly #listener: ReleaseListener = {
+    message: (message) => {
+      const released = parseReleased(message);
+      if (released) this.released(released.key, released.value, released.head);
+    },
+    // A release announced before the subscription took was missed: the longest waiter of each key
+    // tries once more (once, however many masters' subscriptions take).
+    subscribed: () => {
+      for (const queue of this.#queues.values()) queue[0]!.wake(SUBSCRIBED, 'released');
+    },
+  };
 
   async #unsubscribe(): Promise<void> {
     const subscriptions = this.#subscriptions;

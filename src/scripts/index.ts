@@ -19,31 +19,59 @@ export interface LockOperation {
   readonly fenced?: boolean;
   /** Fence: the token to raise each key's fence counter to. */
   readonly token?: number;
+  /**
+   * Acquire: the caller's place in each key's wait queue (see the script; '' or absent: it keeps
+   * no place, but still waits behind the queue). Release: the ticket to take out of the queues.
+   */
+  readonly ticket?: string;
+  /** Acquire: how long the ticket stays in the queues without a new attempt, ms (the master's clock). */
+  readonly ticketTtlMs?: number;
   /** With `replicas`: how long the WAIT behind a grant may block (not sent to the script). */
   readonly replicationTimeoutMs?: number;
 }
 
 /**
- * Where a resource's fence counter lives on each master: next to the resource, so ACL key patterns
- * that allow the resource allow its counter. Counters never expire (see the README on cleaning).
+ * Where a resource's fence counter and wait queue live on each master: next to the resource, so ACL
+ * key patterns that allow the resource allow them. Counters never expire (see the README on
+ * cleaning); a queue expires with its last ticket.
  */
 export const FENCE_SUFFIX = ':redlock-fence';
+export const QUEUE_SUFFIX = ':redlock-queue';
+/** Where a resource's companion key (`suffix`: FENCE_SUFFIX or QUEUE_SUFFIX) lives on a master. */
+export type CompanionKey = (resource: string, suffix: string) => string;
+export const companionKey: CompanionKey = (resource, suffix) => resource + suffix;
 export const fenceKey = (resource: string): string => resource + FENCE_SUFFIX;
+export const queueKey = (resource: string): string => resource + QUEUE_SUFFIX;
+
+/**
+ * A ticket: the waiter's order (ms on its own clock when its acquire began) and a random part. Every
+ * master sorts its queue by the order, then the whole ticket, so masters that know the same
+ * tickets agree on who is first.
+ */
+export function newTicket(orderMs: number, random: string): string {
+  return `${Math.floor(orderMs)}-${random}`;
+}
 
 /**
  * One operation's answer: `status` is 1/0 (acquire: granted/refused; extend and fence: done/not
- * held) or, for release, the number of keys deleted, or 2 when a fence counter could not be used;
- * `detail` is, for a refused acquire, the blocking key's PTTL (−1 = no expiry), and for a granted
- * fenced acquire, the largest of its keys' fence counters after the increment.
+ * held), 3 for an acquire refused because another waiter's ticket is first in a key's queue (the
+ * keys are free), or, for release, the number of keys deleted; 2 when a fence counter could not be
+ * used. `detail` is, for a refused acquire, the blocking key's PTTL (−1 = no expiry), and for a
+ * granted fenced acquire, the largest of its keys' fence counters after the increment.
  */
 export interface OperationReply {
   readonly status: number;
   readonly detail: number;
   /** Status 2 (fenced operations): which fence counter failed, and Redis' error. */
   readonly error?: string;
+  /** Release: the ticket now first in line for one of its keys (the script's contract). */
+  readonly head?: string;
   /** With `replicas`: a grant that fewer replicas than wanted acknowledged in time (node.ts): no grant. */
   readonly unreplicated?: { readonly acknowledged: number; readonly wanted: number; readonly timeoutMs: number };
 }
+
+/** The reply status of an acquire refused because another waiter is first in line. */
+export const QUEUED = 3;
 
 const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', release: 'r', fence: 'f' };
 
@@ -54,27 +82,46 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *       which declared keys may not be).
  * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 'e' extend, 'r' release,
  *       'f' fence), lock value, ttl in ms (fence: the token; release: ignored), number of keys it
- *       owns in KEYS. 'A' and 'f' own 2n keys: n lock keys, then their n fence counters. Then the
- *       number of inline keys (0: they are KEYS). Then how
+ *       owns in KEYS: its n lock keys, and for 'A' and 'f' then their n fence counters. An acquire
+ *       adds its ticket and the ticket's ttl in ms, a release the ticket to drop (or ''); both then
+ *       name the n resources' queues. Then the number of inline keys (0: they are KEYS). Then how
  *       releases are announced: 'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and
- *       a shard channel of the master's own (a cluster shard). Last, the
- *       call's tag (unique in the process), echoed as the reply's last element: a reply read for
- *       the wrong call (a connection whose replies no longer line up with its commands, as after
- *       bytes lost by a middlebox) is recognised instead of counted as that call's votes.
+ *       a shard channel of the master's own (a cluster shard). Last, the call's tag (unique in the
+ *       process), echoed as the reply's last element: a reply read for the wrong call (a
+ *       connection whose replies no longer line up with its commands, as after bytes lost by a
+ *       middlebox) is recognised instead of counted as that call's votes.
+ * Queues: one sorted set per resource, in the resource's slot, holds each waiting ticket t twice: t
+ *       scored by its order (the number before its '-': positive), and '~'..t scored by minus its
+ *       deadline on this master's clock (TIME). A ticket whose deadline passed is dropped by whoever
+ *       reads the queue next; the set's own PEXPIRE is the longest ticket ttl seen, so it dies with
+ *       its last waiter. The first ticket is the live one with the lowest order. Queues are not
+ *       declared keys and every queue command (TIME included) is a pcall: a queue the master cannot
+ *       serve now (a slot being migrated, the queue already moved; an ACL without the command) is no
+ *       queue for this call, and the lock keys alone decide, as they would without queues. (A
+ *       declared queue would turn such a release into TRYAGAIN instead.)
  * Reply: per operation two integers, flattened, then the tag:
- *   acquire {1, 0} no key existed, every key is now the value with PX ttl
+ *   acquire {1, 0} no key existed and, on each key's queue, no other ticket was first: every key is
+ *           now the value with PX ttl. A ticket in line stays there (the lock's release takes it
+ *           out): a grant that makes no quorum must not cost the waiter its place on this master
  *           {0, pttl} a key exists (of any type): nothing written; pttl is its remaining ms (−1 = none)
+ *           {3, 0} the keys are free but another ticket is first in a queue: nothing written
+ *           on {0, _} and {3, _} the ticket (if not '') joins every key's queue or, already there,
+ *           keeps its place with a new deadline
  *   fenced acquire: as acquire, but on a grant each fence counter is incremented first (INCR) and
  *           the reply is {1, largest counter}; {2, "<counter key>: <error>"} if an INCR failed (a
  *           counter that is not an integer, or an ACL without +incr): the lock keys are not written
  *   fence   {1, 0} every lock key holds the value: each counter is now max(counter, token)
  *           {0, 0} one does not (nothing written); {2, "<counter key>: <error>"} a counter is unusable
  *   extend  {1, 0} every key held the value and now expires in ttl ms; {0, 0} one did not, nothing changed
- *   release {n, 0} n keys held the value and were deleted (compare-and-delete, never a blind DEL);
- *           each deleted key is announced on the call's channel as "<value>:<key>", so waiters
- *           wake at once instead of polling; best effort (pcall): a refused PUBLISH (an ACL without
- *           +publish; a shard channel resharded away) comes after the DEL and must not turn a done
- *           release into an error
+ *   release {n, head} n keys held the value and were deleted (compare-and-delete, never a blind
+ *           DEL); the ticket leaves every queue; head is the ticket now first in line for the first
+ *           key announced that has one (0: none), so the releasing process wakes it without
+ *           waiting for its own subscription. Each deleted key is announced on the call's channel as
+ *           "<value>:<first ticket or ''>:<key>" (a ticket that left a queue whose key is free, as
+ *           "<ticket>:<first ticket or ''>:<key>"), so the waiter whose turn it is wakes at once
+ *           instead of polling; best effort (pcall): a refused PUBLISH (an ACL without +publish; a
+ *           shard channel resharded away) comes after the DEL and must not turn a done release
+ *           into an error
  * With inline keys, an operation a key of which this master does not serve now (a slot of another
  * master, or one being migrated away without the key: EXISTS fails there) answers {−1, 0} and
  * writes nothing; the caller sends it again alone, with declared keys, to be redirected.
@@ -90,12 +137,48 @@ if inline > 0 then
   K = {}
   for i = 1, inline do K[i] = ARGV[i] end
 end
+local now
+local function queue(...)
+  local result = redis.pcall(...)
+  if type(result) == 'table' and result.err then return nil end
+  return result
+end
+local function clock()
+  if now == nil then
+    local t = queue('TIME')
+    now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false
+  end
+  return now
+end
+local function first_in(q)
+  if queue('EXISTS', q) ~= 1 then return nil end
+  local at = clock()
+  if at then
+    for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
+  end
+  local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
+  return head and head[1]
+end
+local function join(q, ticket, ttl)
+  local at = clock()
+  if at and queue('ZADD', q, string.match(ticket, '^%d+'), ticket, -(at + ttl), '~' .. ticket) then
+    local pttl = queue('PTTL', q)
+    if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
+  end
+end
+local function announce(who, q, key)
+  local head = first_in(q)
+  redis.pcall(ARGV[n - 2], ARGV[n - 1], who .. ':' .. (head or '') .. ':' .. key)
+  return head
+end
 local reply = {}
 local first = 1
-for i = inline + 1, n - 4, 4 do
+local i = inline + 1
+while i <= n - 4 do
   local kind, value, ttl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local last = first + tonumber(ARGV[i + 3]) - 1
   local status, detail = 1, 0
+  local width = 4
   if inline > 0 then
     for k = first, last do
       if type(redis.pcall('EXISTS', K[k])) == 'table' then
@@ -104,15 +187,30 @@ for i = inline + 1, n - 4, 4 do
       end
     end
   end
+  local locks = (kind == 'A' or kind == 'f') and (first + last - 1) / 2 or last
+  local queues = i + (kind == 'r' and 5 or 6)
+  if kind == 'a' or kind == 'A' or kind == 'r' then width = queues - i + locks - first + 1 end
   if status == -1 then
     detail = 0
   elseif kind == 'a' or kind == 'A' then
-    local locks = kind == 'a' and last or (first + last - 1) / 2
+    local ticket, wait = ARGV[i + 4], tonumber(ARGV[i + 5])
     for k = first, locks do
       if redis.call('EXISTS', K[k]) == 1 then
         status, detail = 0, redis.call('PTTL', K[k])
         break
       end
+    end
+    if status == 1 then
+      for q = queues, i + width - 1 do
+        local head = first_in(ARGV[q])
+        if head and head ~= ticket then
+          status = 3
+          break
+        end
+      end
+    end
+    if status ~= 1 and ticket ~= '' then
+      for q = queues, i + width - 1 do join(ARGV[q], ticket, wait) end
     end
     if status == 1 then
       for k = locks + 1, last do
@@ -128,18 +226,24 @@ for i = inline + 1, n - 4, 4 do
       for k = first, locks do redis.call('SET', K[k], value, 'PX', ttl) end
     end
   elseif kind == 'r' then
+    local ticket = ARGV[i + 4]
     status = 0
     for k = first, last do
+      local q = ARGV[queues + k - first]
+      local left = ticket ~= '' and (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
       local current = redis.pcall('GET', K[k])
+      local head
       if type(current) == 'table' then
         if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
       elseif current == value then
         status = status + redis.call('DEL', K[k])
-        redis.pcall(ARGV[n - 2], ARGV[n - 1], value .. ':' .. K[k])
+        head = announce(value, q, K[k])
+      elseif left and not current then
+        head = announce(ticket, q, K[k])
       end
+      if head and detail == 0 then detail = head end
     end
   else
-    local locks = kind == 'f' and (first + last - 1) / 2 or last
     for k = first, locks do
       local current = redis.pcall('GET', K[k])
       if type(current) == 'table' then
@@ -169,6 +273,7 @@ for i = inline + 1, n - 4, 4 do
   reply[#reply + 1] = status
   reply[#reply + 1] = detail
   first = last + 1
+  i = i + width
 end
 reply[#reply + 1] = ARGV[n]
 return reply`;
@@ -176,10 +281,16 @@ return reply`;
 /** Where the script announces released keys; messages are `<value>:<key>`. */
 export const releasedChannel = 'redlock-quorum:released';
 
-/** Split a release announcement into the released lock's value and the key. */
-export function parseReleased(message: string): { value: string; key: string } | undefined {
+/**
+ * Split a release announcement: who left (a released lock's value, or a ticket that left the queue
+ * of a free key), the first ticket in the key's queue now (undefined: none), and the key.
+ */
+export function parseReleased(message: string): { value: string; head: string | undefined; key: string } | undefined {
   const colon = message.indexOf(':');
-  return colon < 0 ? undefined : { value: message.slice(0, colon), key: message.slice(colon + 1) };
+  const second = colon < 0 ? -1 : message.indexOf(':', colon + 1);
+  if (second < 0) return undefined;
+  const head = message.slice(colon + 1, second);
+  return { value: message.slice(0, colon), head: head === '' ? undefined : head, key: message.slice(second + 1) };
 }
 
 export const lockScript = { source, sha: createHash('sha1').update(source).digest('hex') } as const;
@@ -194,27 +305,31 @@ export const standaloneAnnouncement: Announcement = { command: 'PUBLISH', channe
 /**
  * The EVALSHA/EVAL tail (numkeys, keys…, args…, inline count, announcement, tag) for a batch of
  * operations, after `head` (e.g. EVALSHA and the SHA1); with `inline`, numkeys is 0 and the keys
- * lead ARGV (see the script).
+ * lead ARGV (see the script). `companionOf` places fence counters and queues (a cluster voter's
+ * keep them in the resource's slot).
  */
 export function encodeBatch(
   operations: readonly LockOperation[],
   tag: string,
   announcement: Announcement = standaloneAnnouncement,
-  fenceKeyOf: (resource: string) => string = fenceKey,
+  companionOf: CompanionKey = companionKey,
   inline = false,
   head: readonly string[] = [],
 ): string[] {
   const lone = operations.length === 1 ? operations[0]! : undefined;
-  if (lone && !lone.fenced && lone.kind !== 'fence' && !inline) {
-    // One plain operation, the usual call: built in one go (this runs per master per operation).
-    const { command, channel } = announcement;
-    const code = kindCode[lone.kind];
+  const { command, channel } = announcement;
+  if (lone && !lone.fenced && lone.kind !== 'fence' && !inline && lone.keys.length === 1 && head.length === 2) {
+    // One plain operation on one key, the usual call: built in one go (this runs per master per operation).
+    const key = lone.keys[0]!;
     const ttl = String(lone.ttlMs);
-    if (lone.keys.length === 1 && head.length === 2) {
-      return [head[0]!, head[1]!, '1', lone.keys[0]!, code, lone.value, ttl, '1', '0', command, channel, tag];
+    switch (lone.kind) {
+      case 'acquire':
+        return [head[0]!, head[1]!, '1', key, 'a', lone.value, ttl, '1', lone.ticket ?? '', String(lone.ticketTtlMs ?? 0), companionOf(key, QUEUE_SUFFIX), '0', command, channel, tag];
+      case 'release':
+        return [head[0]!, head[1]!, '1', key, 'r', lone.value, ttl, '1', lone.ticket ?? '', companionOf(key, QUEUE_SUFFIX), '0', command, channel, tag];
+      default:
+        return [head[0]!, head[1]!, '1', key, kindCode[lone.kind], lone.value, ttl, '1', '0', command, channel, tag];
     }
-    const count = String(lone.keys.length);
-    return [...head, count, ...lone.keys, code, lone.value, ttl, count, '0', command, channel, tag];
   }
   const keys: string[] = [];
   const args: string[] = [];
@@ -222,14 +337,16 @@ export function encodeBatch(
     const { kind, keys: own, value, fenced } = operation;
     keys.push(...own);
     // A fenced acquire and a fence also own the resources' fence counters, after the lock keys.
-    if (fenced || kind === 'fence') keys.push(...own.map(fenceKeyOf));
+    const counters = fenced || kind === 'fence';
+    if (counters) for (const key of own) keys.push(companionOf(key, FENCE_SUFFIX));
     const number = kind === 'fence' ? operation.token : operation.ttlMs;
-    const owned = fenced || kind === 'fence' ? 2 * own.length : own.length;
-    args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(owned));
+    args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(counters ? 2 * own.length : own.length));
+    if (kind === 'acquire') args.push(operation.ticket ?? '', String(operation.ticketTtlMs ?? 0));
+    else if (kind === 'release') args.push(operation.ticket ?? '');
+    if (kind === 'acquire' || kind === 'release') for (const key of own) args.push(companionOf(key, QUEUE_SUFFIX));
   }
-  const trailer = [announcement.command, announcement.channel, tag];
-  if (inline) return [...head, '0', ...keys, ...args, String(keys.length), ...trailer];
-  return [...head, String(keys.length), ...keys, ...args, '0', ...trailer];
+  if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
+  return [...head, String(keys.length), ...keys, ...args, '0', command, channel, tag];
 }
 
 /**
@@ -241,9 +358,9 @@ export function decodeBatch(reply: unknown, count: number, tag: string): Operati
   const replies: OperationReply[] = new Array<OperationReply>(count);
   for (let i = 0; i < count; i++) {
     const detail: unknown = reply[2 * i + 1];
-    replies[i] = typeof detail === 'string'
-      ? { status: Number(reply[2 * i]), detail: 0, error: detail }
-      : { status: Number(reply[2 * i]), detail: Number(detail) };
+    const status = Number(reply[2 * i]);
+    if (typeof detail !== 'string') replies[i] = { status, detail: Number(detail) };
+    else replies[i] = status === 2 ? { status, detail: 0, error: detail } : { status, detail: 0, head: detail };
   }
   return replies;
 }

@@ -8,7 +8,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCluster } from 'redis';
 import { Cluster } from 'ioredis';
 import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
-import { clusterFenceKey } from '../../src/cluster.js';
+import { clusterCompanionKey } from '../../src/cluster.js';
+import { FENCE_SUFFIX } from '../../src/scripts/index.js';
+
+const clusterFenceKey = (resource: string): string => clusterCompanionKey(resource, FENCE_SUFFIX);
 import { eventually, settled, sleep, uniquePrefix } from '../harness/cluster.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { MasterReader } from '../harness/master-reader.js';

@@ -18,7 +18,9 @@ const LOCKER_RULES = [
   '+evalsha', '+eval', '+script|load', '+exists', '+pttl', '+set', '+get', '+pexpire', '+del', '+publish', '+subscribe',
   '+info', // only for restartGuard
   '+incr', // only for fencing tokens
+  '+time', '+zadd', '+zrem', '+zrangebyscore', // the wait queue
 ];
+const QUEUE_RULES = ['-time', '-zadd', '-zrem', '-zrangebyscore'];
 const PASSWORD = 'correct-horse-battery-staple';
 const WRONG = 'not-the-password-42';
 
@@ -37,6 +39,7 @@ beforeAll(async () => {
     await client.sendCommand(['ACL', 'SETUSER', 'nopublish', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-publish']);
     await client.sendCommand(['ACL', 'SETUSER', 'noget', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-get']);
     await client.sendCommand(['ACL', 'SETUSER', 'noinfo', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-info']);
+    await client.sendCommand(['ACL', 'SETUSER', 'noqueue', 'on', `>${PASSWORD}`, ...LOCKER_RULES, ...QUEUE_RULES]);
   }
 });
 
@@ -63,6 +66,23 @@ describe('ACL and passwords', () => {
     await redlock.quit();
     expect(errors).toEqual([]);
     for (const client of direct) expect(await client.sendCommand(['ACL', 'LOG'])).toEqual([]);
+  });
+
+  it('a user without the wait queue\'s commands locks and waits as without a queue: nobody is put in line', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'noqueue', PASSWORD)), { retryDelay: 3_000 });
+    redlock.on('error', () => undefined);
+    const key = uniquePrefix('noqueue')('r');
+    const lock = await redlock.acquire(key, 2_000);
+    const waiter = redlock.acquire(key, 2_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await Promise.all(direct.map((client) => client.exists(`${key}:redlock-queue`)))).toEqual([0, 0, 0]);
+    const releasedAt = performance.now();
+    await lock.release();
+    const next = await waiter;
+    expect(performance.now() - releasedAt).toBeLessThan(1_500); // the announcement woke it, not retryDelay
+    await next.release();
+    await redlock.quit();
+    for (const client of direct) await client.sendCommand(['ACL', 'LOG', 'RESET']);
   });
 
   it('a user without one needed command gets NOPERM in the outcomes, and nothing is left', async () => {

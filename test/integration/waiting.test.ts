@@ -41,7 +41,10 @@ describe('waiting', () => {
     await held.release();
     const next = await pending;
     expect(performance.now() - releasedAt).toBeLessThan(150);
-    expect(next.attempts).toBe(2);
+    // Refused, then woken by the release; one more try in between if its subscriptions took after
+    // that refusal (a release before then would have been missed).
+    expect(next.attempts).toBeGreaterThanOrEqual(2);
+    expect(next.attempts).toBeLessThanOrEqual(3);
     await next.release();
   });
 
