@@ -268,7 +268,10 @@ async function runAcrossProcesses(specs: readonly ContenderSpec[], urls: readonl
   bar.update({ scenario: 'S6', contender: `starting ${specs.length * S6_PROCESSES} processes` });
   const groups: ContenderProcesses[] = [];
   try {
-    for (const spec of specs) groups.push(await ContenderProcesses.start(spec.label, urls, S6_PROCESSES));
+    const started = await Promise.allSettled(specs.map((spec) => ContenderProcesses.start(spec.label, urls, S6_PROCESSES)));
+    for (const outcome of started) if (outcome.status === 'fulfilled') groups.push(outcome.value);
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
     const tallies = specs.map(() => newTally());
     const [rounds, durationMs] = plan.s6;
     for (let round = 0; round < rounds!; round++) {
