@@ -193,6 +193,16 @@ export function measures(run: Measured): Measure[] {
         text: `S6: ${Math.round(acrossProcesses.opsPerSecond)} vs node-redlock's ${Math.round(nodeRedlock.opsPerSecond)} acquisitions/s (it gave up ${nodeRedlock.failures} times, ${(giveUpFraction(nodeRedlock) * 100).toFixed(1)} %)`,
       });
     }
+    // Informational: issue 14 asks to lead every peer; node-redlock is the target's, not the best.
+    const peer = best('S6', PEERS, (row) => row.opsPerSecond, false);
+    if (peer && peer.label !== 'node-redlock') {
+      add({
+        id: 'S6 vs best peer',
+        value: acrossProcesses.opsPerSecond / peer.opsPerSecond,
+        goal: '',
+        text: `S6: ${Math.round(acrossProcesses.opsPerSecond)} vs ${peer.label}'s ${Math.round(peer.opsPerSecond)} acquisitions/s, the best peer (it gave up ${peer.failures} times)`,
+      });
+    }
   }
   const blackholed = find('S4 S1', 'ours');
   if (oursS1 && blackholed) {
