@@ -25,7 +25,8 @@ export interface MastersLimit {
 
 const CLIENTS = 64;
 const PIPELINE = 16;
-const CALIBRATION_REQUESTS = 20_000;
+/** Acquires in the calibration run, per master (as fewer calls when each carries several). */
+const CALIBRATION_ACQUIRES = 20_000;
 
 /**
  * The limit over about `durationMs` (after a short calibration run), with `operationsPerCall`
@@ -60,9 +61,10 @@ export async function measureLimit(urls: readonly string[], durationMs: number, 
     ['EVALSHA', lockScript.sha],
   );
   const ports = addresses.map((url) => Number(url.port || 6379));
-  const calibration = await Promise.all(ports.map((port) => run(port, command, CALIBRATION_REQUESTS)));
+  const calibrationRequests = Math.max(CLIENTS * PIPELINE, Math.round(CALIBRATION_ACQUIRES / operationsPerCall));
+  const calibration = await Promise.all(ports.map((port) => run(port, command, calibrationRequests)));
   const slowest = Math.min(...calibration);
-  const requests = Math.max(CALIBRATION_REQUESTS, Math.round((slowest * durationMs) / 1000));
+  const requests = Math.max(calibrationRequests, Math.round((slowest * durationMs) / 1000));
   const perMaster = await Promise.all(ports.map((port) => run(port, command, requests)));
   return { operationsPerCall, perMaster, total: perMaster.reduce((a, b) => a + b, 0), clients: CLIENTS, pipeline: PIPELINE, requests };
 }
