@@ -30,7 +30,7 @@ import { askOnce, driverFor, optionsAt, type Connection, type RedisClientOptions
 import type { HealthHooks, MasterHealth } from './health.js';
 import { RedisNode, reconnectDelayMs, type Route, type ShardRole, type Voter } from './node.js';
 import type { Cancellation } from './quorum.js';
-import { QUEUE_SUFFIX, releasedChannel, type LockOperation, type OperationReply } from './scripts/index.js';
+import { FENCE_SUFFIX, QUEUE_SUFFIX, releasedChannel, type LockOperation, type OperationReply } from './scripts/index.js';
 import { describe } from './settings.js';
 import type { ReleaseListener, Subscription } from './waiting.js';
 
@@ -62,12 +62,17 @@ export function sharedSlot(keys: readonly string[]): number | undefined {
   return keys.every((key) => calculateSlot(key) === slot) ? slot : undefined;
 }
 
-/** Where a resource's fence counter or wait queue (`suffix`) lives on a cluster voter: in the resource's slot. */
+/**
+ * Where a resource's fence counter or wait queue (`suffix`) lives on a cluster voter: beside it when
+ * it has a hash tag, else with the whole resource as the tag, so in its slot either way (unless the
+ * resource has a "}" but no tag: clusterKeysProblem). The script names queues by the same rule.
+ */
 export function clusterCompanionKey(resource: string, suffix: string): string {
-  const plain = resource + suffix;
-  if (calculateSlot(plain) === calculateSlot(resource)) return plain; // it has a hash tag
-  return `{${resource}}${suffix}`;
+  const open = resource.indexOf('{');
+  const close = open < 0 ? -1 : resource.indexOf('}', open + 1);
+  return close > open + 1 ? resource + suffix : `{${resource}}${suffix}`;
 }
+const clusterFenceKey = (resource: string): string => clusterCompanionKey(resource, FENCE_SUFFIX);
 
 /**
  * A TypeError for a lock whose keys a cluster voter cannot hold in one script call, or undefined:
@@ -232,7 +237,7 @@ export class ClusterVoter implements Voter {
   readonly #mapWaiters = new Set<() => void>();
   /** Per waiter subscription (the Notifier's), its subscription on each master. */
   readonly #subscribers = new Map<ReleaseListener, Map<RedisNode, Subscription>>();
-  readonly #shard: ShardRole = { slotOf: slotOfOperation, companionKey: clusterCompanionKey };
+  readonly #shard: ShardRole = { slotOf: slotOfOperation, fenceKey: clusterFenceKey };
   #closed = false;
 
   constructor(

@@ -20,7 +20,7 @@ import {
   lockScript,
   standaloneAnnouncement,
   type Announcement,
-  type CompanionKey,
+  type FenceKey,
   type LockOperation,
   type OperationReply,
 } from './scripts/index.js';
@@ -59,8 +59,8 @@ export type Route = 'batch' | 'alone' | 'asking';
 export interface ShardRole {
   /** The hash slot of an operation's keys (one slot per operation: redlock.ts checks it). */
   readonly slotOf: (operation: LockOperation) => number;
-  /** Where a resource's fence counter and wait queue live: in the resource's slot. */
-  readonly companionKey: CompanionKey;
+  /** Where a resource's fence counter lives: in the resource's slot. */
+  readonly fenceKey: FenceKey;
 }
 
 const CLOSE_GRACE_MS = 1000;
@@ -302,7 +302,7 @@ export class RedisNode implements Voter {
     const tag = TAG_PREFIX + (++lastTag).toString(36);
     // A cluster master's batch may span its slots: its keys go inline (declared keys share one slot).
     const inline = this.#shard !== undefined && route === 'batch' && operations.length > 1;
-    const command = encodeBatch(operations, tag, this.#announcement, this.#shard?.companionKey, inline, EVALSHA_HEAD);
+    const command = encodeBatch(operations, tag, this.#announcement, this.#shard?.fenceKey, inline, EVALSHA_HEAD);
     const client = this.client;
     const signal = withdraw?.signal;
     const asking = route === 'asking';

@@ -161,15 +161,14 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const startMs = this.#clock.monotonicMs();
     const attempts: AttemptRecord[] = [];
     // This call's place in the keys' queues on the masters, kept across its attempts (waiting.ts).
-    const ticket = newTicket(this.#clock.epochMs(), newLockValue());
-    const ticketTtlMs = ticketTtlOf(effective);
+    const ticket = newTicket(this.#clock.epochMs(), ticketTtlOf(effective), newLockValue());
     let waiter: Waiter | undefined;
     this.#stats.acquisitions.attempted++;
     try {
       for (let attempt = 1; ; attempt++) {
         this.#assertOpen(); // quit() while waiting ends the wait
         const value = newLockValue();
-        const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs, fenced: fencing === true, ticket, ticketTtlMs };
+        const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs, fenced: fencing === true, ticket };
         const start = this.#attemptStart();
         const first = await this.#vote(acquire, effective, attempt, start, signal);
         let { record } = first;

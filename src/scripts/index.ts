@@ -20,36 +20,35 @@ export interface LockOperation {
   /** Fence: the token to raise each key's fence counter to. */
   readonly token?: number;
   /**
-   * Acquire: the caller's place in each key's wait queue (see the script; '' or absent: it keeps
-   * no place, but still waits behind the queue). Release: the ticket to take out of the queues.
+   * Acquire: the caller's place in each key's wait queue (`newTicket`; '' or absent: it keeps no
+   * place, but still waits behind the queue). Release: the ticket to take out of the queues.
    */
   readonly ticket?: string;
-  /** Acquire: how long the ticket stays in the queues without a new attempt, ms (the master's clock). */
-  readonly ticketTtlMs?: number;
   /** With `replicas`: how long the WAIT behind a grant may block (not sent to the script). */
   readonly replicationTimeoutMs?: number;
 }
 
 /**
  * Where a resource's fence counter and wait queue live on each master: next to the resource, so ACL
- * key patterns that allow the resource allow them. Counters never expire (see the README on
- * cleaning); a queue expires with its last ticket.
+ * key patterns that allow the resource allow them (on a cluster voter, in the resource's slot:
+ * cluster.ts). Counters never expire (see the README on cleaning); a queue expires with its last
+ * ticket. The script names queues itself (the same rule), so they cost no argument.
  */
 export const FENCE_SUFFIX = ':redlock-fence';
 export const QUEUE_SUFFIX = ':redlock-queue';
-/** Where a resource's companion key (`suffix`: FENCE_SUFFIX or QUEUE_SUFFIX) lives on a master. */
-export type CompanionKey = (resource: string, suffix: string) => string;
-export const companionKey: CompanionKey = (resource, suffix) => resource + suffix;
-export const fenceKey = (resource: string): string => resource + FENCE_SUFFIX;
+/** Where a resource's fence counter lives on a master (standalone: beside it). */
+export type FenceKey = (resource: string) => string;
+export const fenceKey: FenceKey = (resource) => resource + FENCE_SUFFIX;
 export const queueKey = (resource: string): string => resource + QUEUE_SUFFIX;
 
 /**
- * A ticket: the waiter's order (ms on its own clock when its acquire began) and a random part. Every
- * master sorts its queue by the order, then the whole ticket, so masters that know the same
- * tickets agree on who is first.
+ * A ticket, "<order>-<ttl>-<random>": the waiter's order (ms on its own clock when its acquire
+ * began), how long a master keeps it without a new attempt (ms, on the master's clock), and a random
+ * part. Every master sorts its queue by the order, then the whole ticket, so masters that know the
+ * same tickets agree on who is first.
  */
-export function newTicket(orderMs: number, random: string): string {
-  return `${Math.floor(orderMs)}-${random}`;
+export function newTicket(orderMs: number, ttlMs: number, random: string): string {
+  return `${Math.floor(orderMs)}-${Math.ceil(ttlMs)}-${random}`;
 }
 
 /**
@@ -83,22 +82,24 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 'e' extend, 'r' release,
  *       'f' fence), lock value, ttl in ms (fence: the token; release: ignored), number of keys it
  *       owns in KEYS: its n lock keys, and for 'A' and 'f' then their n fence counters. An acquire
- *       adds its ticket and the ticket's ttl in ms, a release the ticket to drop (or ''); both then
- *       name the n resources' queues. Then the number of inline keys (0: they are KEYS). Then how
- *       releases are announced: 'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and
- *       a shard channel of the master's own (a cluster shard). Last, the call's tag (unique in the
- *       process), echoed as the reply's last element: a reply read for the wrong call (a
- *       connection whose replies no longer line up with its commands, as after bytes lost by a
- *       middlebox) is recognised instead of counted as that call's votes.
- * Queues: one sorted set per resource, in the resource's slot, holds each waiting ticket t twice: t
- *       scored by its order (the number before its '-': positive), and '~'..t scored by minus its
- *       deadline on this master's clock (TIME). A ticket whose deadline passed is dropped by whoever
- *       reads the queue next; the set's own PEXPIRE is the longest ticket ttl seen, so it dies with
- *       its last waiter. The first ticket is the live one with the lowest order. Queues are not
- *       declared keys and every queue command (TIME included) is a pcall: a queue the master cannot
- *       serve now (a slot being migrated, the queue already moved; an ACL without the command) is no
- *       queue for this call, and the lock keys alone decide, as they would without queues. (A
- *       declared queue would turn such a release into TRYAGAIN instead.)
+ *       and a release add a fifth: the acquire's ticket, or the ticket a release drops ('' for
+ *       none). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
+ *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
+ *       master's own (a cluster shard). Last, the call's tag (unique in the process), echoed as the
+ *       reply's last element: a reply read for the wrong call (a connection whose replies no longer
+ *       line up with its commands, as after bytes lost by a middlebox) is recognised instead of
+ *       counted as that call's votes.
+ * Queues: one sorted set per resource: "<resource>:redlock-queue", or on a cluster shard
+ *       "{<resource>}:redlock-queue" when the resource has no hash tag (so it is in the resource's
+ *       slot). It holds each waiting ticket t twice: t scored by its order, and '~'..t scored by
+ *       minus its deadline on this master's clock (TIME + the ticket's ttl). A ticket whose
+ *       deadline passed is dropped by whoever reads the queue next; the set's own PEXPIRE is the
+ *       longest ticket ttl seen, so it dies with its last waiter. The first ticket is the live one
+ *       with the lowest order. Queues are not declared keys and every queue command (TIME included)
+ *       is a pcall: a queue the master cannot serve now (a slot being migrated, the queue already
+ *       moved; an ACL without the command) is no queue for this call, and the lock keys alone
+ *       decide, as they would without queues. (A declared queue would turn such a release into
+ *       TRYAGAIN instead.) The queue helpers are made on first use: closures cost every call.
  * Reply: per operation two integers, flattened, then the tag:
  *   acquire {1, 0} no key existed and, on each key's queue, no other ticket was first: every key is
  *           now the value with PX ttl. A ticket in line stays there (the lock's release takes it
@@ -137,39 +138,54 @@ if inline > 0 then
   K = {}
   for i = 1, inline do K[i] = ARGV[i] end
 end
-local now
-local function queue(...)
-  local result = redis.pcall(...)
-  if type(result) == 'table' and result.err then return nil end
-  return result
-end
-local function clock()
-  if now == nil then
-    local t = queue('TIME')
-    now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false
+local shard = ARGV[n - 2] == 'SPUBLISH'
+local function queue_of(key)
+  if shard then
+    local open = string.find(key, '{', 1, true)
+    local close = open and string.find(key, '}', open + 1, true)
+    if not close or close == open + 1 then return '{' .. key .. '}:redlock-queue' end
   end
-  return now
+  return key .. ':redlock-queue'
 end
-local function first_in(q)
-  if queue('EXISTS', q) ~= 1 then return nil end
-  local at = clock()
-  if at then
-    for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
+local lines
+local function line()
+  if lines then return lines end
+  local now
+  local function queue(...)
+    local result = redis.pcall(...)
+    if type(result) == 'table' and result.err then return nil end
+    return result
   end
-  local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
-  return head and head[1]
-end
-local function join(q, ticket, ttl)
-  local at = clock()
-  if at and queue('ZADD', q, string.match(ticket, '^%d+'), ticket, -(at + ttl), '~' .. ticket) then
-    local pttl = queue('PTTL', q)
-    if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
+  local function clock()
+    if now == nil then
+      local t = queue('TIME')
+      now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false
+    end
+    return now
   end
-end
-local function announce(who, q, key)
-  local head = first_in(q)
-  redis.pcall(ARGV[n - 2], ARGV[n - 1], who .. ':' .. (head or '') .. ':' .. key)
-  return head
+  lines = {
+    first = function(q)
+      local at = clock()
+      if at then
+        for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
+      end
+      local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
+      return head and head[1]
+    end,
+    join = function(q, ticket)
+      local at = clock()
+      local order, ttl = string.match(ticket, '^(%d+)%-(%d+)%-')
+      ttl = tonumber(ttl)
+      if at and ttl and queue('ZADD', q, order, ticket, -(at + ttl), '~' .. ticket) then
+        local pttl = queue('PTTL', q)
+        if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
+      end
+    end,
+    drop = function(q, ticket)
+      return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
+    end,
+  }
+  return lines
 end
 local reply = {}
 local first = 1
@@ -188,29 +204,26 @@ while i <= n - 4 do
     end
   end
   local locks = (kind == 'A' or kind == 'f') and (first + last - 1) / 2 or last
-  local queues = i + (kind == 'r' and 5 or 6)
-  if kind == 'a' or kind == 'A' or kind == 'r' then width = queues - i + locks - first + 1 end
+  if kind == 'a' or kind == 'A' or kind == 'r' then width = 5 end
   if status == -1 then
     detail = 0
   elseif kind == 'a' or kind == 'A' then
-    local ticket, wait = ARGV[i + 4], tonumber(ARGV[i + 5])
+    local ticket = ARGV[i + 4]
     for k = first, locks do
-      if redis.call('EXISTS', K[k]) == 1 then
+      -- One EXISTS for the key and its queue: an uncontended acquire pays nothing for queues.
+      local q = queue_of(K[k])
+      local found = redis.pcall('EXISTS', K[k], q)
+      if type(found) ~= 'number' then found, q = redis.call('EXISTS', K[k]), false end
+      if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
         status, detail = 0, redis.call('PTTL', K[k])
         break
-      end
-    end
-    if status == 1 then
-      for q = queues, i + width - 1 do
-        local head = first_in(ARGV[q])
-        if head and head ~= ticket then
-          status = 3
-          break
-        end
+      elseif found == 1 and status == 1 then
+        local head = line().first(q)
+        if head and head ~= ticket then status = 3 end
       end
     end
     if status ~= 1 and ticket ~= '' then
-      for q = queues, i + width - 1 do join(ARGV[q], ticket, wait) end
+      for k = first, locks do line().join(queue_of(K[k]), ticket) end
     end
     if status == 1 then
       for k = locks + 1, last do
@@ -229,19 +242,24 @@ while i <= n - 4 do
     local ticket = ARGV[i + 4]
     status = 0
     for k = first, last do
-      local q = ARGV[queues + k - first]
-      local left = ticket ~= '' and (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
+      local q = queue_of(K[k])
+      if redis.pcall('EXISTS', q) ~= 1 then q = false end
+      local left = q and ticket ~= '' and line().drop(q, ticket)
       local current = redis.pcall('GET', K[k])
-      local head
+      local who
       if type(current) == 'table' then
         if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
       elseif current == value then
         status = status + redis.call('DEL', K[k])
-        head = announce(value, q, K[k])
+        who = value
       elseif left and not current then
-        head = announce(ticket, q, K[k])
+        who = ticket
       end
-      if head and detail == 0 then detail = head end
+      if who then
+        local head = q and line().first(q)
+        redis.pcall(ARGV[n - 2], ARGV[n - 1], who .. ':' .. (head or '') .. ':' .. K[k])
+        if head and detail == 0 then detail = head end
+      end
     end
   else
     for k = first, locks do
@@ -305,14 +323,14 @@ export const standaloneAnnouncement: Announcement = { command: 'PUBLISH', channe
 /**
  * The EVALSHA/EVAL tail (numkeys, keys…, args…, inline count, announcement, tag) for a batch of
  * operations, after `head` (e.g. EVALSHA and the SHA1); with `inline`, numkeys is 0 and the keys
- * lead ARGV (see the script). `companionOf` places fence counters and queues (a cluster voter's
- * keep them in the resource's slot).
+ * lead ARGV (see the script). `fenceKeyOf` places fence counters (a cluster voter's keep them in
+ * the resource's slot).
  */
 export function encodeBatch(
   operations: readonly LockOperation[],
   tag: string,
   announcement: Announcement = standaloneAnnouncement,
-  companionOf: CompanionKey = companionKey,
+  fenceKeyOf: FenceKey = fenceKey,
   inline = false,
   head: readonly string[] = [],
 ): string[] {
@@ -320,16 +338,9 @@ export function encodeBatch(
   const { command, channel } = announcement;
   if (lone && !lone.fenced && lone.kind !== 'fence' && !inline && lone.keys.length === 1 && head.length === 2) {
     // One plain operation on one key, the usual call: built in one go (this runs per master per operation).
-    const key = lone.keys[0]!;
     const ttl = String(lone.ttlMs);
-    switch (lone.kind) {
-      case 'acquire':
-        return [head[0]!, head[1]!, '1', key, 'a', lone.value, ttl, '1', lone.ticket ?? '', String(lone.ticketTtlMs ?? 0), companionOf(key, QUEUE_SUFFIX), '0', command, channel, tag];
-      case 'release':
-        return [head[0]!, head[1]!, '1', key, 'r', lone.value, ttl, '1', lone.ticket ?? '', companionOf(key, QUEUE_SUFFIX), '0', command, channel, tag];
-      default:
-        return [head[0]!, head[1]!, '1', key, kindCode[lone.kind], lone.value, ttl, '1', '0', command, channel, tag];
-    }
+    if (lone.kind === 'extend') return [head[0]!, head[1]!, '1', lone.keys[0]!, 'e', lone.value, ttl, '1', '0', command, channel, tag];
+    return [head[0]!, head[1]!, '1', lone.keys[0]!, kindCode[lone.kind], lone.value, ttl, '1', lone.ticket ?? '', '0', command, channel, tag];
   }
   const keys: string[] = [];
   const args: string[] = [];
@@ -338,12 +349,10 @@ export function encodeBatch(
     keys.push(...own);
     // A fenced acquire and a fence also own the resources' fence counters, after the lock keys.
     const counters = fenced || kind === 'fence';
-    if (counters) for (const key of own) keys.push(companionOf(key, FENCE_SUFFIX));
+    if (counters) for (const key of own) keys.push(fenceKeyOf(key));
     const number = kind === 'fence' ? operation.token : operation.ttlMs;
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(counters ? 2 * own.length : own.length));
-    if (kind === 'acquire') args.push(operation.ticket ?? '', String(operation.ticketTtlMs ?? 0));
-    else if (kind === 'release') args.push(operation.ticket ?? '');
-    if (kind === 'acquire' || kind === 'release') for (const key of own) args.push(companionOf(key, QUEUE_SUFFIX));
+    if (kind === 'acquire' || kind === 'release') args.push(operation.ticket ?? '');
   }
   if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
   return [...head, String(keys.length), ...keys, ...args, '0', command, channel, tag];
