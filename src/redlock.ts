@@ -546,8 +546,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       // A release's reply names who is first in line now: one of ours is woken without waiting for
       // the announcement on its subscription (which may still be connecting).
       const plain = submit;
+      const released = operation.ticket || operation.value; // as the script announces it
       submit = (index, cancellation) => plain(index, cancellation).then((reply) => {
-        if (reply.head !== undefined) this.#notifier.turn(reply.head, operation.value);
+        if (reply.head !== undefined) this.#notifier.turn(reply.head, released, index);
         return reply;
       });
     }

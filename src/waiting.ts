@@ -24,10 +24,10 @@ export interface ReleaseListener {
 }
 export type Subscribe = (listener: ReleaseListener) => Subscription;
 
-/** What a subscription taking counts as for a waiter's wake-up: one release, whichever masters report it. */
-const SUBSCRIBED = 'subscribed';
 /** How long subscriptions outlive the last waiter, so a burst of waits does not churn connections. */
 const IDLE_CLOSE_MS = 1_000;
+/** What subscriptions taking count as, for a waiter: one release, reported by each master whose subscription took. */
+const SUBSCRIBED = 'subscribed';
 
 /**
  * What woke a waiter: a master named its ticket first in line (`turn`), a release with nobody in
@@ -38,7 +38,9 @@ export type WakeSource = 'turn' | 'released' | 'timeout';
 export class Waiter {
   #wake: ((source: WakeSource) => void) | undefined;
   #pendingWake: WakeSource | undefined;
-  /** The release that woke it last: each master announces it, one wake is enough. */
+  /** Masters (a bit each) that reported a release naming it since it last woke. */
+  #reportedBy = 0;
+  /** The release that woke it last: the other masters' reports of it wake it no more. */
   #wokenFor: string | undefined;
   /** The value of this waiter's latest attempt: the rollback of its own attempt wakes nobody. */
   ownValue: string | undefined;
@@ -84,10 +86,23 @@ export class Waiter {
     });
   }
 
-  /** @internal `released` (a lock's value, or a ticket that left a queue) left one of the keys. */
-  wake(released: string, source: WakeSource): void {
+  /**
+   * @internal master number `master` reports that `released` (a lock's or a ticket's release) left
+   * one of the keys. It wakes once `needed` masters have (whatever releases they reported): an
+   * attempt made at the first report would find the key still held on the others, and be refused.
+   */
+  report(released: string, master: number, needed: number, source: WakeSource): void {
     if (released === this.ownValue || released === this.#wokenFor) return;
+    const bit = 2 ** master;
+    if (Math.floor(this.#reportedBy / bit) % 2 === 0) this.#reportedBy += bit;
+    if (bitCount(this.#reportedBy) < needed) return;
+    this.#reportedBy = 0;
     this.#wokenFor = released;
+    this.wake(source);
+  }
+
+  /** @internal wake it now (its sleep resolves, or the next one at once). */
+  wake(source: WakeSource): void {
     if (this.#wake) this.#wake(source);
     else this.#pendingWake = source;
   }
@@ -98,7 +113,18 @@ export class Waiter {
   }
 }
 
+/** The number of bits set in `bits` (a non-negative integer below 2^53). */
+function bitCount(bits: number): number {
+  let count = 0;
+  for (let rest = bits; rest > 0; rest = Math.floor(rest / 2)) count += rest % 2;
+  return count;
+}
+
 export class Notifier {
+  /** Masters that must report a release before its waiter wakes: a majority. */
+  readonly #needed: number;
+  /** One listener per master, so a report says which master made it. */
+  readonly #listeners: readonly ReleaseListener[];
   /** This process' waiters of each key, longest-waiting first. */
   readonly #queues = new Map<string, Waiter[]>();
   readonly #tickets = new Map<string, Waiter>();
@@ -107,7 +133,10 @@ export class Notifier {
   #closed = false;
 
   /** One subscribe function per master. */
-  constructor(private readonly subscribers: readonly Subscribe[]) {}
+  constructor(private readonly subscribers: readonly Subscribe[]) {
+    this.#needed = Math.floor(subscribers.length / 2) + 1;
+    this.#listeners = subscribers.map((_, master) => this.#listenerOf(master));
+  }
 
   /** Start waiting for `keys` with `ticket`; subscriptions open now if they are not open yet. */
   register(keys: readonly string[], ticket: string): Waiter {
@@ -121,23 +150,23 @@ export class Notifier {
     clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
     // After close() (quit while an acquire was in flight) no new subscription: nothing would close it.
-    if (!this.#closed) this.#subscriptions ??= this.subscribers.map((subscribe) => subscribe(this.#listener));
+    if (!this.#closed) this.#subscriptions ??= this.subscribers.map((subscribe, master) => subscribe(this.#listeners[master]!));
     return waiter;
   }
 
   /**
-   * `released` (a lock's value, or a ticket that left the queue) left `key` on a master, where
-   * `head` is first in line now: wake that waiter if it is here; with nobody in line, this
-   * process' longest-waiting waiter of the key.
+   * `released` (a lock's value, or a ticket that left the queue) left `key` on master number
+   * `master`, where `head` is first in line now: that waiter, if it is here, or with nobody in line
+   * this process' longest-waiting waiter of the key, wakes once a majority of masters said so.
    */
-  released(key: string, released: string, head: string | undefined): void {
-    if (head === undefined) this.#queues.get(key)?.[0]?.wake(released, 'released');
-    else this.turn(head, released);
+  released(key: string, released: string, head: string | undefined, master: number): void {
+    if (head === undefined) this.#queues.get(key)?.[0]?.report(released, master, this.#needed, 'released');
+    else this.turn(head, released, master);
   }
 
-  /** A master named `head` first in line after `released` left: wake that waiter if it is here. */
-  turn(head: string, released: string): void {
-    this.#tickets.get(head)?.wake(released, 'turn');
+  /** Master number `master` named `head` first in line after `released` left (a release's reply says so too). */
+  turn(head: string, released: string, master: number): void {
+    this.#tickets.get(head)?.report(released, master, this.#needed, 'turn');
   }
 
   /** Someone in this process waits. */
@@ -167,17 +196,19 @@ export class Notifier {
     await this.#unsubscribe();
   }
 
-  readonly #listener: ReleaseListener = {
-    message: (message) => {
-      const released = parseReleased(message);
-      if (released) this.released(released.key, released.value, released.head);
-    },
-    // A release announced before the subscription took was missed: the longest waiter of each key
-    // tries once more (once, however many masters' subscriptions take).
-    subscribed: () => {
-      for (const queue of this.#queues.values()) queue[0]!.wake(SUBSCRIBED, 'released');
-    },
-  };
+  #listenerOf(master: number): ReleaseListener {
+    return {
+      message: (message) => {
+        const released = parseReleased(message);
+        if (released) this.released(released.key, released.value, released.head, master);
+      },
+      // A release announced before the subscriptions took was missed: the longest waiter of each
+      // key tries once more, when a majority of them took.
+      subscribed: () => {
+        for (const queue of this.#queues.values()) queue[0]!.report(SUBSCRIBED, master, this.#needed, 'released');
+      },
+    };
+  }
 
   async #unsubscribe(): Promise<void> {
     const subscriptions = this.#subscriptions;

@@ -117,10 +117,10 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *   release {n, head} n keys held the value and were deleted (compare-and-delete, never a blind
  *           DEL); the ticket leaves every queue; head is the ticket now first in line for the first
  *           key announced that has one (0: none), so the releasing process wakes it without
- *           waiting for its own subscription. Each deleted key is announced on the call's channel as
- *           "<value>:<first ticket or ''>:<key>" (a ticket that left a queue whose key is free, as
- *           "<ticket>:<first ticket or ''>:<key>"), so the waiter whose turn it is wakes at once
- *           instead of polling; best effort (pcall): a refused PUBLISH (an ACL without +publish; a
+ *           waiting for its own subscription. Each deleted key, and each free key whose queue the
+ *           ticket left, is announced on the call's channel as "<ticket>:<first ticket or ''>:<key>"
+ *           ("<value>:…" for a release without a ticket): the same words from every master, so
+ *           the waiter whose turn it is wakes once, at once, instead of polling; best effort (pcall): a refused PUBLISH (an ACL without +publish; a
  *           shard channel resharded away) comes after the DEL and must not turn a done release
  *           into an error
  * With inline keys, an operation a key of which this master does not serve now (a slot of another
@@ -251,7 +251,7 @@ while i <= n - 4 do
         if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
       elseif current == value then
         status = status + redis.call('DEL', K[k])
-        who = value
+        who = ticket ~= '' and ticket or value
       elseif left and not current then
         who = ticket
       end

@@ -89,6 +89,24 @@ describe('fair queue', () => {
     await eventually(async () => (await queueKeysOf(key)).every((exists) => exists === 0));
   });
 
+  it('4 Redlocks × 4 workers on one key with a 5 s retryDelay: every hand-off is woken by the release, none waits for the fallback', async () => {
+    const key = uniquePrefix('hot-woken')('r');
+    const redlocks: Redlock[] = Array.from({ length: 4 }, () => own.lockOn({ retryDelay: 5_000, retryJitter: 0 }));
+    const waits: number[] = [];
+    for (const redlock of redlocks) redlock.on('acquired', ({ waitMs }) => waits.push(waitMs));
+    const end = performance.now() + 2_000;
+    const worker = async (redlock: Redlock): Promise<void> => {
+      while (performance.now() < end) {
+        const lock = await redlock.acquire(key, 10_000);
+        await sleep(1);
+        await lock.release();
+      }
+    };
+    await Promise.all(redlocks.flatMap((redlock) => Array.from({ length: 4 }, () => worker(redlock))));
+    expect(waits.length).toBeGreaterThan(50);
+    expect(Math.max(...waits)).toBeLessThan(4_000);
+  });
+
   it('a newcomer does not take a free key past a waiter already in line; its giving up hands the key to that waiter', async () => {
     const key = uniquePrefix('barge')('r');
     // A holder that crashed with a key of no expiry: the waiter sleeps its whole fallback.

@@ -8,45 +8,58 @@ async function outcomes(sleeps: ReadonlyArray<Promise<WakeSource>>): Promise<Arr
   return Promise.all(sleeps.map((sleep) => Promise.race([sleep, asleep])));
 }
 
+/** A Notifier over `masters` fake masters, and the listener each master's subscription was given. */
+function notifierOver(masters: number): { notifier: Notifier; listeners: ReleaseListener[] } {
+  const listeners: ReleaseListener[] = [];
+  const subscribe: Subscribe = (listener) => {
+    listeners.push(listener);
+    return { close: () => Promise.resolve() };
+  };
+  return { notifier: new Notifier(Array.from({ length: masters }, () => subscribe)), listeners };
+}
+
 describe('Notifier', () => {
-  it('an announcement naming a ticket wakes that waiter only, wherever it stands in this process', async () => {
-    const notifier = new Notifier([]);
+  it('an announcement naming a ticket wakes that waiter only, once a majority of masters made it', async () => {
+    const { notifier } = notifierOver(5);
     const waiters = ['t1', 't2', 't3'].map((ticket) => notifier.register(['k'], ticket));
     const sleeps = waiters.map((waiter) => waiter.sleep(60_000));
-    notifier.released('k', 'value-1', 't2');
+    notifier.released('k', 'value-1', 't2', 0);
+    notifier.released('k', 'value-1', 't2', 1);
+    notifier.released('k', 'value-1', 't2', 1); // the same master again (its reply, then its announcement)
+    expect(await outcomes(sleeps)).toEqual(['asleep', 'asleep', 'asleep']);
+    notifier.released('k', 'value-1', 't2', 4);
     expect(await outcomes(sleeps)).toEqual(['asleep', 'turn', 'asleep']);
     for (const waiter of waiters) waiter.leave();
     await notifier.close();
   });
 
   it("an announcement naming another process' ticket wakes nobody here", async () => {
-    const notifier = new Notifier([]);
+    const { notifier } = notifierOver(1);
     const waiter = notifier.register(['k'], 't1');
     const sleep = waiter.sleep(60_000);
-    notifier.released('k', 'value-1', 'elsewhere');
+    notifier.released('k', 'value-1', 'elsewhere', 0);
     expect(await outcomes([sleep])).toEqual(['asleep']);
     waiter.leave();
     await notifier.close();
   });
 
   it('an announcement naming nobody wakes the longest-waiting waiter of the key', async () => {
-    const notifier = new Notifier([]);
+    const { notifier } = notifierOver(1);
     const waiters = ['t1', 't2'].map((ticket) => notifier.register(['k'], ticket));
     const other = notifier.register(['other'], 't3');
     const sleeps = [...waiters, other].map((waiter) => waiter.sleep(60_000));
-    notifier.released('k', 'value-1', undefined);
+    notifier.released('k', 'value-1', undefined, 0);
     expect(await outcomes(sleeps)).toEqual(['released', 'asleep', 'asleep']);
     for (const waiter of [...waiters, other]) waiter.leave();
     await notifier.close();
   });
 
   it('every master announcing the same release wakes the waiter once; its own rollback wakes nobody', async () => {
-    const notifier = new Notifier([]);
+    const { notifier } = notifierOver(3);
     const waiter = notifier.register(['k'], 't1');
     waiter.ownValue = 'own-attempt';
-    notifier.released('k', 'own-attempt', 't1');
-    notifier.released('k', 'value-1', 't1');
-    notifier.released('k', 'value-1', 't1'); // the same release, from another master
+    for (const master of [0, 1, 2]) notifier.released('k', 'own-attempt', 't1', master);
+    for (const master of [0, 1, 2]) notifier.released('k', 'value-1', 't1', master);
     expect(await outcomes([waiter.sleep(60_000)])).toEqual(['turn']);
     expect(await outcomes([waiter.sleep(60_000)])).toEqual(['asleep']);
     waiter.leave();
@@ -55,19 +68,17 @@ describe('Notifier', () => {
 });
 
 describe('Notifier subscriptions', () => {
-  it('a subscription taking wakes the longest waiter of each key once (a release before it was missed)', async () => {
-    const listeners: ReleaseListener[] = [];
-    const subscribe: Subscribe = (listener) => {
-      listeners.push(listener);
-      return { close: () => Promise.resolve() };
-    };
-    const notifier = new Notifier([subscribe, subscribe, subscribe]);
+  it('subscriptions taking on a majority of masters wake the longest waiter of each key once (a release before them was missed)', async () => {
+    const { notifier, listeners } = notifierOver(3);
     const waiters = [notifier.register(['a'], 't1'), notifier.register(['a'], 't2'), notifier.register(['b'], 't3')];
     const sleeps = waiters.map((waiter) => waiter.sleep(60_000));
     expect(listeners).toHaveLength(3); // one per master, opened with the first waiter
-    for (const listener of listeners) listener.subscribed();
+    listeners[0]!.subscribed();
+    expect(await outcomes(sleeps)).toEqual(['asleep', 'asleep', 'asleep']);
+    listeners[1]!.subscribed();
+    listeners[2]!.subscribed();
     expect(await outcomes(sleeps)).toEqual(['released', 'asleep', 'released']);
-    expect(await outcomes([waiters[0]!.sleep(60_000)])).toEqual(['asleep']); // the other two masters' did not wake it again
+    expect(await outcomes([waiters[0]!.sleep(60_000)])).toEqual(['asleep']); // the third master's did not wake it again
     for (const waiter of waiters) waiter.leave();
     await notifier.close();
   });
