@@ -513,17 +513,21 @@ describe('connections', () => {
       await redlock.acquire(${JSON.stringify(held)}, 2000, { retryCount: 3 }).catch(() => undefined);
       await redlock.quit();
       ${close}
-      console.log('quit resolved at ' + Date.now());
+      const quitAt = performance.now();
+      console.log('quit resolved');
+      // 'exit' comes when nothing is left to keep the event loop alive (stdout is a pipe: written at once).
+      process.on('exit', () => console.log('drained after ' + Math.round(performance.now() - quitAt)));
     `;
     // Several rounds: how long node-redis would still sleep before its next reconnect varies.
     for (let round = 0; round < 5; round++) {
       const child = spawnScript(script);
       const output = collectOutput(child);
       const exit = await exitWithin(child, 10_000);
-      const exitedAt = Date.now();
-      const quitAt = Number(/quit resolved at (\d+)/.exec(output())?.[1]);
       expect(exit, `round ${round}: ${output()}`).toBe(0);
-      expect(exitedAt - quitAt, `round ${round}: ms from quit() resolving to the exit`).toBeLessThan(200);
+      // Measured in the child: the parent seeing the exit adds the teardown of a node process on a
+      // busy machine (over 200 ms at times in CI-like runs), which says nothing of our handles.
+      const drainedMs = Number(/drained after (\d+)/.exec(output())?.[1]);
+      expect(drainedMs, `round ${round}: ms from quit() resolving to an empty event loop: ${output()}`).toBeLessThan(200);
     }
   }, 60_000);
   it('quit() while a reset master\'s reconnect attempts are still connecting: the process exits by itself', async () => {

@@ -43,7 +43,7 @@ describe('delays beyond the timer limit', () => {
     expect(extensions).toBe(0);
   });
 
-  it('retryDelay 3e9 waits: one attempt, not a burst', async () => {
+  it('retryDelay 3e9 waits: one attempt (and one more when its subscriptions took), not a burst', async () => {
     const key = uniquePrefix('long-retry')('r');
     await Promise.all(direct.map((client) => client.set(key, 'held-forever'))); // no PTTL: retryDelay applies
     const tap = await monitor(ports[0]!);
@@ -56,7 +56,10 @@ describe('delays beyond the timer limit', () => {
     await pending;
     tap.stop();
     const acquires = tap.lines.filter((line) => line.includes(lockScript.sha) && line.includes(`"${key}" "a"`));
-    expect(acquires).toHaveLength(1);
+    // The refused attempt; then, once the waiter's subscriptions took (a release announced before
+    // them would have been missed), one more. A delay that overflowed a timer would be a burst.
+    expect(acquires.length).toBeGreaterThanOrEqual(1);
+    expect(acquires.length).toBeLessThanOrEqual(2);
     await slow.quit();
     await Promise.all(direct.map((client) => client.del(key)));
   });
