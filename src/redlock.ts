@@ -161,7 +161,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const startMs = this.#clock.monotonicMs();
     const attempts: AttemptRecord[] = [];
     // This call's place in the keys' queues on the masters, kept across its attempts (waiting.ts).
-    const ticket = newTicket(this.#clock.epochMs(), ticketTtlOf(effective), newLockValue());
+    const ticket = newTicket(this.#clock.epochMs(), ticketTtlOf(effective));
     let waiter: Waiter | undefined;
     this.#stats.acquisitions.attempted++;
     try {

@@ -4,7 +4,7 @@
  * event-loop tick. Its SHA1 is computed here so EVALSHA can be sent before SCRIPT LOAD has answered;
  * node.ts falls back to EVAL on NOSCRIPT.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 export type OperationKind = 'acquire' | 'extend' | 'release' | 'fence';
 
@@ -42,14 +42,17 @@ export const fenceKey: FenceKey = (resource) => resource + FENCE_SUFFIX;
 export const queueKey = (resource: string): string => resource + QUEUE_SUFFIX;
 
 /**
- * A ticket, "<order>-<ttl>-<random>": the waiter's order (ms on its own clock when its acquire
- * began), how long a master keeps it without a new attempt (ms, on the master's clock), and a random
- * part. Every master sorts its queue by the order, then the whole ticket, so masters that know the
- * same tickets agree on who is first.
+ * A ticket, "<order>-<ttl>-<id>": the waiter's order (ms on its own clock when its acquire began),
+ * how long a master keeps it without a new attempt (ms, on the master's clock), and an id unique
+ * across processes (a random prefix drawn once, then a counter: a ticket orders waiters and names
+ * them, it guards nothing, so it needs no CSPRNG draw of its own). Every master sorts its queue by
+ * the order, then the whole ticket, so masters that know the same tickets agree on who is first.
  */
-export function newTicket(orderMs: number, ttlMs: number, random: string): string {
-  return `${Math.floor(orderMs)}-${Math.ceil(ttlMs)}-${random}`;
+export function newTicket(orderMs: number, ttlMs: number): string {
+  return `${Math.floor(orderMs)}-${Math.ceil(ttlMs)}-${TICKET_PREFIX}${(++lastTicket).toString(36)}`;
 }
+const TICKET_PREFIX = randomBytes(8).toString('hex');
+let lastTicket = 0;
 
 /**
  * One operation's answer: `status` is 1/0 (acquire: granted/refused; extend and fence: done/not
