@@ -200,7 +200,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           waiter ??= this.#notifier.register(keys, ticket);
           waiter.ownValue = value;
           const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
-          // A release with nobody in line woke the longest waiter of every process: a random pause of
+          // A release with nobody in line woke the oldest waiter of every process: a random pause of
           // up to two of our attempts' durations keeps them from all asking at once and splitting
           // the votes. (Named first in line, it goes at once.)
           if (wokenBy === 'released') {

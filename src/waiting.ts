@@ -2,8 +2,8 @@
  * Waiting without polling, in the order of the masters' queues. Every waiter holds a ticket in each
  * of its keys' queues on the masters (the script's contract). The release script announces every key
  * it deletes (a PUBLISH on each master) with the ticket first in line there; a waiter sleeps until
- * the first of: an announcement naming its ticket, an announcement that names nobody (no queue
- * there: the longest-waiting waiter of the key in this process is woken), the blocking key's PTTL,
+ * the first of: a majority of masters naming its ticket (or naming nobody, where their queue is
+ * empty, for this process' waiter with the oldest ticket of the key), the blocking key's PTTL,
  * or retryDelay ± jitter as a fallback (which also renews its ticket before it expires).
  *
  * So one release wakes one waiter, whichever process it is in, instead of every process's first
@@ -113,6 +113,25 @@ export class Waiter {
   }
 }
 
+/**
+ * The waiter of `queue` (not empty) with the oldest ticket: the one the masters' queues put first
+ * among this process' waiters. A master whose queue is empty (it granted that waiter's attempt, or
+ * never saw its ticket) announces a release naming nobody; reported to this waiter, it adds to the
+ * masters that name it, so a waiter named by a minority, the others naming nobody, still wakes.
+ */
+function oldest(queue: readonly Waiter[]): Waiter {
+  let first = queue[0]!;
+  for (const waiter of queue) if (ticketBefore(waiter.ticket, first.ticket)) first = waiter;
+  return first;
+}
+
+/** Whether ticket `a` comes before `b` in the masters' queues: by order, then as strings (the script's contract). */
+function ticketBefore(a: string, b: string): boolean {
+  const orderA = Number(a.slice(0, a.indexOf('-')));
+  const orderB = Number(b.slice(0, b.indexOf('-')));
+  return orderA !== orderB ? orderA < orderB : a < b;
+}
+
 /** The number of bits set in `bits` (a non-negative integer below 2^53). */
 function bitCount(bits: number): number {
   let count = 0;
@@ -125,7 +144,7 @@ export class Notifier {
   readonly #needed: number;
   /** One listener per master, so a report says which master made it. */
   readonly #listeners: readonly ReleaseListener[];
-  /** This process' waiters of each key, longest-waiting first. */
+  /** This process' waiters of each key, in the order they began waiting. */
   readonly #queues = new Map<string, Waiter[]>();
   readonly #tickets = new Map<string, Waiter>();
   #subscriptions: Subscription[] | undefined;
@@ -157,11 +176,14 @@ export class Notifier {
   /**
    * `released` (a lock's value, or a ticket that left the queue) left `key` on master number
    * `master`, where `head` is first in line now: that waiter, if it is here, or with nobody in line
-   * this process' longest-waiting waiter of the key, wakes once a majority of masters said so.
+   * this process' waiter with the oldest ticket of the key, wakes once a majority of masters said so.
    */
   released(key: string, released: string, head: string | undefined, master: number): void {
-    if (head === undefined) this.#queues.get(key)?.[0]?.report(released, master, this.#needed, 'released');
-    else this.turn(head, released, master);
+    if (head !== undefined) this.turn(head, released, master);
+    else {
+      const queue = this.#queues.get(key);
+      if (queue) oldest(queue).report(released, master, this.#needed, 'released');
+    }
   }
 
   /** Master number `master` named `head` first in line after `released` left (a release's reply says so too). */
@@ -202,10 +224,10 @@ export class Notifier {
         const released = parseReleased(message);
         if (released) this.released(released.key, released.value, released.head, master);
       },
-      // A release announced before the subscriptions took was missed: the longest waiter of each
+      // A release announced before the subscriptions took was missed: the oldest waiter of each
       // key tries once more, when a majority of them took.
       subscribed: () => {
-        for (const queue of this.#queues.values()) queue[0]!.report(SUBSCRIBED, master, this.#needed, 'released');
+        for (const queue of this.#queues.values()) oldest(queue).report(SUBSCRIBED, master, this.#needed, 'released');
       },
     };
   }

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ResourceLockedError, type Redlock } from '../../src/index.js';
-import { QUEUE_SUFFIX } from '../../src/scripts/index.js';
+import { QUEUE_SUFFIX, releasedChannel } from '../../src/scripts/index.js';
 import { sleep, uniquePrefix, useOwnMasters, eventually, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);
@@ -24,6 +24,11 @@ function queuesOf(resource: string): Promise<string[][]> {
 /** Whether `resource`'s queue key exists on each master. */
 function queueKeysOf(resource: string): Promise<number[]> {
   return Promise.all(direct.map((client) => client.exists(resource + QUEUE_SUFFIX)));
+}
+
+/** Subscribers to `channel` on each master. */
+function subscribersOf(channel: string): Promise<number[]> {
+  return Promise.all(direct.map(async (client) => Number((await client.sendCommand<[string, number]>(['PUBSUB', 'NUMSUB', channel]))[1])));
 }
 
 /** Jain's fairness index of `counts`: 1 when all are equal, 1/n when one took everything. */
@@ -115,6 +120,9 @@ describe('fair queue', () => {
     const waiting = waiter.acquire(key, 10_000, { retryCount: -1 });
     await eventually(async () => (await queuesOf(key)).every((queue) => queue.length === 1));
     expect((await queuesOf(key))[0]![0]).toMatch(TICKET);
+    // Its subscriptions took (and the one more attempt that follows was refused): it sleeps its 5 s.
+    await eventually(async () => (await subscribersOf(releasedChannel)).every((count) => count >= 1));
+    await sleep(200);
     // The key is freed without a release announcement: the waiter sleeps on.
     await Promise.all(direct.map((client) => client.del(key)));
     const newcomer = own.lockOn();

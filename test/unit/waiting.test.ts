@@ -43,14 +43,30 @@ describe('Notifier', () => {
     await notifier.close();
   });
 
-  it('an announcement naming nobody wakes the longest-waiting waiter of the key', async () => {
+  it('an announcement naming nobody wakes the waiter with the oldest ticket of the key', async () => {
     const { notifier } = notifierOver(1);
-    const waiters = ['t1', 't2'].map((ticket) => notifier.register(['k'], ticket));
-    const other = notifier.register(['other'], 't3');
+    // Registered in another order than their tickets': the masters' queues go by the ticket.
+    const waiters = ['200-1000-b', '100-1000-a'].map((ticket) => notifier.register(['k'], ticket));
+    const other = notifier.register(['other'], '50-1000-c');
     const sleeps = [...waiters, other].map((waiter) => waiter.sleep(60_000));
     notifier.released('k', 'value-1', undefined, 0);
-    expect(await outcomes(sleeps)).toEqual(['released', 'asleep', 'asleep']);
+    expect(await outcomes(sleeps)).toEqual(['asleep', 'released', 'asleep']);
     for (const waiter of [...waiters, other]) waiter.leave();
+    await notifier.close();
+  });
+
+  it('named by a minority of masters and named by nobody on the rest (their queues empty), the oldest waiter wakes', async () => {
+    const { notifier } = notifierOver(5);
+    const waiter = notifier.register(['k'], '100-1000-a');
+    const younger = notifier.register(['k'], '200-1000-b');
+    const sleeps = [waiter.sleep(60_000), younger.sleep(60_000)];
+    notifier.released('k', 'value-1', '100-1000-a', 0);
+    notifier.released('k', 'value-1', '100-1000-a', 1);
+    expect(await outcomes(sleeps)).toEqual(['asleep', 'asleep']);
+    notifier.released('k', 'value-1', undefined, 4);
+    expect(await outcomes(sleeps)).toEqual(['released', 'asleep']); // the last report says how
+    waiter.leave();
+    younger.leave();
     await notifier.close();
   });
 
