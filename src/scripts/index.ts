@@ -39,7 +39,6 @@ export const QUEUE_SUFFIX = ':redlock-queue';
 /** Where a resource's fence counter lives on a master (standalone: beside it). */
 export type FenceKey = (resource: string) => string;
 export const fenceKey: FenceKey = (resource) => resource + FENCE_SUFFIX;
-export const queueKey = (resource: string): string => resource + QUEUE_SUFFIX;
 
 /**
  * A ticket, "<order>-<ttl>-<id>": the waiter's order (ms on its own clock when its acquire began),
