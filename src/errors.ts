@@ -26,6 +26,11 @@ export interface NodeOutcome {
   pttlMs?: number;
   /** For a fenced acquire's `granted`: this master's fence counter after the increment (largest over the resources). */
   fence?: number;
+  /**
+   * For a semaphore permit's `granted`: the slot this master gave (0-based). Only masters that gave
+   * the same slot count together; a master that gave another one is not a vote for the permit.
+   */
+  slot?: number;
   error?: Error;
   /** Time from sending to this answer. */
   latencyMs?: number;
@@ -59,7 +64,10 @@ export interface AttemptRecord extends ExecutionStats {
   readonly elapsedMs: number;
   /** ttl − elapsed − drift; a quorum with validity ≤ 0 is still a failed attempt. */
   readonly validityMs: number;
+  /** Masters that granted (for a permit: the slot most of them gave, which is `slot`). */
   readonly granted: number;
+  /** A semaphore permit's attempt: the slot that the most masters gave. */
+  readonly slot?: number;
   /**
    * Fenced acquires whose first round reached a quorum: the token (largest counter of the granting
    * masters) and the second round, which raised the counters to it on the masters that hold the lock.
@@ -91,6 +99,7 @@ class Attempt implements AttemptRecord {
   readonly validityMs: number;
   readonly granted: number;
   declare readonly fencing?: FencingRound;
+  declare readonly slot?: number;
   readonly #voters: readonly unknown[];
   readonly #quorumSize: number;
   readonly #resources: readonly string[];
@@ -102,6 +111,7 @@ class Attempt implements AttemptRecord {
     this.validityMs = fields.validityMs;
     this.granted = fields.granted;
     if (fields.fencing !== undefined) (this as { fencing?: FencingRound }).fencing = fields.fencing;
+    if (fields.slot !== undefined) (this as { slot?: number }).slot = fields.slot;
     this.#voters = voters;
     this.#quorumSize = quorumSize;
     this.#resources = resources;
@@ -117,7 +127,8 @@ class Attempt implements AttemptRecord {
 
   get votesFor(): ReadonlySet<unknown> {
     const voters = this.#voters;
-    return new Set(this.outcomes.flatMap((outcome, index) => (outcome.status === 'granted' ? [voters[index]] : [])));
+    const slot = this.slot;
+    return new Set(this.outcomes.flatMap((outcome, index) => (outcome.status === 'granted' && outcome.slot === slot ? [voters[index]] : [])));
   }
 
   get votesAgainst(): ReadonlyMap<unknown, Error> {

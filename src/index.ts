@@ -1,5 +1,6 @@
 export { Redlock, type ReleaseResult, type Routine } from './redlock.js';
-export { Lock } from './lock.js';
+export { Lock, type LeaseKind } from './lock.js';
+export { LeaseType, ReadWriteLock, Semaphore } from './primitives.js';
 export type { LockSignal } from './lifetime.js';
 export {
   ClusterModeError,

@@ -15,6 +15,19 @@ import { Lifetime, lockSignal, type LockSignal, type Renewal } from './lifetime.
 import type { Settings } from './settings.js';
 import type { ReleaseResult } from './redlock.js';
 
+/**
+ * What kind of lease a Lock is: `lock`, an exclusive hold (`acquire`, and a read-write lock's write
+ * hold, which is the same thing); `read`, a read-write lock's shared hold; `permit`, one of a
+ * semaphore's `limit` permits, which holds the semaphore's slot number `slot` (its `resources`
+ * name the slot's key).
+ */
+export type LeaseKind =
+  | { readonly type: 'lock' }
+  | { readonly type: 'read' }
+  | { readonly type: 'permit'; readonly semaphore: string; readonly limit: number; readonly slot: number };
+
+export const EXCLUSIVE: LeaseKind = Object.freeze({ type: 'lock' });
+
 /** The part of Redlock a Lock calls back into. */
 export interface LockOwner {
   /** The masters, as `host:port`, in the order given. */
@@ -73,6 +86,8 @@ export class Lock {
     readonly quorum: number,
     /** @internal its acquire's ticket: a release takes it out of the masters' queues. */
     readonly ticket: string,
+    /** An exclusive lock, a shared read hold, or a semaphore's permit. */
+    readonly lease: LeaseKind = EXCLUSIVE,
   ) {
     this.#expiration = expiration;
     this.#outer = outer;
@@ -80,7 +95,7 @@ export class Lock {
 
   /** @internal a view of `outer` for a nested acquire of resources it holds. */
   static viewOf(owner: LockOwner, outer: Lock, resources: readonly string[]): Lock {
-    const view = new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer, outer.quorum, outer.ticket);
+    const view = new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer, outer.quorum, outer.ticket, outer.lease);
     outer.#views.add(view);
     return view;
   }

@@ -5,37 +5,62 @@
 import type { NodeOutcome, NodeStatus } from './errors.js';
 import { startTimer } from './timers.js';
 
-/** Vote counting, pure. */
+/**
+ * Vote counting, pure. Grants may come in groups (a semaphore's slots): only grants of one group
+ * count together, and `yes` is the largest group's count (`group` names it).
+ */
 export class Tally {
   yes = 0;
   no = 0;
+  /** Grants of every group. */
+  granted = 0;
+  /** The group with the most grants (undefined: grants without groups, or none yet). */
+  group: number | undefined;
+  #groups: Map<number, number> | undefined;
   constructor(
     readonly total: number,
     readonly quorum: number,
   ) {}
 
-  add(yes: boolean): void {
-    if (yes) this.yes++;
-    else this.no++;
+  add(yes: boolean, group?: number): void {
+    if (!yes) {
+      this.no++;
+      return;
+    }
+    this.granted++;
+    if (group === undefined) {
+      this.yes++;
+      return;
+    }
+    this.#groups ??= new Map();
+    const count = (this.#groups.get(group) ?? 0) + 1;
+    this.#groups.set(group, count);
+    if (count > this.yes) {
+      this.yes = count;
+      this.group = group;
+    }
   }
 
   get reached(): boolean {
     return this.yes >= this.quorum;
   }
 
-  /** Even if every master still pending said yes, the quorum could not be reached. */
+  /** Even if every master still pending granted the leading group, the quorum could not be reached. */
   get impossible(): boolean {
-    return this.total - this.no < this.quorum;
+    return this.yes + (this.total - this.no - this.granted) < this.quorum;
   }
 
   get allIn(): boolean {
-    return this.yes + this.no === this.total;
+    return this.granted + this.no === this.total;
   }
 }
 
 export interface FanOutResult {
   readonly reached: boolean;
+  /** Masters that granted (in groups: the largest group's). */
   readonly granted: number;
+  /** Grants in groups (a permit's slots): the largest group. */
+  readonly slot?: number | undefined;
   /** One per master, in node order; `pending` ones are filled in when their answer arrives. */
   readonly outcomes: NodeOutcome[];
 }
@@ -113,12 +138,12 @@ export function fanOut<R = Answer>(
       if (tally.allIn || (!options.waitForAll && (tally.reached || tally.impossible))) {
         decided = true;
         options.signal?.removeEventListener('abort', onAbort);
-        resolve({ reached: tally.reached, granted: tally.yes, outcomes });
+        resolve({ reached: tally.reached, granted: tally.yes, slot: tally.group, outcomes });
       }
     };
-    const count = (index: number, yes: boolean): void => {
+    const count = (index: number, yes: boolean, group?: number): void => {
       counted[index] = true;
-      tally.add(yes);
+      tally.add(yes, group);
       decide();
     };
     /**
@@ -151,12 +176,12 @@ export function fanOut<R = Answer>(
       if (decided) return;
       decided = true;
       for (const cancellation of cancellations) cancellation.cancel(options.signal?.reason);
-      resolve({ reached: false, granted: tally.yes, outcomes });
+      resolve({ reached: false, granted: tally.yes, slot: tally.group, outcomes });
     };
 
     labels.forEach((_, index) => {
       const outcome = outcomes[index]!;
-      const answered = (status: NodeStatus, fill: () => void): void => {
+      const answered = (status: NodeStatus, fill: () => void, group?: number): void => {
         // A late answer's details (its error, pttl or fence) are kept beside `late`.
         if (counted[index]) {
           outcome.late = status; // after its timeout: recorded, not counted again
@@ -166,7 +191,7 @@ export function fanOut<R = Answer>(
         record(outcome, status, now() - startMs);
         fill();
         options.onAnswer?.(index, status);
-        count(index, status === 'granted');
+        count(index, status === 'granted', group);
       };
       const failed = (error: unknown): void => {
         if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
@@ -185,7 +210,8 @@ export function fanOut<R = Answer>(
         answered(answer.status, () => {
           if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
           if (answer.fence !== undefined) outcome.fence = answer.fence;
-        });
+          if (answer.slot !== undefined) outcome.slot = answer.slot;
+        }, answer.slot);
       }, failed);
     });
     if (options.signal?.aborted) onAbort();

@@ -19,14 +19,15 @@ import {
   type NodeOutcome,
 } from './errors.js';
 import { RenewalScheduler, type LockSignal } from './lifetime.js';
-import { Lock } from './lock.js';
+import { EXCLUSIVE, Lock, type LeaseKind } from './lock.js';
+import { ReadWriteLock, Semaphore, type Admission, type LeaseOwner } from './primitives.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
 import { RedisNode, type Voter } from './node.js';
 import { ClusterVoter, clusterConfigOf, clusterKeysProblem } from './cluster.js';
 import type { HealthHooks, MasterHealth } from './health.js';
 import type { NodeInput } from './clients.js';
-import { fanOut, type Answer, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
+import { Cancellation, fanOut, type Answer, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
 import { QUEUED, newTicket, type LockOperation, type OperationReply } from './scripts/index.js';
 import {
   normalizeResources,
@@ -61,6 +62,9 @@ interface AttemptStart {
   readonly monotonicMs: number;
   readonly epochMs: number;
 }
+
+/** A semaphore's largest limit: a permit's acquire names every slot, on every master. */
+const MAX_PERMITS = 1024;
 
 /** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */
 const MAX_ATTEMPT_RECORDS = 100;
@@ -134,10 +138,46 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   /** Acquire `resources` for `ttl` ms on a quorum of masters, retrying as the settings say. */
-  async acquire(resources: string | readonly string[], ttl: number, settings?: CallSettings): Promise<Lock> {
+  acquire(resources: string | readonly string[], ttl: number, settings?: CallSettings): Promise<Lock> {
     const keys = normalizeResources(resources);
+    return this.#acquire({ kind: 'acquire', keys, lease: EXCLUSIVE, description: formatResources(keys) }, ttl, settings);
+  }
+
+  /**
+   * A counting semaphore named `name`: at most `limit` valid permits at any instant (every process
+   * must use the same limit for a name). `semaphore(name, limit).acquire(ttl)` resolves to a permit:
+   * a Lock with the lock's whole lifetime (extend, release, signal, autoExtend, `await using`).
+   */
+  semaphore(name: string, limit: number): Semaphore {
+    normalizeResources(name);
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be an integer ≥ 1, got ${String(limit)}`);
+    if (limit > MAX_PERMITS) throw new RangeError(`limit must be at most ${MAX_PERMITS} (a permit's acquire asks for every slot), got ${limit}`);
+    return new Semaphore(this.#leaseOwner, name, limit, this.#clustered);
+  }
+
+  /**
+   * A read-write lock named `name`: `.read` holds are shared, a `.write` hold is exclusive, and a
+   * waiting writer stops new readers. The write hold is `acquire(name)` itself.
+   */
+  readWrite(name: string): ReadWriteLock {
+    normalizeResources(name);
+    return new ReadWriteLock(this.#leaseOwner, name);
+  }
+
+  readonly #leaseOwner: LeaseOwner = {
+    acquireLease: (admission, ttl, settings) => this.#acquire(admission, ttl, settings),
+    usingLease: (admission, ttl, settings, routine) => this.#using(admission, ttl, settings, routine),
+  };
+
+  async #acquire(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock> {
+    const { kind, keys } = admission;
     const ttlMs = validateTtl(ttl);
     const { signal, autoExtend, fencing, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
+    if (fencing && kind !== 'acquire') {
+      throw new TypeError(
+        `fencing tokens order exclusive holders, and ${admission.description} is not one: acquire a lock or a write hold with { fencing: true }`,
+      );
+    }
     const effective = resolveSettings(this.#settings, callSettings, this.#nodes.length, ttlMs);
     if (autoExtend) validateAutoExtension(ttlMs, effective);
     if (this.#clustered) {
@@ -146,7 +186,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     }
     this.#assertOpen();
     signal?.throwIfAborted();
-    const outer = effective.reentrant ? this.#heldInScope(keys) : undefined;
+    // A routine holding the resources exclusively re-enters them (a writer may also read); a permit
+    // is always another permit.
+    const outer = effective.reentrant && kind !== 'permit' ? this.#heldInScope(keys) : undefined;
     if (outer) {
       if (fencing && outer.fencingToken === undefined) {
         throw new TypeError(
@@ -161,14 +203,17 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const startMs = this.#clock.monotonicMs();
     const attempts: AttemptRecord[] = [];
     // This call's place in the keys' queues on the masters, kept across its attempts (waiting.ts).
+    // Only exclusive holders wait in line there; a reader or a permit's ticket names its waiter here.
     const ticket = newTicket(this.#clock.epochMs(), ticketTtlOf(effective));
+    const inLine = kind === 'acquire' ? ticket : '';
+    let firstSlot = 0;
     let waiter: Waiter | undefined;
     this.#stats.acquisitions.attempted++;
     try {
       for (let attempt = 1; ; attempt++) {
         this.#assertOpen(); // quit() while waiting ends the wait
         const value = newLockValue();
-        const acquire: LockOperation = { kind: 'acquire', keys, value, ttlMs, fenced: fencing === true, ticket };
+        const acquire: LockOperation = { kind, keys, value, ttlMs, fenced: fencing === true, ticket: inLine, firstSlot };
         const start = this.#attemptStart();
         const first = await this.#vote(acquire, effective, attempt, start, signal);
         let { record } = first;
@@ -180,24 +225,34 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         if (succeeded) {
           const token = record.fencing?.token;
           const expiration = expirationMs(start.epochMs, ttlMs, effective.driftFactor);
-          const lock = this.#newLock(keys, value, ticket, expiration, attempt, ttlMs, callSettings, effective, autoExtend, token);
+          let held = keys;
+          let lease = admission.lease;
+          if (lease.type === 'permit') {
+            const slot = first.vote.slot!;
+            held = [keys[slot]!];
+            lease = { ...lease, slot };
+            this.#dropOtherSlots(acquire, slot, first.vote, effective);
+          }
+          const lock = this.#newLock(held, value, inLine, expiration, attempt, ttlMs, callSettings, effective, autoExtend, token, lease);
           const waitMs = lock.acquiredAtMs - startMs;
           this.#stats.acquired(waitMs);
-          this.#emit('acquired', () => ({ lock, resources: keys, attempts: attempt, waitMs, attempt: record }));
+          this.#emit('acquired', () => ({ lock, resources: held, attempts: attempt, waitMs, attempt: record }));
           return lock;
         }
         remember(attempts, record);
         const exhausted = effective.retryCount !== -1 && attempt > effective.retryCount;
         // Every master, including those that timed out: a delayed SET may still land. Giving up,
         // the ticket leaves the queues too.
-        const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? ticket : '' }, effective);
+        const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? inLine : '' }, effective);
+        // Masters that gave a permit a later slot saw the earlier ones taken: the next attempt starts there.
+        firstSlot = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
         try {
           if (exhausted) {
             const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
             const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
-            throw new Failure(acquireFailure(keys, attempt, effective, record), keys, attempts);
+            throw new Failure(acquireFailure(admission.description, attempt, effective, record), keys, attempts);
           }
-          waiter ??= this.#notifier.register(keys, ticket);
+          waiter ??= this.#notifier.register(keys, ticket, kind === 'read');
           waiter.ownValue = value;
           const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
           // A release with nobody in line woke the oldest waiter of every process: a random pause of
@@ -210,7 +265,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land, and
           // take the ticket out of the queues if the rollback did not.
           await rollback;
-          if (!exhausted) await this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket }, effective);
+          if (!exhausted && inLine) await this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: inLine }, effective);
           throw error;
         }
       }
@@ -283,9 +338,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     callSettings: Partial<Settings>,
     effective: EffectiveSettings,
     autoExtend: boolean | undefined,
-    fencingToken?: number,
+    fencingToken: number | undefined,
+    lease: LeaseKind,
   ): Lock {
-    const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings, fencingToken, undefined, effective.quorum, ticket);
+    const lock = new Lock(this, keys, value, expiration, attempt, ttlMs, callSettings, fencingToken, undefined, effective.quorum, ticket, lease);
     lock.acquiredAtMs = this.#clock.monotonicMs();
     if (autoExtend) {
       lock.keepAlive({
@@ -468,9 +524,15 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     if (typeof routine !== 'function') {
       throw new TypeError('using needs a routine: using(resources, ttl, [settings,] (signal, lock) => …)');
     }
-    const lock = await this.acquire(resources, ttl, { ...settings, autoExtend: true });
+    const keys = normalizeResources(resources);
+    return this.#using({ kind: 'acquire', keys, lease: EXCLUSIVE, description: formatResources(keys) }, ttl, settings, routine);
+  }
+
+  async #using<T>(admission: Admission, ttl: number, settings: CallSettings | undefined, routine: Routine<T>): Promise<T> {
+    const lock = await this.#acquire(admission, ttl, { ...settings, autoExtend: true });
     try {
-      // The routine's async chain is a reentrancy scope: nested calls see what it holds.
+      // The routine's async chain is a reentrancy scope: nested calls see what it holds exclusively.
+      if (lock.lease.type !== 'lock') return await routine(lock.signal, lock);
       const scope = new Map(this.#scope.getStore());
       for (const key of lock.resources) scope.set(key, lock.holder);
       return await this.#scope.run(scope, () => routine(lock.signal, lock));
@@ -526,6 +588,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       elapsedMs,
       validityMs: validityMs(operation.ttlMs, elapsedMs, effective.driftFactor),
       granted: vote.granted,
+      ...(vote.slot !== undefined && { slot: vote.slot }),
     };
     return { vote, record: attemptRecord(fields, this.#voters, effective.quorum, operation.keys) };
   }
@@ -533,6 +596,22 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   /** Send an operation to every master and wait until each answered or timed out. */
   async #runEverywhere(operation: LockOperation, effective: EffectiveSettings): Promise<void> {
     await this.#fanOut(operation, effective, { waitForAll: true });
+  }
+
+  /**
+   * A permit holds slot `slot` on a quorum. A master that gave its attempt another slot, or had not
+   * answered by the decision (its grant, of any slot, may still land), releases the other slots of
+   * this value, in the background: the slot it holds for nobody would otherwise wait out the ttl.
+   */
+  #dropOtherSlots(acquire: LockOperation, slot: number, vote: FanOutResult, effective: EffectiveSettings): void {
+    const others = acquire.keys.filter((_, index) => index !== slot);
+    if (others.length === 0) return;
+    const release: LockOperation = { kind: 'release', keys: others, value: acquire.value, ttlMs: acquire.ttlMs, ticket: '' };
+    vote.outcomes.forEach((outcome, index) => {
+      if (outcome.status === 'granted' && outcome.slot === slot) return;
+      if (outcome.status !== 'granted' && outcome.status !== 'pending' && outcome.status !== 'timeout') return;
+      this.#nodes[index]!.submit(release, new Cancellation(), effective.batching).catch(() => undefined);
+    });
   }
 
   /** `operation` on every master, each reply read as its answer (the one fan-out of every call). */
@@ -578,7 +657,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
 /** How a master's reply to `operation` reads as its vote (a throw is an `error` outcome). */
 function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {
-  if (operation.kind !== 'acquire') return judgeHeld;
+  if (operation.kind === 'permit') return judgePermit;
+  if (operation.kind !== 'acquire' && operation.kind !== 'read') return judgeHeld;
   return operation.fenced ? judgeFencedAcquire : judgeAcquire;
 }
 
@@ -602,6 +682,12 @@ const queued: Answer = Object.freeze({ status: 'queued' });
 function judgeAcquire(reply: OperationReply): Answer {
   checkReply(reply);
   return reply.status === 1 ? granted : reply.status === QUEUED ? queued : { status: 'locked', pttlMs: reply.detail };
+}
+
+/** A permit's grant names its slot: masters that gave different slots do not count together (quorum.ts). */
+function judgePermit(reply: OperationReply): Answer {
+  checkReply(reply);
+  return reply.status === 1 ? { status: 'granted', slot: reply.detail } : { status: 'locked', pttlMs: reply.detail };
 }
 
 function judgeFencedAcquire(reply: OperationReply): Answer {
@@ -662,9 +748,9 @@ function describeVote(record: AttemptRecord, effective: EffectiveSettings): stri
   return `${quorumText}, but the attempt took ${Math.round(record.elapsedMs)} ms and left no validity`;
 }
 
-function acquireFailure(keys: readonly string[], attempts: number, effective: EffectiveSettings, last: AttemptRecord): string {
+function acquireFailure(description: string, attempts: number, effective: EffectiveSettings, last: AttemptRecord): string {
   return (
-    `could not acquire ${formatResources(keys)} on a quorum of masters after ${attempts} attempt${attempts === 1 ? '' : 's'}; ` +
+    `could not acquire ${description} on a quorum of masters after ${attempts} attempt${attempts === 1 ? '' : 's'}; ` +
     `last attempt: ${describeVote(last, effective)}`
   );
 }

@@ -1,10 +1,11 @@
 /**
- * Waiting without polling, in the order of the masters' queues. Every waiter holds a ticket in each
- * of its keys' queues on the masters (the script's contract). The release script announces every key
- * it deletes (a PUBLISH on each master) with the ticket first in line there; a waiter sleeps until
- * the first of: a majority of masters naming its ticket (or naming nobody, where their queue is
- * empty, for this process' waiter with the oldest ticket of the key), the blocking key's PTTL,
- * or retryDelay ± jitter as a fallback (which also renews its ticket before it expires).
+ * Waiting without polling, in the order of the masters' queues. Every exclusive waiter holds a
+ * ticket in each of its keys' queues on the masters (the script's contract); readers and permits
+ * wait outside them. The release script announces every key it frees (a PUBLISH on each master)
+ * with the ticket first in line there; a waiter sleeps until the first of: a majority of masters
+ * naming its ticket (or naming nobody, where their queue is empty, for this process' waiter with
+ * the oldest ticket of the key, and for every reader of it), the blocking key's PTTL, or
+ * retryDelay ± jitter as a fallback (which also renews its ticket before it expires).
  *
  * So one release wakes one waiter, whichever process it is in, instead of every process's first
  * waiter, which split the masters' votes between them. Subscriber connections exist only while
@@ -47,9 +48,11 @@ export class Waiter {
 
   constructor(
     readonly keys: readonly string[],
-    /** Its place in the masters' queues. */
+    /** Its place in the masters' queues (a reader's or a permit's names it in this process only). */
     readonly ticket: string,
     private readonly notifier: Notifier,
+    /** A reader: a release with nobody in line wakes every reader of the key, not only the oldest waiter. */
+    readonly shared = false,
   ) {}
 
   /**
@@ -158,8 +161,8 @@ export class Notifier {
   }
 
   /** Start waiting for `keys` with `ticket`; subscriptions open now if they are not open yet. */
-  register(keys: readonly string[], ticket: string): Waiter {
-    const waiter = new Waiter(keys, ticket, this);
+  register(keys: readonly string[], ticket: string, shared = false): Waiter {
+    const waiter = new Waiter(keys, ticket, this, shared);
     for (const key of keys) {
       const queue = this.#queues.get(key);
       if (queue) queue.push(waiter);
@@ -182,7 +185,11 @@ export class Notifier {
     if (head !== undefined) this.turn(head, released, master);
     else {
       const queue = this.#queues.get(key);
-      if (queue) oldest(queue).report(released, master, this.#needed, 'released');
+      if (!queue) return;
+      const first = oldest(queue);
+      first.report(released, master, this.#needed, 'released');
+      // Readers share: the key is free for all of them.
+      for (const waiter of queue) if (waiter.shared && waiter !== first) waiter.report(released, master, this.#needed, 'released');
     }
   }
 

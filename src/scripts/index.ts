@@ -6,7 +6,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-export type OperationKind = 'acquire' | 'extend' | 'release' | 'fence';
+/**
+ * acquire: an exclusive hold (a lock, a write hold); read: a shared hold (readers share, writers
+ * wait); permit: one of a semaphore's slots (its keys are the slots: the first free one is taken).
+ */
+export type OperationKind = 'acquire' | 'read' | 'permit' | 'extend' | 'release' | 'fence';
 
 /** One lock's operation on one master. */
 export interface LockOperation {
@@ -24,6 +28,8 @@ export interface LockOperation {
    * place, but still waits behind the queue). Release: the ticket to take out of the queues.
    */
   readonly ticket?: string;
+  /** Permit: the slot (index into `keys`) each master tries first; the others follow in order, wrapping. */
+  readonly firstSlot?: number;
   /** With `replicas`: how long the WAIT behind a grant may block (not sent to the script). */
   readonly replicationTimeoutMs?: number;
 }
@@ -54,11 +60,13 @@ const TICKET_PREFIX = randomBytes(8).toString('hex');
 let lastTicket = 0;
 
 /**
- * One operation's answer: `status` is 1/0 (acquire: granted/refused; extend and fence: done/not
- * held), 3 for an acquire refused because another waiter's ticket is first in a key's queue (the
- * keys are free), or, for release, the number of keys deleted; 2 when a fence counter could not be
- * used. `detail` is, for a refused acquire, the blocking key's PTTL (−1 = no expiry), and for a
- * granted fenced acquire, the largest of its keys' fence counters after the increment.
+ * One operation's answer: `status` is 1/0 (acquire, read, permit: granted/refused; extend and fence:
+ * done/not held), 3 for an acquire or read refused because another waiter's ticket is first in a
+ * key's queue (the keys are free, or shared by readers), or, for release, the number of keys (or
+ * read holds) deleted; 2 when a fence counter could not be used. `detail` is, for a refused acquire
+ * or read, the blocking key's PTTL (−1 = no expiry; for a permit the soonest of its slots'), for a
+ * granted fenced acquire, the largest of its keys' fence counters after the increment, and for a
+ * granted permit, the slot it took.
  */
 export interface OperationReply {
   readonly status: number;
@@ -74,18 +82,19 @@ export interface OperationReply {
 /** The reply status of an acquire refused because another waiter is first in line. */
 export const QUEUED = 3;
 
-const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', release: 'r', fence: 'f' };
+const kindCode: Record<OperationKind, string> = { acquire: 'a', read: 's', permit: 'p', extend: 'e', release: 'r', fence: 'f' };
 
 /**
  * locks — run a sequence of lock operations, in order, atomically.
  * KEYS: the keys of every operation, concatenated in order; or none, with the keys at the start of
  *       ARGV instead ("inline": a batch on a cluster master whose keys are in several of its slots,
  *       which declared keys may not be).
- * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 'e' extend, 'r' release,
- *       'f' fence), lock value, ttl in ms (fence: the token; release: ignored), number of keys it
- *       owns in KEYS: its n lock keys, and for 'A' and 'f' then their n fence counters. An acquire
- *       and a release add a fifth: the acquire's ticket, or the ticket a release drops ('' for
- *       none). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
+ * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 's' read, 'p' permit,
+ *       'e' extend, 'r' release, 'f' fence), lock value, ttl in ms (fence: the token; release:
+ *       ignored), number of keys it owns in KEYS: its n lock keys (a permit: its semaphore's slots),
+ *       and for 'A' and 'f' then their n fence counters. An acquire and a release add a fifth: the
+ *       acquire's ticket, or the ticket a release drops ('' for none); a permit adds the slot to try
+ *       first (0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
  *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
  *       master's own (a cluster shard). Last, the call's tag (unique in the process), echoed as the
  *       reply's last element: a reply read for the wrong call (a connection whose replies no longer
@@ -102,6 +111,10 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *       moved; an ACL without the command) is no queue for this call, and the lock keys alone
  *       decide, as they would without queues. (A declared queue would turn such a release into
  *       TRYAGAIN instead.) The queue helpers are made on first use: closures cost every call.
+ * Read holds: a key shared by readers is a sorted set of their values, each scored by its deadline on
+ *       this master's clock (TIME + ttl), and the key itself expires (PEXPIREAT) with its last
+ *       reader: so to an exclusive acquire a key with readers is simply a key that exists, and it
+ *       waits; lapsed readers are dropped whenever the set is written. (TIME is needed for reads.)
  * Reply: per operation two integers, flattened, then the tag:
  *   acquire {1, 0} no key existed and, on each key's queue, no other ticket was first: every key is
  *           now the value with PX ttl. A ticket in line stays there (the lock's release takes it
@@ -110,14 +123,22 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', extend: 'e', rel
  *           {3, 0} the keys are free but another ticket is first in a queue: nothing written
  *           on {0, _} and {3, _} the ticket (if not '') joins every key's queue or, already there,
  *           keeps its place with a new deadline
+ *   read    {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
+ *           first in a key's queue: the value joins each key's readers until TIME + ttl
+ *           {0, pttl} a key is held exclusively (or is of another type); {3, 0} a waiter is in line
+ *           (a writer: no new reader passes it). Readers never join queues
+ *   permit  {1, slot} the first free slot (trying from the given one, wrapping) is now the value
+ *           with PX ttl; {0, pttl} every slot is held: pttl is the soonest to expire (−1: none will)
  *   fenced acquire: as acquire, but on a grant each fence counter is incremented first (INCR) and
  *           the reply is {1, largest counter}; {2, "<counter key>: <error>"} if an INCR failed (a
  *           counter that is not an integer, or an ACL without +incr): the lock keys are not written
  *   fence   {1, 0} every lock key holds the value: each counter is now max(counter, token)
  *           {0, 0} one does not (nothing written); {2, "<counter key>: <error>"} a counter is unusable
- *   extend  {1, 0} every key held the value and now expires in ttl ms; {0, 0} one did not, nothing changed
+ *   extend  {1, 0} every key held the value and now expires in ttl ms (a read hold: its deadline
+ *           moves, and the key's with it if it is the last); {0, 0} one did not, nothing changed
  *   release {n, head} n keys held the value and were deleted (compare-and-delete, never a blind
- *           DEL); the ticket leaves every queue; head is the ticket now first in line for the first
+ *           DEL; a read hold leaves its key's readers, and the key is announced only once no
+ *           reader is left); the ticket leaves every queue; head is the ticket now first in line for the first
  *           key announced that has one (0: none), so the releasing process wakes it without
  *           waiting for its own subscription. Each deleted key, and each free key whose queue the
  *           ticket left, is announced on the call's channel as "<ticket>:<first ticket or ''>:<key>"
@@ -165,7 +186,22 @@ local function line()
     end
     return now
   end
+  local function readers_clock()
+    return clock() or error('read holds need TIME on the master')
+  end
   lines = {
+    -- Read holds (a key's sorted set of readers): lapsed readers leave, and the key expires with its last one.
+    settle = function(key)
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', readers_clock())
+      local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+      if last[2] then redis.call('PEXPIREAT', key, last[2]) end
+    end,
+    -- The deadline of a read hold with this value, if it is live (a key of another type: none).
+    reader = function(key, value)
+      local deadline = tonumber(queue('ZSCORE', key, value))
+      if deadline and deadline > readers_clock() then return deadline end
+    end,
+    clock = readers_clock,
     first = function(q)
       local at = clock()
       if at then
@@ -206,9 +242,43 @@ while i <= n - 4 do
     end
   end
   local locks = (kind == 'A' or kind == 'f') and (first + last - 1) / 2 or last
-  if kind == 'a' or kind == 'A' or kind == 'r' then width = 5 end
+  if kind == 'a' or kind == 'A' or kind == 'r' or kind == 'p' then width = 5 end
   if status == -1 then
     detail = 0
+  elseif kind == 's' then
+    for k = first, last do
+      local held = redis.call('TYPE', K[k]).ok
+      if held ~= 'none' and held ~= 'zset' then
+        status, detail = 0, redis.call('PTTL', K[k])
+        break
+      end
+      local q = queue_of(K[k])
+      if status == 1 and redis.pcall('EXISTS', q) == 1 and line().first(q) then status = 3 end
+    end
+    if status == 1 then
+      local deadline = line().clock() + tonumber(ttl)
+      for k = first, last do
+        redis.call('ZADD', K[k], deadline, value)
+        line().settle(K[k])
+      end
+    end
+  elseif kind == 'p' then
+    local slots = last - first + 1
+    local from = tonumber(ARGV[i + 4])
+    local soonest = -1
+    status = 0
+    for j = 0, slots - 1 do
+      local key = K[first + (from + j) % slots]
+      local pttl = redis.call('PTTL', key)
+      if pttl == -2 then
+        redis.call('SET', key, value, 'PX', ttl)
+        status, soonest = 1, (from + j) % slots
+        break
+      elseif pttl >= 0 and (soonest < 0 or pttl < soonest) then
+        soonest = pttl
+      end
+    end
+    detail = soonest
   elseif kind == 'a' or kind == 'A' then
     local ticket = ARGV[i + 4]
     for k = first, locks do
@@ -251,6 +321,12 @@ while i <= n - 4 do
       local who
       if type(current) == 'table' then
         if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
+        -- A read hold leaves the key's readers; the key is free, and announced, once none is left.
+        if line().reader(K[k], value) then status = status + 1 end
+        if redis.pcall('ZREM', K[k], value) == 1 then
+          line().settle(K[k])
+          if redis.call('EXISTS', K[k]) == 0 then who = value end
+        end
       elseif current == value then
         status = status + redis.call('DEL', K[k])
         who = ticket ~= '' and ticket or value
@@ -264,19 +340,32 @@ while i <= n - 4 do
       end
     end
   else
+    local shared
     for k = first, locks do
       local current = redis.pcall('GET', K[k])
       if type(current) == 'table' then
         if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
-        status = 0
-        break
+        -- A live read hold can be extended (fenced it never is).
+        if kind ~= 'e' or not line().reader(K[k], value) then
+          status = 0
+          break
+        end
+        shared = shared or {}
+        shared[k] = true
       elseif current ~= value then
         status = 0
         break
       end
     end
     if status == 1 and kind == 'e' then
-      for k = first, last do redis.call('PEXPIRE', K[k], ttl) end
+      for k = first, last do
+        if shared and shared[k] then
+          redis.call('ZADD', K[k], 'XX', line().clock() + tonumber(ttl), value)
+          line().settle(K[k])
+        else
+          redis.call('PEXPIRE', K[k], ttl)
+        end
+      end
     elseif status == 1 then
       local token = tonumber(ttl)
       for k = locks + 1, last do
@@ -338,7 +427,8 @@ export function encodeBatch(
 ): string[] {
   const lone = operations.length === 1 ? operations[0]! : undefined;
   const { command, channel } = announcement;
-  if (lone && !lone.fenced && lone.kind !== 'fence' && !inline && lone.keys.length === 1 && head.length === 2) {
+  const plain = lone && (lone.kind === 'acquire' || lone.kind === 'release' || lone.kind === 'extend');
+  if (lone && plain && !lone.fenced && !inline && lone.keys.length === 1 && head.length === 2) {
     // One plain operation on one key, the usual call: built in one go (this runs per master per operation).
     const ttl = String(lone.ttlMs);
     if (lone.kind === 'extend') return [head[0]!, head[1]!, '1', lone.keys[0]!, 'e', lone.value, ttl, '1', '0', command, channel, tag];
@@ -355,6 +445,7 @@ export function encodeBatch(
     const number = kind === 'fence' ? operation.token : operation.ttlMs;
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(counters ? 2 * own.length : own.length));
     if (kind === 'acquire' || kind === 'release') args.push(operation.ticket ?? '');
+    else if (kind === 'permit') args.push(String(operation.firstSlot ?? 0));
   }
   if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
   return [...head, String(keys.length), ...keys, ...args, '0', command, channel, tag];

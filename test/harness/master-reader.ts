@@ -55,10 +55,20 @@ export function masterStarted(port: number, readyAtMs: number): void {
   starts.set(port, readyAtMs);
 }
 
+/**
+ * One key as read: its value if it is a string (null: none, or another type), its PEXPIRETIME (−1:
+ * none, −2: no key or another type than string and sorted set), and for a sorted set (a key shared
+ * by readers) each reader's value and deadline (epoch ms, the master's clock).
+ */
+export interface KeyReading {
+  readonly value: string | null;
+  readonly expireTimeMs: number;
+  readonly readers?: ReadonlyMap<string, number>;
+}
+
 /** What one master holds for some keys, read atomically. */
 export interface MasterReading {
-  /** Per key: its value if it is a string (null: none, or another type) and its PEXPIRETIME (−1: none, −2: no key). */
-  readonly keys: ReadonlyMap<string, { readonly value: string | null; readonly expireTimeMs: number }>;
+  readonly keys: ReadonlyMap<string, KeyReading>;
   readonly runId: string;
   readonly uptimeSeconds: number;
   /** Epoch ms at which the reply arrived. */
@@ -67,8 +77,9 @@ export interface MasterReading {
 
 /**
  * ARGV: the keys to read (not KEYS: a cluster script's declared keys must share a slot). Reply: per
- * key {value or nil, PEXPIRETIME}; a key of another type reads {nil, −2}; a key TYPE cannot read
- * here {nil, −3} (on a cluster master: another master's, or in a slot being moved away).
+ * key {value or nil, PEXPIRETIME}; a sorted set {nil, PEXPIRETIME, its members and scores}; a key of
+ * another type reads {nil, −2}; a key TYPE cannot read here {nil, −3} (on a cluster master: another
+ * master's, or in a slot being moved away).
  */
 const READ_KEYS = `
 local out = {}
@@ -78,6 +89,8 @@ for i, key in ipairs(ARGV) do
     out[i] = { false, -3 }
   elseif kind.ok == 'string' then
     out[i] = { redis.call('GET', key), redis.call('PEXPIRETIME', key) }
+  elseif kind.ok == 'zset' then
+    out[i] = { false, redis.call('PEXPIRETIME', key), redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') }
   else
     out[i] = { false, -2 }
   end
@@ -159,12 +172,12 @@ export class MasterReader implements KeyReader {
     const readings = await Promise.all(shards.map((shard) => this.#readMaster(shard, keys, true)));
     if (readings.some((reading) => reading === undefined)) return undefined;
     const all = readings as MasterReading[];
-    const read = new Map<string, { value: string | null; expireTimeMs: number }>();
+    const read = new Map<string, KeyReading>();
     for (const key of keys) {
       // While its slot migrates, a key is read (after ASKING) on both masters: where it is, and as
       // none where it is not yet or no longer. The master that holds it is the one that counts.
       const entries = all.map((reading) => reading.keys.get(key)!);
-      const here = entries.find((entry) => entry.value !== null) ?? entries.find((entry) => entry.expireTimeMs !== -3);
+      const here = entries.find((entry) => entry.value !== null || entry.readers) ?? entries.find((entry) => entry.expireTimeMs !== -3);
       read.set(key, here ?? { value: null, expireTimeMs: -2 });
     }
     const runId = all.map((reading) => reading.runId).join('+');
@@ -216,10 +229,14 @@ export class MasterReader implements KeyReader {
       if (!server || !Array.isArray(values)) return undefined;
       // A standalone master serves every key: one it cannot read makes the reading unknown.
       if (!clustered && values.some((entry) => (entry as unknown[])[1] === -3)) return undefined;
-      const read = new Map<string, { value: string | null; expireTimeMs: number }>();
+      const read = new Map<string, KeyReading>();
       keys.forEach((key, index) => {
-        const [value, expireTimeMs] = values[index] as [unknown, unknown];
-        read.set(key, { value: typeof value === 'string' ? value : null, expireTimeMs: Number(expireTimeMs) });
+        const [value, expireTimeMs, members] = values[index] as [unknown, unknown, unknown];
+        const entry: KeyReading = { value: typeof value === 'string' ? value : null, expireTimeMs: Number(expireTimeMs) };
+        if (!Array.isArray(members)) return read.set(key, entry);
+        const readers = new Map<string, number>();
+        for (let i = 0; i + 1 < members.length; i += 2) readers.set(String(members[i]), Number(members[i + 1]));
+        read.set(key, { ...entry, readers });
       });
       const seen = this.#firstSeen.get(port) ?? new Map<string, number>();
       this.#firstSeen.set(port, seen);

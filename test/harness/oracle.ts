@@ -8,6 +8,7 @@
  * reads the masters through a MasterReader and counts what it checked. Used by every integration
  * test (oracle-setup.ts) and by the chaos workers.
  */
+import type { LeaseKind } from '../../src/lock.js';
 import type { MasterReading } from './master-reader.js';
 
 /** What the oracle needs of a lock; src/lock.ts's Lock has all of it. */
@@ -23,6 +24,8 @@ export interface ObservedLock {
   readonly quorum: number;
   readonly reentered: boolean;
   readonly autoExtending: boolean;
+  /** An exclusive lock (the default), a read hold (readers exclude only writers), or a semaphore's permit. */
+  readonly lease?: LeaseKind;
 }
 
 /** Reads one master's keys; never rejects (undefined: no answer in time, or an error). */
@@ -59,13 +62,15 @@ export type MasterView =
 
 /**
  * When `master` frees the lock's `resource`: PEXPIRETIME if it holds the lock's value (−1, no
- * expiry: never), −∞ if it holds another value or none; +∞ when it cannot be judged.
+ * expiry: never), −∞ if it holds another value or none; +∞ when it cannot be judged. A read hold is
+ * freed at its deadline among the key's readers, or with the key if that comes first.
  */
 export function keyExpiryMs(master: MasterView, resource: string, value: string): number {
   if (master.state !== 'read') return Number.POSITIVE_INFINITY;
   const key = master.reading.keys.get(resource);
-  if (!key || key.value !== value || key.expireTimeMs === -2) return Number.NEGATIVE_INFINITY;
-  return key.expireTimeMs === -1 ? Number.POSITIVE_INFINITY : key.expireTimeMs;
+  const keyExpiry = !key || key.expireTimeMs === -2 ? Number.NEGATIVE_INFINITY : key.expireTimeMs === -1 ? Number.POSITIVE_INFINITY : key.expireTimeMs;
+  if (key?.readers) return Math.min(key.readers.get(value) ?? Number.NEGATIVE_INFINITY, keyExpiry);
+  return key?.value === value ? keyExpiry : Number.NEGATIVE_INFINITY;
 }
 
 /** The instant at which `quorum` masters are free: the quorum-th smallest of their expiries. */
@@ -131,11 +136,20 @@ export function exclusionViolations(
 ): string[] {
   const masters = new Set(acquired.masters.map(resolve));
   const violations: string[] = [];
+  const permit = acquired.lease?.type === 'permit' ? acquired.lease : undefined;
+  let permits = 1;
   for (const other of others) {
     if (other === acquired || other.value === acquired.value || !valid(other, nowMs)) continue;
-    const shared = acquired.resources.filter((resource) => other.resources.includes(resource));
     const sameMasters = other.masters.length === masters.size && other.masters.every((label) => masters.has(resolve(label)));
-    if (shared.length === 0 || !sameMasters || other.quorum + acquired.quorum <= masters.size) continue;
+    if (!sameMasters || other.quorum + acquired.quorum <= masters.size) continue;
+    // A semaphore's permits, counted whatever slot they hold.
+    if (permit && other.lease?.type === 'permit' && other.lease.semaphore === permit.semaphore && ++permits > permit.limit) {
+      violations.push(`${permits} valid permits of semaphore ${permit.semaphore} (limit ${permit.limit}) once ${prefix(acquired.value)} was acquired at ${iso(nowMs)}`);
+    }
+    // Readers share.
+    if (acquired.lease?.type === 'read' && other.lease?.type === 'read') continue;
+    const shared = acquired.resources.filter((resource) => other.resources.includes(resource));
+    if (shared.length === 0) continue;
     violations.push(
       `two holders of ${shared.join(', ')}: lock ${prefix(acquired.value)} was acquired at ${iso(nowMs)} while lock ` +
         `${prefix(other.value)}${other.reentered ? ' (re-entered)' : ''} is still valid until ${iso(other.expiration)} ` +

@@ -1,0 +1,106 @@
+/**
+ * Beyond the mutex: a semaphore and a read-write lock over the same masters. Each is a lease like
+ * the lock — acquired on a quorum, extended, released, lost — and adds only its admission rule (the
+ * script's `permit` and `read` operations); acquire, waiting, extension and release are the lock's
+ * own (redlock.ts). Why each is safe: README, "Semaphores and read-write locks".
+ */
+import { clusterCompanionKey } from './cluster.js';
+import type { Lock, LeaseKind } from './lock.js';
+import type { Routine } from './redlock.js';
+import type { OperationKind } from './scripts/index.js';
+import type { CallSettings } from './settings.js';
+
+/** How a lease is admitted: the acquire operation, the keys it is sent, and what it makes. */
+export interface Admission {
+  readonly kind: Extract<OperationKind, 'acquire' | 'read' | 'permit'>;
+  /** The keys the acquire operation names (a permit: every slot of its semaphore). */
+  readonly keys: readonly string[];
+  /** What a granted attempt makes (a permit's slot is filled in from the vote). */
+  readonly lease: LeaseKind;
+  /** How errors name what was asked for, e.g. `a permit of semaphore "pool" (limit 4)`. */
+  readonly description: string;
+}
+
+/** The part of Redlock the primitives call. */
+export interface LeaseOwner {
+  acquireLease(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock>;
+  usingLease<T>(admission: Admission, ttl: number, settings: CallSettings | undefined, routine: Routine<T>): Promise<T>;
+}
+
+/** Where a semaphore's slot number `slot` lives: beside its name (on a Redis Cluster voter, in its name's slot). */
+export const PERMIT_INFIX = ':redlock-permit:';
+export function permitKey(semaphore: string, slot: number, clustered: boolean): string {
+  return clustered ? clusterCompanionKey(semaphore, PERMIT_INFIX + slot) : semaphore + PERMIT_INFIX + slot;
+}
+
+/** The `using` call's optional settings, before the routine. */
+function splitUsing<T>(settingsOrRoutine: CallSettings | Routine<T>, maybeRoutine: Routine<T> | undefined): [CallSettings | undefined, Routine<T>] {
+  const [settings, routine] = typeof settingsOrRoutine === 'function' ? [undefined, settingsOrRoutine] : [settingsOrRoutine, maybeRoutine];
+  if (typeof routine !== 'function') throw new TypeError('using needs a routine: using(ttl, [settings,] (signal, lock) => …)');
+  return [settings, routine];
+}
+
+/**
+ * A lease of one kind on one name: `acquire(ttl)` for a Lock you release yourself, `using(ttl, routine)`
+ * for one held (and extended) while the routine runs.
+ */
+export class LeaseType {
+  /** @internal from Redlock.semaphore / Redlock.readWrite */
+  constructor(
+    private readonly owner: LeaseOwner,
+    private readonly admission: Admission,
+  ) {}
+
+  /** Acquire for `ttl` ms on a quorum of masters, retrying (and waiting for releases) as the settings say. */
+  acquire(ttl: number, settings?: CallSettings): Promise<Lock> {
+    return this.owner.acquireLease(this.admission, ttl, settings);
+  }
+
+  /** Run `routine(signal, lock)` while holding it, extended automatically; released on every path (like `Redlock.using`). */
+  using<T>(ttl: number, routine: Routine<T>): Promise<T>;
+  using<T>(ttl: number, settings: CallSettings, routine: Routine<T>): Promise<T>;
+  using<T>(ttl: number, settingsOrRoutine: CallSettings | Routine<T>, maybeRoutine?: Routine<T>): Promise<T> {
+    const [settings, routine] = splitUsing(settingsOrRoutine, maybeRoutine);
+    return this.owner.usingLease(this.admission, ttl, settings, routine);
+  }
+}
+
+/**
+ * A counting semaphore: at most `limit` valid permits at any instant, across processes. A permit is
+ * a Lock on one of `limit` slots; each slot is a Redlock mutex, so each has at most one valid holder.
+ */
+export class Semaphore extends LeaseType {
+  /** @internal from Redlock.semaphore */
+  constructor(
+    owner: LeaseOwner,
+    readonly name: string,
+    readonly limit: number,
+    clustered: boolean,
+  ) {
+    const keys = Array.from({ length: limit }, (_, slot) => permitKey(name, slot, clustered));
+    const lease: LeaseKind = { type: 'permit', semaphore: name, limit, slot: -1 };
+    super(owner, { kind: 'permit', keys, lease, description: `a permit of semaphore ${JSON.stringify(name)} (limit ${limit})` });
+  }
+}
+
+/**
+ * A read-write lock: `read` holds are shared, a `write` hold is exclusive (never valid together with
+ * any other holder), and a waiting writer stops new readers. A write hold is the plain lock on the
+ * same name: `redlock.acquire(name)` and `write` exclude each other, and both exclude readers.
+ */
+export class ReadWriteLock {
+  /** Shared holds: many readers at once, none while a writer holds or waits. */
+  readonly read: LeaseType;
+  /** The exclusive hold: `redlock.acquire(name)`, under another name. */
+  readonly write: LeaseType;
+
+  /** @internal from Redlock.readWrite */
+  constructor(
+    owner: LeaseOwner,
+    readonly name: string,
+  ) {
+    const keys = [name];
+    this.read = new LeaseType(owner, { kind: 'read', keys, lease: { type: 'read' }, description: `a read hold on ${JSON.stringify(name)}` });
+    this.write = new LeaseType(owner, { kind: 'acquire', keys, lease: { type: 'lock' }, description: `a write hold on ${JSON.stringify(name)}` });
+  }
+}
