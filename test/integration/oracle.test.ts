@@ -66,6 +66,41 @@ describe('the safety oracle', () => {
     }
   });
 
+  it('sees a read hold that a quorum of masters ends before its expiration (its deadline lowered behind its back)', async () => {
+    oracle.expectViolations();
+    const key = uniquePrefix('oracle-reader')('r');
+    const reader = await redlock.readWrite(key).read.acquire(10_000);
+    await Promise.all(
+      direct.slice(0, 3).map(async (client) => {
+        const [seconds] = await client.sendCommand<[string, string]>(['TIME']);
+        await client.zAdd(key, { score: Number(seconds) * 1000 + 2_000, value: reader.value }, { XX: true });
+      }),
+    );
+    const result = await oracle.check(reader);
+    expect(result.violation).toMatch(/3 of 5 masters free it at .* exceeds the bound/s);
+    await reader.release();
+  });
+
+  it('sees a writer granted beside a valid reader, and a permit past its semaphore\'s limit, when masters forget them', async () => {
+    oracle.expectViolations();
+    const key = uniquePrefix('oracle-rw')('r');
+    const other = redlockOn(shared.ports);
+    try {
+      const reader = await redlock.readWrite(key).read.acquire(10_000);
+      await Promise.all(direct.map((client) => client.del(key))); // forgotten: outside the assumptions
+      const writer = await other.readWrite(key).write.acquire(10_000);
+      expect(oracle.violations).toContainEqual(expect.stringMatching(new RegExp(`two holders of ${key}: lock ${writer.value.slice(0, 8)}…`)));
+      const name = uniquePrefix('oracle-sem')('pool');
+      const permits = [await redlock.semaphore(name, 2).acquire(10_000), await redlock.semaphore(name, 2).acquire(10_000)];
+      await Promise.all(direct.map((client) => client.del(`${name}:redlock-permit:0`)));
+      const third = await other.semaphore(name, 2).acquire(10_000);
+      expect(oracle.violations).toContainEqual(expect.stringMatching(new RegExp(`3 valid permits of semaphore ${name} \\(limit 2\\) once ${third.value.slice(0, 8)}`)));
+      await Promise.all([reader, writer, third, ...permits].map((lock) => lock.release()));
+    } finally {
+      await other.quit();
+    }
+  });
+
   it('reads the real masters behind fault proxies, so a blackholed proxy does not make the check partial', async () => {
     oracle.expectViolations();
     const proxies = await Promise.all(shared.ports.map((port) => FaultProxy.start(port)));

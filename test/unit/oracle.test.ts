@@ -63,6 +63,17 @@ describe('the quorum bound', () => {
     expect(keyExpiryMs(unknown('m'), 'a', value)).toBe(Infinity);
   });
 
+  it("a read hold counts until its own deadline among the key's readers, or the key's expiry if sooner", () => {
+    const readers = (entries: Record<string, number>, expireTimeMs: number): MasterView => ({
+      label: 'm',
+      state: 'read',
+      reading: { ...reading({}), keys: new Map([['r', { value: null, expireTimeMs, readers: new Map(Object.entries(entries)) }]]) },
+    });
+    expect(keyExpiryMs(readers({ mine: 1_000, other: 3_000 }, 3_000), 'r', 'mine')).toBe(1_000);
+    expect(keyExpiryMs(readers({ other: 3_000 }, 3_000), 'r', 'mine')).toBe(-Infinity);
+    expect(keyExpiryMs(readers({ mine: 4_000 }, 3_000), 'r', 'mine')).toBe(3_000);
+  });
+
   it("a lock's bound is its earliest resource's: another client needs a quorum free of only one", () => {
     const value = 'v'.repeat(32);
     const masters = MASTERS.map((label, i) => read(label, { a: [value, 1_000 + i], b: [i < 2 ? null : value, 2_000] }));
@@ -128,6 +139,24 @@ describe('the exclusion check', () => {
       lock({ value: 'h'.repeat(32), quorum: 2 }),
     ];
     expect(exclusionViolations(b, others, now)).toEqual([]);
+  });
+
+  it('lets readers overlap, but flags a reader beside a writer either way round', () => {
+    const reader = lock({ value: 'a'.repeat(32), lease: { type: 'read' } });
+    const otherReader = lock({ value: 'b'.repeat(32), lease: { type: 'read' } });
+    const writer = lock({ value: 'c'.repeat(32) });
+    expect(exclusionViolations(otherReader, [reader], now)).toEqual([]);
+    expect(exclusionViolations(writer, [reader], now)).toHaveLength(1);
+    expect(exclusionViolations(otherReader, [writer], now)).toHaveLength(1);
+  });
+
+  it("counts a semaphore's valid permits whatever slot each holds, and flags one past its limit", () => {
+    const permit = (value: string, slot: number, semaphore = 'pool'): ObservedLock =>
+      lock({ value: value.repeat(32), resources: [`${semaphore}:redlock-permit:${slot}`], lease: { type: 'permit', semaphore, limit: 2, slot } });
+    const [a, b, c] = [permit('a', 0), permit('b', 1), permit('c', 2)];
+    expect(exclusionViolations(b, [a], now)).toEqual([]);
+    expect(exclusionViolations(permit('d', 0, 'other'), [a, b], now)).toEqual([]);
+    expect(exclusionViolations(c, [a, b], now)).toEqual([expect.stringMatching(/^3 valid permits of semaphore pool \(limit 2\)/)]);
   });
 
   it('compares masters by the real master, through proxy aliases', () => {

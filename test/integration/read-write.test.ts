@@ -1,0 +1,228 @@
+/**
+ * The quorum read-write lock on five real masters: readers share a key (a sorted set of their values,
+ * each with its deadline on the master's clock), a writer holds it alone (the plain lock: the same
+ * key as `acquire(name)`), and a waiting writer stops new readers. Checked on the masters and by the
+ * safety oracle, which lets readers overlap and nothing else.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RedlockClosedError, ResourceLockedError, type Lock } from '../../src/index.js';
+import { QUEUE_SUFFIX } from '../../src/scripts/index.js';
+import { eventually, settled, sleep, uniquePrefix, useOwnMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
+
+const own = useOwnMasters(5);
+let direct: DirectClient[];
+beforeAll(() => ({ direct } = own));
+
+const held: Lock[] = [];
+afterEach(async () => {
+  await Promise.all(held.splice(0).map((lock) => lock.release().catch(() => undefined)));
+});
+
+/** Per master: the readers of `key` and their deadlines (empty: none, or not a set of readers). */
+function readersOn(key: string): Promise<Map<string, number>[]> {
+  return Promise.all(
+    direct.map(async (client) => {
+      if ((await client.type(key)) !== 'zset') return new Map<string, number>();
+      const members = await client.zRangeWithScores(key, 0, -1);
+      return new Map(members.map(({ value, score }) => [value, score]));
+    }),
+  );
+}
+
+/** Each master's clock, epoch ms. */
+function timesOn(): Promise<number[]> {
+  return Promise.all(
+    direct.map(async (client) => {
+      const [seconds, micros] = await client.sendCommand<[string, string]>(['TIME']);
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    }),
+  );
+}
+
+describe('read-write lock', () => {
+  it('readers in different Redlocks (processes) share the name: each is a member of its key on every master, with its own deadline', async () => {
+    const name = uniquePrefix('rw-share')('doc');
+    const readers = await Promise.all([0, 1, 2].map((i) => own.lockOn({ retryCount: 0 }).readWrite(name).read.acquire(5_000 + i * 1_000)));
+    held.push(...readers);
+    await sleep(30);
+    const [sets, times] = await Promise.all([readersOn(name), timesOn()]);
+    sets.forEach((set, master) => {
+      expect(new Set(set.keys())).toEqual(new Set(readers.map((reader) => reader.value)));
+      readers.forEach((reader, i) => {
+        const leftMs = set.get(reader.value)! - times[master]!;
+        expect(leftMs).toBeGreaterThan(4_000 + i * 1_000);
+        expect(leftMs).toBeLessThanOrEqual(5_000 + i * 1_000);
+      });
+    });
+    // The key expires with its last reader.
+    const pttls = await Promise.all(direct.map((client) => client.pTTL(name)));
+    for (const pttl of pttls) expect(pttl).toBeGreaterThan(6_000);
+    for (const reader of readers) expect(reader.lease).toEqual({ type: 'read' });
+  });
+
+  it('a writer excludes readers and readers exclude a writer; a write hold is the plain lock on the same key', async () => {
+    const name = uniquePrefix('rw-exclude')('doc');
+    const redlock = own.lockOn({ retryCount: 0 });
+    const rw = redlock.readWrite(name);
+    const writer = await rw.write.acquire(5_000);
+    expect(await valuesOn(direct, name)).toEqual(direct.map(() => writer.value));
+    await expect(rw.read.acquire(5_000)).rejects.toBeInstanceOf(ResourceLockedError);
+    await expect(redlock.acquire(name, 5_000)).rejects.toBeInstanceOf(ResourceLockedError);
+    await writer.release();
+    const reader = await rw.read.acquire(5_000);
+    held.push(reader);
+    await expect(rw.write.acquire(5_000)).rejects.toBeInstanceOf(ResourceLockedError);
+    await expect(redlock.acquire(name, 5_000)).rejects.toBeInstanceOf(ResourceLockedError);
+    await reader.release();
+    held.push(await redlock.acquire(name, 5_000));
+    await expect(rw.read.acquire(5_000)).rejects.toBeInstanceOf(ResourceLockedError);
+  });
+
+  it('a waiting writer is woken when the last reader leaves, not after its retryDelay', async () => {
+    const name = uniquePrefix('rw-wake')('doc');
+    const readers = await Promise.all([0, 1].map(() => own.lockOn().readWrite(name).read.acquire(10_000)));
+    const writing = own.lockOn({ retryDelay: 5_000, retryJitter: 0 }).readWrite(name).write.acquire(10_000);
+    await sleep(200);
+    await readers[0]!.release();
+    await sleep(200);
+    expect((await readersOn(name))[0]!.size).toBe(1); // still one reader: the writer waits
+    const releasedAt = performance.now();
+    await readers[1]!.release();
+    const writer = await writing;
+    held.push(writer);
+    expect(performance.now() - releasedAt).toBeLessThan(1_000);
+    await sleep(30);
+    expect(await valuesOn(direct, name)).toEqual(direct.map(() => writer.value));
+  });
+
+  it('a waiting writer stops new readers (write preference), and the readers go once it is done', async () => {
+    const name = uniquePrefix('rw-prefer')('doc');
+    const first = await own.lockOn().readWrite(name).read.acquire(10_000);
+    const writing = own.lockOn({ retryDelay: 5_000, retryJitter: 0 }).readWrite(name).write.acquire(10_000);
+    await sleep(200); // refused once: its ticket is in line on every master
+    const queues = await Promise.all(direct.map((client) => client.zCard(name + QUEUE_SUFFIX)));
+    for (const size of queues) expect(size).toBe(2); // the ticket and its deadline
+    // A new reader is refused although only readers hold the key: a writer is in line.
+    const refused = await own.lockOn({ retryCount: 0 }).readWrite(name).read.acquire(10_000).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ResourceLockedError);
+    const statuses = (refused as ResourceLockedError).attempts[0]!.outcomes.map(settled);
+    expect(statuses.filter((status) => status === 'queued').length).toBeGreaterThanOrEqual(3);
+    const reading = own.lockOn({ retryDelay: 5_000, retryJitter: 0 }).readWrite(name).read.acquire(10_000);
+    await sleep(100);
+    await first.release();
+    const writer = await writing;
+    await sleep(100);
+    expect(await valuesOn(direct, name)).toEqual(direct.map(() => writer.value));
+    const releasedAt = performance.now();
+    await writer.release();
+    const reader = await reading;
+    held.push(reader);
+    expect(performance.now() - releasedAt).toBeLessThan(1_000);
+  });
+
+  it("a dead writer's intent lapses on the masters' clock: readers are held back no longer than its ticket's ttl", async () => {
+    const name = uniquePrefix('rw-lapse')('doc');
+    const times = await timesOn();
+    await Promise.all(
+      direct.map(async (client, master) => {
+        await client.zAdd(name + QUEUE_SUFFIX, [
+          { score: 1, value: '1-dead' },
+          { score: -(times[master]! + 400), value: '~1-dead' },
+        ]);
+        await client.pExpire(name + QUEUE_SUFFIX, 5_000);
+      }),
+    );
+    const start = performance.now();
+    const reader = await own.lockOn({ retryDelay: 50, retryJitter: 0 }).readWrite(name).read.acquire(5_000, { retryCount: 100 });
+    held.push(reader);
+    const waitedMs = performance.now() - start;
+    expect(waitedMs).toBeGreaterThan(300);
+    expect(waitedMs).toBeLessThan(2_000);
+  });
+
+  it("a read hold ends at its own deadline: a writer gets the key when the last live reader's time is up, not the longest one's", async () => {
+    const name = uniquePrefix('rw-expire')('doc');
+    const short = await own.lockOn().readWrite(name).read.acquire(400); // never released
+    const long = await own.lockOn().readWrite(name).read.acquire(10_000);
+    await long.release(); // the key now expires with the short reader
+    const pttls = await Promise.all(direct.map((client) => client.pTTL(name)));
+    for (const pttl of pttls) expect(pttl).toBeLessThanOrEqual(400);
+    const start = performance.now();
+    const writer = await own.lockOn({ retryDelay: 50 }).readWrite(name).write.acquire(5_000, { retryCount: 100 });
+    held.push(writer);
+    expect(performance.now() - start).toBeLessThan(2_000);
+    expect(short.released).toBe(false);
+    expect(Date.now()).toBeGreaterThanOrEqual(short.expiration);
+  });
+
+  it('a read hold is extended like a lock: its deadline moves on every master, and using() keeps it past its ttl', async () => {
+    const name = uniquePrefix('rw-extend')('doc');
+    const rw = own.lockOn().readWrite(name);
+    const reader = await rw.read.acquire(1_000);
+    held.push(reader);
+    await reader.extend(8_000);
+    const [sets, times] = await Promise.all([readersOn(name), timesOn()]);
+    sets.forEach((set, master) => expect(set.get(reader.value)! - times[master]!).toBeGreaterThan(7_000));
+    const pttls = await Promise.all(direct.map((client) => client.pTTL(name)));
+    for (const pttl of pttls) expect(pttl).toBeGreaterThan(7_000);
+    const result = await rw.read.using(1_000, async (signal) => {
+      await sleep(2_000);
+      return signal.aborted ? 'lost' : 'held';
+    });
+    expect(result).toBe('held');
+  });
+
+  it('a writer may read what it holds (a read inside write.using re-enters the write hold); writes never re-enter reads', async () => {
+    const name = uniquePrefix('rw-reenter')('doc');
+    const rw = own.lockOn({ retryCount: 0 }).readWrite(name);
+    await rw.write.using(5_000, async (_, writer) => {
+      const reader = await rw.read.acquire(5_000);
+      expect(reader.reentered).toBe(true);
+      expect(reader.value).toBe(writer.value);
+      await reader.release();
+    });
+    await rw.read.using(5_000, async () => {
+      await expect(rw.write.acquire(5_000)).rejects.toBeInstanceOf(ResourceLockedError);
+    });
+  });
+
+  it('writers get fencing tokens, strictly increasing; a reader asking for one is refused before any network call', async () => {
+    const name = uniquePrefix('rw-fence')('doc');
+    const rw = own.lockOn().readWrite(name);
+    const first = await rw.write.acquire(5_000, { fencing: true });
+    await first.release();
+    const second = await rw.write.acquire(5_000, { fencing: true });
+    held.push(second);
+    expect(second.fencingToken!).toBeGreaterThan(first.fencingToken!);
+    await expect(rw.read.acquire(5_000, { fencing: true })).rejects.toThrow(TypeError);
+  });
+
+  it('two of five masters paused: readers and writers are still granted, each on a quorum', async () => {
+    const name = uniquePrefix('rw-paused')('doc');
+    const rw = own.lockOn({ nodeTimeout: 200 }).readWrite(name);
+    own.masters[0]!.pause();
+    own.masters[1]!.pause();
+    const reader = await rw.read.acquire(5_000);
+    await reader.release();
+    const writer = await rw.write.acquire(5_000);
+    expect((await valuesOn(direct.slice(2), name))).toEqual([writer.value, writer.value, writer.value]);
+    await writer.release();
+  });
+
+  it('an aborted or quit reader leaves nothing on any master', async () => {
+    const name = uniquePrefix('rw-abort')('doc');
+    const writer = await own.lockOn().readWrite(name).write.acquire(10_000);
+    held.push(writer);
+    const controller = new AbortController();
+    const aborted = own.lockOn().readWrite(name).read.acquire(10_000, { retryCount: -1, signal: controller.signal });
+    const quitting = own.lockOn({ retryCount: -1 });
+    const closed = quitting.readWrite(name).read.acquire(10_000);
+    await sleep(100);
+    controller.abort(new Error('gave up'));
+    await quitting.quit();
+    await expect(aborted).rejects.toThrow('gave up');
+    await expect(closed).rejects.toBeInstanceOf(RedlockClosedError);
+    expect(await valuesOn(direct, name)).toEqual(direct.map(() => writer.value));
+    await eventually(async () => (await Promise.all(direct.map((client) => client.exists(name + QUEUE_SUFFIX)))).every((n) => n === 0));
+  });
+});
