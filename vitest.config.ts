@@ -10,7 +10,7 @@ import { clientKinds } from './test/harness/clients.js';
  * subscriptions, faults), which keeps `npm test` within CI's time on 2 cores.
  */
 const coreFiles = ['acquire', 'batching', 'extend-release', 'faults', 'long-delays', 'observability', 'reentrancy', 'waiting'];
-const allFiles = [...coreFiles, 'fencing', 'lifetime', 'restart-guard', 'safety'];
+const allFiles = [...coreFiles, 'fencing', 'lifetime', 'read-write', 'restart-guard', 'safety', 'semaphore'];
 const fullKinds: readonly string[] = ['node-redis-6', 'ioredis-5'];
 const files = (names: readonly string[]): string[] => names.map((name) => `test/integration/${name}.test.ts`);
 
