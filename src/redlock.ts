@@ -169,7 +169,22 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     usingLease: (admission, ttl, settings, routine) => this.#using(admission, ttl, settings, routine),
   };
 
-  async #acquire(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock> {
+  /**
+   * Every acquire under way: quit() lets them end (their sleeps are woken, an attempt on the wire
+   * decides within the per-master timeout) and roll back before it closes the connections, so a
+   * cancelled acquire leaves nothing on the masters.
+   */
+  readonly #acquiring = new Set<Promise<unknown>>();
+
+  #acquire(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock> {
+    const running = this.#acquireNow(admission, ttl, settings);
+    this.#acquiring.add(running);
+    const settled = (): void => void this.#acquiring.delete(running);
+    running.then(settled, settled);
+    return running;
+  }
+
+  async #acquireNow(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock> {
     const { kind, keys } = admission;
     const ttlMs = validateTtl(ttl);
     const { signal, autoExtend, fencing, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
@@ -222,7 +237,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           record = await this.#fence(keys, value, ttlMs, first.vote, record, start, effective, signal);
           succeeded = record.fencing!.confirmed >= effective.quorum && record.validityMs > 0;
         }
-        if (succeeded) {
+        // quit() meanwhile: no lock is handed out from a Redlock that can no longer release it.
+        const closing = this.#closed;
+        if (succeeded && !closing) {
           const token = record.fencing?.token;
           const expiration = expirationMs(start.epochMs, ttlMs, effective.driftFactor);
           let held = keys;
@@ -240,13 +257,14 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           return lock;
         }
         remember(attempts, record);
-        const exhausted = effective.retryCount !== -1 && attempt > effective.retryCount;
+        const exhausted = closing || (effective.retryCount !== -1 && attempt > effective.retryCount);
         // Every master, including those that timed out: a delayed SET may still land. Giving up,
         // the ticket leaves the queues too.
         const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? inLine : '' }, effective);
         // Masters that gave a permit a later slot saw the earlier ones taken: the next attempt starts there.
         firstSlot = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
         try {
+          if (closing) throw new RedlockClosedError();
           if (exhausted) {
             const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
             const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
@@ -551,6 +569,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     this.#closing.abort(new RedlockClosedError());
     this.#renewals.closed = true;
     for (const lifetime of this.#renewals.scheduled) lifetime.abandon('the Redlock was quit, so it is no longer extended');
+    await Promise.allSettled(this.#acquiring);
     await this.#notifier.close();
     await Promise.all(this.#nodes.map((node) => node.close()));
   }

@@ -10,6 +10,7 @@ import {
   NodeError,
   NodeUnavailableError,
   Redlock,
+  RedlockClosedError,
   ResourceLockedError,
   type NodeInput,
   type NodeOutcome,
@@ -17,7 +18,7 @@ import {
 import { clientKind, nodesFor, nodesInScript, ownConnections, seesDisconnects } from '../harness/clients.js';
 import { nodeRedisConnection } from '../../src/clients.js';
 import { createClient as createClient5 } from 'redis5';
-import { lockScript } from '../../src/scripts/index.js';
+import { QUEUE_SUFFIX, lockScript } from '../../src/scripts/index.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { FaultProxy } from '../harness/proxy.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
@@ -357,6 +358,27 @@ describe('rollback after every failed attempt', () => {
     masters[0]!.resume();
     await sleep(300);
     expect(await direct[0]!.exists(key('r'))).toBe(0);
+  });
+
+  it('quit() while an attempt is in flight: the acquire rejects with RedlockClosedError and its grants are rolled back before the connections close', async () => {
+    const proxies = await Promise.all(ports.map((port) => FaultProxy.start(port)));
+    cleanups.push(async () => void (await Promise.all(proxies.map((proxy) => proxy.close()))));
+    const redlock = lockOn(
+      proxies.map((proxy) => proxy.port),
+      { retryDelay: 5_000 },
+    );
+    const key = uniquePrefix('quit-in-flight');
+    await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
+    // Another client holds the resource on masters 0-2: the attempt is granted on 3 and 4 only.
+    await Promise.all(direct.slice(0, 3).map((client) => client.set(key('r'), 'other', { PX: 20_000 })));
+    for (const proxy of proxies) proxy.latencyMs = 60;
+    const pending = redlock.acquire(key('r'), 20_000).catch((error: unknown) => error);
+    await sleep(30); // the attempt is on its way
+    await redlock.quit();
+    expect(await pending).toBeInstanceOf(RedlockClosedError);
+    // Its grants on masters 3 and 4 were deleted, and its ticket left the queues, before quit() resolved.
+    expect(await valuesOn(direct.slice(3), key('r'))).toEqual([null, null]);
+    expect(await Promise.all(direct.map((client) => client.exists(key('r') + QUEUE_SUFFIX)))).toEqual([0, 0, 0, 0, 0]);
   });
 
   it('retries never block on their own earlier keys', async () => {

@@ -29,9 +29,13 @@ function readersOn(key: string): Promise<Map<string, number>[]> {
   );
 }
 
-/** Until every master holds `value` at `key` (an acquire resolves at a quorum; the others follow). */
-function heldByAll(key: string, value: string): Promise<void> {
-  return eventually(async () => (await valuesOn(direct, key)).every((held) => held === value));
+/**
+ * Until a quorum of masters holds `value` at `key`. A lock is held by a quorum: an acquire resolves
+ * when 3 masters granted, and a master whose command was still unsent at its timeout (a client
+ * still connecting, on a loaded machine) never gets it.
+ */
+function heldByQuorum(key: string, value: string): Promise<void> {
+  return eventually(async () => (await valuesOn(direct, key)).filter((held) => held === value).length >= 3);
 }
 
 /** Each master's clock, epoch ms. */
@@ -45,23 +49,23 @@ function timesOn(): Promise<number[]> {
 }
 
 describe('read-write lock', () => {
-  it('readers in different Redlocks (processes) share the name: each is a member of its key on every master, with its own deadline', async () => {
+  it('readers in different Redlocks (processes) share the name: each is a member of its key on a quorum of masters, with its own deadline', async () => {
     const name = uniquePrefix('rw-share')('doc');
     const readers = await Promise.all([0, 1, 2].map((i) => own.lockOn().readWrite(name).read.acquire(5_000 + i * 1_000)));
     held.push(...readers);
-    await eventually(async () => (await readersOn(name)).every((set) => set.size === 3));
-    const [sets, times] = await Promise.all([readersOn(name), timesOn()]);
-    sets.forEach((set, master) => {
-      expect(new Set(set.keys())).toEqual(new Set(readers.map((reader) => reader.value)));
-      readers.forEach((reader, i) => {
-        const leftMs = set.get(reader.value)! - times[master]!;
-        expect(leftMs).toBeGreaterThan(4_000 + i * 1_000);
+    await eventually(async () => (await readersOn(name)).filter((set) => set.size === 3).length >= 3);
+    const [sets, times, pttls] = await Promise.all([readersOn(name), timesOn(), Promise.all(direct.map((client) => client.pTTL(name)))]);
+    readers.forEach((reader, i) => {
+      const holding = sets.flatMap((set, master) => (set.has(reader.value) ? [master] : []));
+      expect(holding.length).toBeGreaterThanOrEqual(3);
+      for (const master of holding) {
+        const leftMs = sets[master]!.get(reader.value)! - times[master]!;
+        expect(leftMs).toBeGreaterThan(3_000 + i * 1_000);
         expect(leftMs).toBeLessThanOrEqual(5_000 + i * 1_000);
-      });
+        // The key expires with its last reader.
+        expect(pttls[master]).toBeGreaterThanOrEqual(leftMs - 50);
+      }
     });
-    // The key expires with its last reader.
-    const pttls = await Promise.all(direct.map((client) => client.pTTL(name)));
-    for (const pttl of pttls) expect(pttl).toBeGreaterThan(6_000);
     for (const reader of readers) expect(reader.lease).toEqual({ type: 'read' });
   });
 
@@ -70,7 +74,7 @@ describe('read-write lock', () => {
     const redlock = own.lockOn({ retryCount: 0 });
     const rw = redlock.readWrite(name);
     const writer = await rw.write.acquire(5_000, { retryCount: 10 });
-    await heldByAll(name, writer.value);
+    await heldByQuorum(name, writer.value);
     await expect(rw.read.acquire(5_000)).rejects.toBeInstanceOf(ResourceLockedError);
     await expect(redlock.acquire(name, 5_000)).rejects.toBeInstanceOf(ResourceLockedError);
     await writer.release();
@@ -96,15 +100,16 @@ describe('read-write lock', () => {
     const writer = await writing;
     held.push(writer);
     expect(performance.now() - releasedAt).toBeLessThan(1_000);
-    await heldByAll(name, writer.value);
+    await heldByQuorum(name, writer.value);
   });
 
   it('a waiting writer stops new readers (write preference), and the readers go once it is done', async () => {
     const name = uniquePrefix('rw-prefer')('doc');
     const first = await own.lockOn().readWrite(name).read.acquire(10_000);
     const writing = own.lockOn({ retryDelay: 5_000, retryJitter: 0 }).readWrite(name).write.acquire(10_000);
-    // Refused once: its ticket (and the ticket's deadline) is in line on every master.
-    await eventually(async () => (await Promise.all(direct.map((client) => client.zCard(name + QUEUE_SUFFIX)))).every((size) => size === 2));
+    // Refused once: its ticket (and the ticket's deadline) is in line on a quorum of masters (on
+    // all of them, unless an attempt's command to one was withdrawn at its timeout).
+    await eventually(async () => (await Promise.all(direct.map((client) => client.zCard(name + QUEUE_SUFFIX)))).filter((size) => size === 2).length >= 3);
     // A new reader is refused although only readers hold the key: a writer is in line.
     const refused = await own.lockOn().readWrite(name).read.acquire(10_000, { retryCount: 0 }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ResourceLockedError);
@@ -114,7 +119,7 @@ describe('read-write lock', () => {
     await sleep(100);
     await first.release();
     const writer = await writing;
-    await heldByAll(name, writer.value);
+    await heldByQuorum(name, writer.value);
     const releasedAt = performance.now();
     await writer.release();
     const reader = await reading;
@@ -157,20 +162,19 @@ describe('read-write lock', () => {
     expect(Date.now()).toBeGreaterThanOrEqual(short.expiration);
   });
 
-  it('a read hold is extended like a lock: its deadline moves on every master, and using() keeps it past its ttl', async () => {
+  it('a read hold is extended like a lock: its deadline moves on a quorum of masters, and using() keeps it past its ttl', async () => {
     const name = uniquePrefix('rw-extend')('doc');
     const rw = own.lockOn().readWrite(name);
     const reader = await rw.read.acquire(1_000);
     held.push(reader);
-    await eventually(async () => (await readersOn(name)).every((set) => set.has(reader.value)));
     await reader.extend(8_000);
-    await eventually(async () => (await readersOn(name)).every((set) => (set.get(reader.value) ?? 0) > Date.now() + 6_000));
-    const [sets, times] = await Promise.all([readersOn(name), timesOn()]);
-    sets.forEach((set, master) => expect(set.get(reader.value)! - times[master]!).toBeGreaterThan(7_000));
-    const pttls = await Promise.all(direct.map((client) => client.pTTL(name)));
-    for (const pttl of pttls) expect(pttl).toBeGreaterThan(7_000);
-    const result = await rw.read.using(1_000, async (signal) => {
-      await sleep(2_000);
+    // Its deadline, and the key's expiry with it, moved on a quorum (the extend's).
+    const [sets, times, pttls] = await Promise.all([readersOn(name), timesOn(), Promise.all(direct.map((client) => client.pTTL(name)))]);
+    const extended = sets.flatMap((set, master) => ((set.get(reader.value) ?? 0) - times[master]! > 6_000 ? [master] : []));
+    expect(extended.length).toBeGreaterThanOrEqual(3);
+    for (const master of extended) expect(pttls[master]).toBeGreaterThan(6_000);
+    const result = await rw.read.using(2_000, async (signal) => {
+      await sleep(3_000);
       return signal.aborted ? 'lost' : 'held';
     });
     expect(result).toBe('held');
@@ -225,9 +229,15 @@ describe('read-write lock', () => {
     await quitting.quit();
     expect(await aborted).toMatchObject({ message: 'gave up' });
     expect(await closed).toBeInstanceOf(RedlockClosedError);
-    await heldByAll(name, writer.value);
+    await heldByQuorum(name, writer.value);
     await writer.release();
     // No reader, no writer, no ticket in line, on any master.
-    await eventually(async () => (await Promise.all(direct.map((client) => client.keys(`${name}*`)))).every((keys) => keys.length === 0));
+    let left: string[][] = [];
+    await eventually(async () => (left = await Promise.all(direct.map((client) => client.keys(`${name}*`)))).every((keys) => keys.length === 0)).catch(
+      async (error: unknown) => {
+        const types = await Promise.all(left.map((keys, i) => Promise.all(keys.map(async (key) => `${key} ${await direct[i]!.type(key)} ${await direct[i]!.pTTL(key)} ${JSON.stringify(await direct[i]!.zRangeWithScores(key, 0, -1).catch(() => 'x'))}`))));
+        throw new Error(`left on the masters: ${JSON.stringify(types)}`, { cause: error });
+      },
+    );
   });
 });
