@@ -192,6 +192,24 @@ describe('Redis Cluster voters', () => {
     await Promise.all(again.map((lock) => lock.release()));
   });
 
+  it('a semaphore and a read-write lock on cluster voters: permits hold slots in the name\'s hash slot, readers share, a writer waits', async () => {
+    const redlock = lockOnClusters({ retryCount: 0 });
+    const name = uniquePrefix('cluster-sem')('pool');
+    const semaphore = redlock.semaphore(name, 2);
+    const permits = [await semaphore.acquire(5_000), await semaphore.acquire(5_000)];
+    expect(permits.map((permit) => permit.resources[0])).toEqual([`{${name}}:redlock-permit:0`, `{${name}}:redlock-permit:1`]);
+    for (const permit of permits) expect((await holders(permit.resources[0]!)).values.filter((value) => value === permit.value).length).toBeGreaterThanOrEqual(2);
+    await expect(semaphore.acquire(5_000)).rejects.toBeInstanceOf(ExecutionError);
+    await Promise.all(permits.map((permit) => permit.release()));
+    const rw = redlock.readWrite(uniquePrefix('cluster-rw')('doc'));
+    const readers = [await rw.read.acquire(5_000), await rw.read.acquire(5_000)];
+    await expect(rw.write.acquire(5_000)).rejects.toBeInstanceOf(ExecutionError);
+    await Promise.all(readers.map((reader) => reader.release()));
+    const writer = await rw.write.acquire(5_000);
+    await expect(rw.read.acquire(5_000)).rejects.toBeInstanceOf(ExecutionError);
+    await writer.release();
+  });
+
   it('a release wakes a waiter in another process at once: SPUBLISH on a shard channel of the master, SSUBSCRIBEd by waiters', async () => {
     const holder = lockOnClusters({ retryCount: 0 });
     const waiter = lockOnClusters({ retryCount: 20, retryDelay: 5_000, retryJitter: 0 });
