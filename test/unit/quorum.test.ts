@@ -19,6 +19,32 @@ describe('Tally (vote counting)', () => {
     expect(refused.impossible).toBe(true);
   });
 
+  it("grants in groups (a semaphore's slots) count only with their own group: the largest is the vote", () => {
+    const split = new Tally(5, 3);
+    split.add(true, 0);
+    split.add(true, 0);
+    split.add(true, 1);
+    split.add(true, 1);
+    // 2 + 2 + one pending: slot 0 or 1 could still reach 3.
+    expect([split.yes, split.group, split.reached, split.impossible]).toEqual([2, 0, false, false]);
+    split.add(true, 1);
+    expect([split.yes, split.group, split.reached, split.allIn]).toEqual([3, 1, true, true]);
+    const stuck = new Tally(5, 3);
+    for (const slot of [0, 1, 2]) stuck.add(true, slot);
+    // Three masters gave three slots: the two left could still make slot 0's three…
+    expect([stuck.yes, stuck.reached, stuck.impossible]).toEqual([1, false, false]);
+    stuck.add(true, 3);
+    // …but not once a fourth gave yet another.
+    expect([stuck.yes, stuck.reached, stuck.impossible]).toEqual([1, false, true]);
+    const refusals = new Tally(5, 3);
+    refusals.add(true, 0);
+    refusals.add(true, 1);
+    refusals.add(false);
+    expect(refusals.impossible).toBe(false);
+    refusals.add(false);
+    expect(refusals.impossible).toBe(true);
+  });
+
   it('on an even N a 2–2 split is impossible, not pending', () => {
     const tally = new Tally(4, 3);
     tally.add(true);

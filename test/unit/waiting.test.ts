@@ -83,6 +83,24 @@ describe('Notifier', () => {
   });
 });
 
+describe('Notifier, readers', () => {
+  it('a release naming nobody wakes the oldest waiter and every reader of the key; one naming a writer wakes that writer only', async () => {
+    const { notifier } = notifierOver(3);
+    const writer = notifier.register(['k'], '1-0-w');
+    const readers = ['2-0-r1', '3-0-r2'].map((ticket) => notifier.register(['k'], ticket, true));
+    const other = notifier.register(['k'], '4-0-x');
+    let sleeps = [writer, ...readers, other].map((waiter) => waiter.sleep(60_000));
+    for (const master of [0, 1]) notifier.released('k', 'value-1', '1-0-w', master);
+    expect(await outcomes(sleeps)).toEqual(['turn', 'asleep', 'asleep', 'asleep']);
+    writer.leave();
+    sleeps = [...readers, other].map((waiter) => waiter.sleep(60_000));
+    for (const master of [0, 1]) notifier.released('k', 'value-2', undefined, master);
+    expect(await outcomes(sleeps)).toEqual(['released', 'released', 'asleep']);
+    for (const waiter of [...readers, other]) waiter.leave();
+    await notifier.close();
+  });
+});
+
 describe('Notifier subscriptions', () => {
   it('subscriptions taking on a majority of masters wake the longest waiter of each key once (a release before them was missed)', async () => {
     const { notifier, listeners } = notifierOver(3);
