@@ -165,6 +165,19 @@ describe('semaphore', () => {
     await eventually(async () => (await keysLeft(name, 2)) === 0, 3_000);
   });
 
+  it('two of five masters killed: permits are still granted and released on the other three', async () => {
+    const name = uniquePrefix('sem-killed')('pool');
+    const semaphore = own.lockOn({ nodeTimeout: 200 }).semaphore(name, 2);
+    await Promise.all([own.masters[0]!.kill(), own.masters[1]!.kill()]);
+    const permits = [await semaphore.acquire(5_000), await semaphore.acquire(5_000)];
+    for (const permit of permits) expect(await valuesOn(direct.slice(2), permit.resources[0]!)).toEqual([permit.value, permit.value, permit.value]);
+    // Refused on a running master with two down: a quorum is impossible at once (ExecutionError).
+    expect(await semaphore.acquire(5_000, { retryCount: 0 }).catch((error: unknown) => error)).toBeInstanceOf(ExecutionError);
+    await Promise.all(permits.map((permit) => permit.release()));
+    const left = await Promise.all(direct.slice(2).map((client) => client.exists([slotKey(name, 0), slotKey(name, 1)])));
+    expect(left).toEqual([0, 0, 0]);
+  });
+
   it('an aborted wait rejects with the signal\'s reason and leaves no slot on any master', async () => {
     const name = uniquePrefix('sem-abort')('pool');
     const redlock = own.lockOn();
