@@ -17,8 +17,8 @@ export interface Admission {
   readonly keys: readonly string[];
   /** What a granted attempt makes (a permit's slot is filled in from the vote). */
   readonly lease: LeaseKind;
-  /** How errors name what was asked for, e.g. `a permit of semaphore "pool" (limit 4)`. */
-  readonly description: string;
+  /** How errors name what was asked for, e.g. `a permit of semaphore "pool" (limit 4)` (a lock: its resources). */
+  readonly description?: string;
 }
 
 /** The part of Redlock the primitives call. */

@@ -140,7 +140,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   /** Acquire `resources` for `ttl` ms on a quorum of masters, retrying as the settings say. */
   acquire(resources: string | readonly string[], ttl: number, settings?: CallSettings): Promise<Lock> {
     const keys = normalizeResources(resources);
-    return this.#acquire({ kind: 'acquire', keys, lease: EXCLUSIVE, description: formatResources(keys) }, ttl, settings);
+    return this.#acquire({ kind: 'acquire', keys, lease: EXCLUSIVE }, ttl, settings);
   }
 
   /**
@@ -190,7 +190,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const { signal, autoExtend, fencing, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
     if (fencing && kind !== 'acquire') {
       throw new TypeError(
-        `fencing tokens order exclusive holders, and ${admission.description} is not one: acquire a lock or a write hold with { fencing: true }`,
+        `fencing tokens order exclusive holders, and ${admission.description ?? 'this'} is not one: acquire a lock or a write hold with { fencing: true }`,
       );
     }
     const effective = resolveSettings(this.#settings, callSettings, this.#nodes.length, ttlMs);
@@ -268,7 +268,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           if (exhausted) {
             const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
             const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
-            throw new Failure(acquireFailure(admission.description, attempt, effective, record), keys, attempts);
+            throw new Failure(acquireFailure(admission.description ?? formatResources(keys), attempt, effective, record), keys, attempts);
           }
           waiter ??= this.#notifier.register(keys, ticket, kind === 'read');
           waiter.ownValue = value;
@@ -543,7 +543,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       throw new TypeError('using needs a routine: using(resources, ttl, [settings,] (signal, lock) => …)');
     }
     const keys = normalizeResources(resources);
-    return this.#using({ kind: 'acquire', keys, lease: EXCLUSIVE, description: formatResources(keys) }, ttl, settings, routine);
+    return this.#using({ kind: 'acquire', keys, lease: EXCLUSIVE }, ttl, settings, routine);
   }
 
   async #using<T>(admission: Admission, ttl: number, settings: CallSettings | undefined, routine: Routine<T>): Promise<T> {
