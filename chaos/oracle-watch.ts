@@ -1,6 +1,7 @@
 /**
- * The safety oracle inside a chaos worker: every lock its Redlock acquires, extends or fails to
- * extend is checked against the real masters (CHAOS_MASTERS, behind the proxies of CHAOS_NODES),
+ * The safety oracle inside a chaos worker: every lease its Redlock acquires, extends or fails to
+ * extend (locks, read holds and permits alike: the library's events cover every kind, `lock.lease`
+ * says which) is checked against the real masters (CHAOS_MASTERS, behind the proxies of CHAOS_NODES),
  * every live lock is read again every 150 ms, and each lock's believed validity is reported to the
  * runner, which checks exclusion across workers (holders.ts). Violations go to the runner at once.
  */
@@ -33,7 +34,8 @@ export class OracleWatch {
     nodeUrls.forEach((url, index) => aliasMaster(Number(new URL(url).port), masterPorts[index]!));
     this.#oracle = new SafetyOracle(this.#reader, (message, lock) => {
       const history = this.#history.get(lock as Lock)?.map((line) => `\n      ${line}`).join('') ?? '';
-      if (this.#sent++ < MAX_SENT) process.send?.({ type: 'oracle-violation', worker, message: `${message}\n    its history:${history || ' none seen'}` });
+      const resource = (lock as Lock).resources[0];
+      if (this.#sent++ < MAX_SENT) process.send?.({ type: 'oracle-violation', worker, resource, message: `${message}\n    its history:${history || ' none seen'}` });
     });
     redlock.on('acquired', (event) => {
       this.#since.set(event.lock, Date.now() - event.waitMs - 1);
@@ -104,7 +106,7 @@ export class OracleWatch {
   #report(lock: Lock, event: HolderReport['event'], atMs = Date.now()): void {
     let id = this.#ids.get(lock);
     if (id === undefined) this.#ids.set(lock, (id = this.#nextId++));
-    const report: HolderReport = { worker: this.worker, id, value: lock.value, resources: lock.resources, atMs, expirationMs: lock.expiration, event };
+    const report: HolderReport = { worker: this.worker, id, value: lock.value, resources: lock.resources, lease: lock.lease, atMs, expirationMs: lock.expiration, event };
     process.send?.({ type: 'holder', ...report });
   }
 }

@@ -2,7 +2,8 @@
  * Faults that live inside a chaos worker, run when the runner's schedule says so (the runner picks
  * every parameter from its seed). Each aims at a way the library's belief about a lock could drift
  * from what the masters hold, for the safety oracle to see:
- * - burst: hundreds of concurrent acquires on distinct and shared resources, released at once;
+ * - burst: hundreds of concurrent acquires on distinct and shared names, released at once; the
+ *   shared ones are locks, a read-write lock's read holds, and a semaphore's permits;
  * - stall-listener: an `acquired` listener that busy-waits, during a burst (a stall between one
  *   lock's reply and the next lock's caller);
  * - stall-loop: plain event-loop stalls;
@@ -12,8 +13,13 @@
  *   routine, while the outer is released or (with the runner pausing masters) lost.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Lock, Redlock } from '../src/index.js';
+import type { CallSettings, Lock, Redlock } from '../src/index.js';
 import type { OracleWatch } from './oracle-watch.js';
+
+/** A burst's shared read-write lock and semaphore (every worker's bursts use the same limit). */
+const BURST_READ_WRITE = 'chaos:burst:rw';
+const BURST_SEMAPHORE = 'chaos:burst:sem';
+const BURST_PERMIT_LIMIT = 3;
 
 export type ProbeRequest =
   | { probe: 'burst'; size: number; sharedEvery: number; resources?: string[] }
@@ -90,12 +96,32 @@ export class Probes {
   }
 
   async #burst(size: number, sharedEvery: number, named?: readonly string[]): Promise<ProbeReply> {
-    const resources =
-      named ?? Array.from({ length: size }, (_, i) => (i % sharedEvery === 0 ? `chaos:burst:s${(i / sharedEvery) % 4}` : `chaos:burst:w${this.worker}:${i}`));
-    const settled = await Promise.allSettled(resources.map((resource) => this.redlock.acquire(resource, this.ttlMs, { retryCount: 1 })));
+    const once = { retryCount: 1 };
+    const acquires = named
+      ? named.map((resource) => this.redlock.acquire(resource, this.ttlMs, once))
+      : Array.from({ length: size }, (_, i) => this.#burstAcquire(i, sharedEvery, once));
+    const settled = await Promise.allSettled(acquires);
     const locks = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     await Promise.allSettled(locks.map((lock) => lock.release()));
-    return { ok: true, detail: `${locks.length} of ${resources.length} acquired` };
+    const of = (type: string): number => locks.filter((lock) => lock.lease.type === type).length;
+    // Most refusals are the shared names'; when most acquires fail, say why the first did.
+    const refusal = settled.find((result) => result.status === 'rejected');
+    const why = refusal && locks.length < acquires.length / 2 ? `; the first refused: ${String(refusal.reason).slice(0, 240)}` : '';
+    return { ok: true, detail: `${locks.length} of ${acquires.length} acquired${named ? '' : ` (${of('permit')} permits, ${of('read')} read holds)`}${why}` };
+  }
+
+  /**
+   * A burst's acquire number `i`: every `sharedEvery`-th on a name every worker shares, in turn three
+   * locks, two read holds of a read-write lock and a permit; the others on names of its own. (No
+   * write holds: a refused writer waits in line, and the readers after it in the burst would be
+   * refused too; the workers' read-write sections pit writers against readers.)
+   */
+  #burstAcquire(i: number, sharedEvery: number, settings: CallSettings): Promise<Lock> {
+    if (i % sharedEvery !== 0) return this.redlock.acquire(`chaos:burst:w${this.worker}:${i}`, this.ttlMs, settings);
+    const turn = (i / sharedEvery) % 6;
+    if (turn < 3) return this.redlock.acquire(`chaos:burst:s${turn}`, this.ttlMs, settings);
+    if (turn < 5) return this.redlock.readWrite(BURST_READ_WRITE).read.acquire(this.ttlMs, settings);
+    return this.redlock.semaphore(BURST_SEMAPHORE, BURST_PERMIT_LIMIT).acquire(this.ttlMs, settings);
   }
 
   async #lateExtend(shortTtlMs: number): Promise<ProbeReply> {

@@ -1,24 +1,31 @@
 /**
  * `npm run chaos -- --duration 60 [--seed N] [--workers 4] [--resources 3] [--fencing]`
  *
- * Five masters, each behind a fault proxy, and worker processes contending on a few resources
- * (chaos/worker.ts) for a counter per resource kept in this process (chaos/storage.ts). A seeded
- * fault schedule (printed, so a run can be replayed) applies one or two faults at a time, each for
- * 0.5–2 s: kill -9 a master and start it again empty, SIGSTOP/SIGCONT a master, latency, blackhole
- * and connection resets through its proxy, and SIGSTOP a worker past its ttl. Then the checker
- * (chaos/checker.ts): no two holders of a resource within their validity at once, no write erasing
- * another when both were within their lock's validity (a lost update), no lock key left on a master
- * after the run + ttl, no crash or unhandled rejection in a worker. Exits non-zero on any violation.
+ * Five masters, each behind a fault proxy, and worker processes (chaos/worker.ts) running critical
+ * sections of three workloads (chaos/workloads.ts): plain locks on a few resources, permits of a
+ * semaphore whose limit is below the number of workers, and read and write holds of a read-write
+ * lock; writers read-modify-write a counter per resource kept in this process (chaos/storage.ts),
+ * readers read it. A seeded fault schedule (printed, so a run can be replayed) applies one or two
+ * faults at a time, each for 0.5–2 s: kill -9 a master and start it again empty, SIGSTOP/SIGCONT a
+ * master, latency, blackhole and connection resets through its proxy, and SIGSTOP a worker past its
+ * ttl. Then the checker (chaos/checker.ts), at every instant of the sections within their validity:
+ * a lock's or a write hold's section alone on its resource, readers only beside readers, at most
+ * `limit` permits of the semaphore; and no write erasing another when both were within their
+ * validity (a lost update), no lock key left on a master after the run + ttl, no crash or unhandled
+ * rejection in a worker. Exits non-zero on any violation; the summary has a row per workload.
  *
  * The safety oracle (test/harness/oracle.ts) runs in every worker against the real masters, and
- * here across workers (holders.ts): no lock believed valid past the instant a quorum frees its keys,
- * no two locks on a resource believed valid at once. Most rounds also start a probe in a worker
- * (probes.ts): a burst of concurrent acquires, event-loop stalls, an extend that lands late with a
- * shorter ttl, nested re-entered locks outliving or losing their outer lock.
+ * here across workers (holders.ts): no lease believed valid past the instant a quorum frees its keys,
+ * no two leases on a key believed valid at once unless both are read holds, no more than `limit`
+ * permits of a semaphore believed valid at once. Most rounds also start a probe in a worker
+ * (probes.ts): a burst of concurrent acquires (locks, read holds, permits), event-loop
+ * stalls, an extend that lands late with a shorter ttl, nested re-entered locks outliving or losing
+ * their outer lock.
  *
- * --fencing: locks take fencing tokens and the checker also requires each resource's tokens to
- * increase from section to section. Fence counters must survive restarts (README, "Fencing tokens"),
- * so the masters then run with AOF `appendfsync always` and a killed master restarts from its AOF.
+ * --fencing: locks and write holds take fencing tokens (read holds and permits have none) and the
+ * checker also requires each resource's tokens to increase from write to write. Fence counters must
+ * survive restarts (README, "Fencing tokens"), so the masters then run with AOF `appendfsync always`
+ * and a killed master restarts from its AOF.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +36,20 @@ import { check } from './checker.js';
 import { overlappingHolders, type HolderReport } from './holders.js';
 import type { ProbeReply, ProbeRequest } from './probes.js';
 import { Storage, type StorageRequest } from './storage.js';
+import {
+  lockResource,
+  PERMIT_LIMIT,
+  READ_SHARE,
+  READ_WRITE,
+  SECTION_KINDS,
+  SEMAPHORE,
+  WORKLOADS,
+  workloadOf,
+  workloadOfKind,
+  type SectionKind,
+  type SectionStats,
+  type Workload,
+} from './workloads.js';
 import { FENCE_SUFFIX } from '../src/scripts/index.js';
 import type { OracleCounts } from '../test/harness/oracle.js';
 import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
@@ -58,12 +79,7 @@ function prng(seed: number): () => number {
 
 interface WorkerStats {
   worker: number;
-  attempts: number;
-  acquired: number;
-  failed: number;
-  abandoned: number;
-  fencedOff: number;
-  acquireMs: number[];
+  sections: Record<SectionKind, SectionStats>;
   oracle: OracleCounts;
 }
 
@@ -80,6 +96,12 @@ const crashes: string[] = [];
 const applied = new Map<Fault | Probe, number>();
 const holders: HolderReport[] = [];
 const oracleViolations: string[] = [];
+/** Violations by the workload of the key they are about (the probes' keys: none). */
+const violationsBy = new Map<Workload, number>();
+const countViolations = (key: string | undefined, count = 1): void => {
+  const workload = key === undefined ? undefined : workloadOf(key);
+  if (workload) violationsBy.set(workload, (violationsBy.get(workload) ?? 0) + count);
+};
 const asks = new Map<number, (reply: ProbeReply) => void>();
 let asked = 0;
 let failed = false;
@@ -112,7 +134,10 @@ try {
         if (child.connected) child.send({ type: 'storage', id: message['id'], ...reply });
       } else if (message.type === 'stats') stats.push(message as unknown as WorkerStats);
       else if (message.type === 'holder') holders.push(message as unknown as HolderReport);
-      else if (message.type === 'oracle-violation') oracleViolations.push(`safety oracle, worker ${worker}: ${String(message['message'])}`);
+      else if (message.type === 'oracle-violation') {
+        oracleViolations.push(`safety oracle, worker ${worker}: ${String(message['message'])}`);
+        countViolations(message['resource'] as string | undefined);
+      }
       else if (message.type === 'probe') asks.get(Number(message['id']))?.(message as unknown as ProbeReply);
       else if (message.type === 'crash') crashes.push(`worker ${worker}: ${String(message['message'])}`);
     });
@@ -165,8 +190,11 @@ try {
 
   // Checks.
   const crossWorker = overlappingHolders(holders);
-  const verdict = check(storage.sections, new Map(Array.from({ length: RESOURCES }, (_, r) => [`chaos:r${r}`, storage.counter(`chaos:r${r}`)])));
+  const written = [...Array.from({ length: RESOURCES }, (_, r) => lockResource(r)), READ_WRITE];
+  const verdict = check(storage.sections, new Map(written.map((resource) => [resource, storage.counter(resource)])));
   const violations = [...verdict.violations];
+  for (const [resource, { violations: count }] of verdict.resources) countViolations(resource, count);
+  for (const overlap of crossWorker) countViolations(overlap.resource);
   await sleep(TTL_MS + 200);
   const inspectors = await Promise.all(masters.map((master) => createClient({ url: master.url }).connect()));
   const leftover = (await Promise.all(inspectors.map((client) => client.keys('chaos:*'))))
@@ -178,31 +206,61 @@ try {
   violations.push(...crashes);
   const oracleTotal = (pick: (counts: OracleCounts) => number): number => stats.reduce((sum, s) => sum + (s.oracle ? pick(s.oracle) : 0), 0);
   const oracleCount = oracleTotal((c) => c.violations) + crossWorker.length;
-  violations.push(...oracleViolations, ...crossWorker.map((overlap) => `safety oracle, across workers: ${overlap}`));
+  violations.push(...oracleViolations, ...crossWorker.map((overlap) => `safety oracle, across workers: ${overlap.message}`));
   for (const s of stats) {
     const unsent = (s.oracle?.violations ?? 0) - oracleViolations.filter((v) => v.startsWith(`safety oracle, worker ${s.worker}:`)).length;
     if (unsent > 0) violations.push(`safety oracle, worker ${s.worker}: ${unsent} more violations like the above`);
   }
 
   // Summary.
-  const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
-  for (const ms of stats.flatMap((s) => s.acquireMs)) histogram.recordValue(Math.max(1, Math.round(ms * 1000)));
-  const total = (pick: (s: WorkerStats) => number): number => stats.reduce((sum, s) => sum + pick(s), 0);
-  const attempts = total((s) => s.attempts);
+  const latency = (samplesMs: readonly number[]): string => {
+    if (samplesMs.length === 0) return '—';
+    const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
+    for (const ms of samplesMs) histogram.recordValue(Math.max(1, Math.round(ms * 1000)));
+    return [50, 99, 100].map((p) => (histogram.getValueAtPercentile(p) / 1000).toFixed(1)).join(' / ') + ' ms';
+  };
+  const total = (pick: (s: SectionStats) => number, kinds: readonly SectionKind[] = SECTION_KINDS): number =>
+    stats.reduce((sum, s) => sum + kinds.reduce((kindSum, kind) => kindSum + pick(s.sections[kind]), 0), 0);
+  const samples = (kinds: readonly SectionKind[]): number[] => stats.flatMap((s) => kinds.flatMap((kind) => s.sections[kind].acquireMs));
+  const rate = (kinds: readonly SectionKind[]): string => {
+    const attempts = total((s) => s.attempts, kinds);
+    const acquired = total((s) => s.acquired, kinds);
+    return `${attempts ? ((acquired / attempts) * 100).toFixed(1) : '—'} % (${acquired} of ${attempts})`;
+  };
+  const completed = (kind: SectionKind): number => storage.sections.filter((section) => section.kind === kind).length;
+  const byKind = (kinds: readonly SectionKind[], text: (kind: SectionKind) => string): string =>
+    kinds.length === 1 ? text(kinds[0]!) : kinds.map((kind) => `${kind}s ${text(kind)}`).join(', ');
+  const leaseReports = (type: string): number => new Set(holders.filter((h) => h.lease.type === type).map((h) => `${h.worker}/${h.id}`)).size;
   console.log(`\nfault schedule (seed ${SEED}):\n  ${log.join('\n  ')}`);
+  const described: Record<Workload, string> = {
+    lock: `lock: chaos:r0…r${RESOURCES - 1}`,
+    semaphore: `semaphore: ${SEMAPHORE}, limit ${PERMIT_LIMIT}`,
+    'read-write': `read-write: ${READ_WRITE}, ${Math.round(READ_SHARE * 100)} % reads`,
+  };
+  console.log('\n| workload | sections completed (abandoned) | acquire success | acquire p50 / p99 / max | most within validity at once | violations |');
+  console.log('|---|---|---|---|---|---|');
+  for (const workload of WORKLOADS) {
+    const kinds = SECTION_KINDS.filter((kind) => workloadOfKind(kind) === workload);
+    const peak = Math.max(0, ...[...verdict.resources].filter(([resource]) => workloadOf(resource) === workload).map(([, r]) => r.peak));
+    console.log(
+      `| ${described[workload]} | ${byKind(kinds, (kind) => String(completed(kind)))} (${total((s) => s.abandoned, kinds)}) | ${byKind(kinds, (kind) => rate([kind]))} | ` +
+        `${byKind(kinds, (kind) => latency(samples([kind])))} | ${peak} | ${violationsBy.get(workload) ?? 0} |`,
+    );
+  }
   console.log('\n| measure | value |\n|---|---|');
   console.log(`| duration, workers, resources | ${DURATION_S} s, ${WORKERS} processes, ${RESOURCES} |`);
   console.log(`| faults applied | ${[...applied].map(([fault, n]) => `${fault} ${n}`).join(', ')} |`);
   console.log(`| critical sections completed | ${storage.sections.length} |`);
-  console.log(`| … of them written after their lock's validity (worker paused past its ttl) | ${verdict.pausedPastValidity} |`);
+  console.log(`| … of them ended after their lease's validity (worker paused past its ttl) | ${verdict.pausedPastValidity} |`);
   console.log(`| updates erased by such a late write (without fencing: the hazard fencing tokens cure) | ${verdict.lostUpdates} |`);
-  console.log(`| sections abandoned because the lock was lost before the write | ${total((s) => s.abandoned)} |`);
+  console.log(`| sections abandoned because the lease was lost before their last request | ${total((s) => s.abandoned)} |`);
   if (FENCING) console.log(`| writes refused by the storage's fencing-token check | ${total((s) => s.fencedOff)} |`);
-  console.log(`| acquire success rate | ${attempts ? ((total((s) => s.acquired) / attempts) * 100).toFixed(1) : '—'} % (${total((s) => s.acquired)} of ${attempts}) |`);
-  console.log(`| acquire latency p50 / p99 / max | ${[50, 99, 100].map((p) => (histogram.getValueAtPercentile(p) / 1000).toFixed(1)).join(' / ')} ms |`);
+  console.log(`| acquire success rate | ${rate(SECTION_KINDS)} |`);
+  console.log(`| acquire latency p50 / p99 / max | ${latency(samples(SECTION_KINDS))} |`);
   console.log(
     `| safety-oracle checks (full / partial) | ${oracleTotal((c) => c.full)} / ${oracleTotal((c) => c.partial)} ` +
-      `(${oracleTotal((c) => c.skipped)} not judged; ${oracleTotal((c) => c.exclusion)} exclusion checks in workers, ${holders.length} lock reports across workers) |`,
+      `(${oracleTotal((c) => c.skipped)} not judged; ${oracleTotal((c) => c.exclusion)} exclusion checks in workers, ${holders.length} lease reports across workers ` +
+      `on ${leaseReports('lock')} locks, ${leaseReports('permit')} permits, ${leaseReports('read')} read holds) |`,
   );
   console.log(`| safety-oracle violations | ${oracleCount} |`);
   console.log(`| violations | ${violations.length} |`);
@@ -255,7 +313,7 @@ async function runProbe(probe: Probe, worker: number, pauseThree: number[], stal
   let params: string;
   switch (probe) {
     case 'burst':
-      params = `${size} acquires, every 3rd on a shared resource`;
+      params = `${size} acquires, every 3rd on a shared name (locks, read holds, permits)`;
       detail = (await ask(worker, { probe, size, sharedEvery: 3 })).detail;
       break;
     case 'stall-listener':

@@ -1,11 +1,17 @@
 /**
  * The chaos run's storage (see Storage), in the parent process; workers reach it over IPC.
  */
-import type { Section } from './checker.js';
+import type { PermitSection, ReadSection, Section, WriteSection } from './checker.js';
+
+/** A section as its worker reports it at its end: the storage adds the worker, the end and (a write) the version. */
+export type Ending<S extends Section> = S extends Section ? Omit<S, 'worker' | 'end' | 'version'> : never;
 
 export type StorageRequest =
   | { op: 'read'; resource: string }
-  | { op: 'write'; resource: string; value: number; readVersion: number; start: number; lock: string; expiration: number; token?: number };
+  /** A writer's last request: store `value` (with fencing: refused for a token below the largest seen). */
+  | { op: 'write'; value: number; section: Ending<WriteSection> }
+  /** A reader's or a permit holder's last request: nothing is stored, the section is recorded. */
+  | { op: 'leave'; section: Ending<ReadSection | PermitSection> };
 
 export interface StorageReply {
   /** The resource's counter and version after the request, and when the storage served it (epoch ms). */
@@ -17,10 +23,10 @@ export interface StorageReply {
 }
 
 /**
- * The storage the locks protect: a counter per resource, here in this process so that each
+ * The storage the leases protect: a counter per resource, here in this process so that each
  * request is atomic (as in a database) and the history is exact. Every accepted write makes a new
- * version and is recorded as a section for the checker. With fencing it keeps each resource's
- * largest token and refuses writes with a lower one.
+ * version and is recorded as a section for the checker, as is every leave (a read section's or a
+ * permit's end). With fencing it keeps each resource's largest token and refuses writes with a lower one.
  */
 export class Storage {
   readonly sections: Section[] = [];
@@ -38,15 +44,18 @@ export class Storage {
   /** One worker's request, applied at once. */
   serve(worker: number, request: StorageRequest): StorageReply {
     const at = Date.now();
-    let state = this.#state.get(request.resource);
-    if (!state) this.#state.set(request.resource, (state = { value: 0, version: 0, highest: 0 }));
+    const resource = request.op === 'read' ? request.resource : request.section.resource;
+    let state = this.#state.get(resource);
+    if (!state) this.#state.set(resource, (state = { value: 0, version: 0, highest: 0 }));
     if (request.op === 'write') {
-      if (this.#fencing && request.token! < state.highest) return { ...state, at, ok: false };
+      const { section } = request;
+      if (this.#fencing && section.token! < state.highest) return { ...state, at, ok: false };
       state.value = request.value;
       state.version++;
-      state.highest = Math.max(state.highest, request.token ?? 0);
-      const { resource, lock: value, start, expiration, readVersion, token } = request;
-      this.sections.push({ worker, resource, value, start, end: at, expiration, readVersion, version: state.version, ...(token === undefined ? {} : { token }) });
+      state.highest = Math.max(state.highest, section.token ?? 0);
+      this.sections.push({ ...section, worker, end: at, version: state.version });
+    } else if (request.op === 'leave') {
+      this.sections.push({ ...request.section, worker, end: at });
     }
     return { value: state.value, version: state.version, at, ok: true };
   }

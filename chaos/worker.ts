@@ -1,17 +1,22 @@
 /**
- * A chaos worker process: until told to stop, lock a random resource with using() and read-
- * modify-write its counter in the storage (the parent process, over IPC: outside Redis, and
- * atomic per request like a database) with a short delay in between. A section whose lock was
- * lost before the write is abandoned, not written. With CHAOS_FENCING=1 locks are fenced, writes
- * carry the token, and the storage refuses a token lower than the largest it has seen (counted as
- * fenced off). The safety oracle (oracle-watch.ts) checks every lock against the real masters, and
- * the runner's schedule starts probes (probes.ts) here: bursts, stalls, late extends, nested locks.
+ * A chaos worker process: until told to stop, run critical sections of the three workloads
+ * (workloads.ts), each picked at random: a plain lock on a random resource, a semaphore's permit, or
+ * a read-write lock's read or write hold, each with using(). Writers (locks, write holds)
+ * read-modify-write their resource's counter in the storage (the parent process, over IPC: outside
+ * Redis, and atomic per request like a database) with a short delay in between; readers read it and
+ * permit holders touch nothing, then each says it left. A section whose lease was lost before its
+ * last request is abandoned: nothing written, nothing recorded. With CHAOS_FENCING=1 locks and write
+ * holds are fenced, writes carry the token, and the storage refuses a token lower than the largest
+ * it has seen (counted as fenced off). The safety oracle (oracle-watch.ts) checks every lease
+ * against the real masters, and the runner's schedule starts probes (probes.ts) here: bursts,
+ * stalls, late extends, nested locks.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ExecutionError, Redlock } from '../src/index.js';
+import { ExecutionError, Redlock, type Lock } from '../src/index.js';
 import { OracleWatch } from './oracle-watch.js';
 import { Probes, type ProbeRequest } from './probes.js';
 import type { StorageReply, StorageRequest } from './storage.js';
+import { lockResource, PERMIT_LIMIT, READ_SHARE, READ_WRITE, SEMAPHORE, WORKLOADS, type SectionKind, type SectionStats } from './workloads.js';
 
 const nodes = (process.env['CHAOS_NODES'] ?? '').split(',');
 const resources = Number(process.env['CHAOS_RESOURCES'] ?? 3);
@@ -73,44 +78,61 @@ function storage(request: StorageRequest): Promise<StorageReply> {
   });
 }
 
-const stats = { attempts: 0, acquired: 0, failed: 0, abandoned: 0, fencedOff: 0, acquireMs: [] as number[] };
+const noStats = (): SectionStats => ({ attempts: 0, acquired: 0, failed: 0, abandoned: 0, fencedOff: 0, acquireMs: [] });
+const stats: Record<SectionKind, SectionStats> = { lock: noStats(), permit: noStats(), read: noStats(), write: noStats() };
+const semaphore = redlock.semaphore(SEMAPHORE, PERMIT_LIMIT);
+const readWrite = redlock.readWrite(READ_WRITE);
+
+/** One section under `lock`: its first request (a read), a short delay, its last request (a write, or a leave). */
+async function section(kind: SectionKind, resource: string, signal: AbortSignal, lock: Lock, counts: SectionStats): Promise<void> {
+  const read = await storage({ op: 'read', resource });
+  await sleep(5 + Math.random() * 15);
+  // The last moment to learn the lease is gone: past it, a pause cannot be told from work.
+  if (signal.aborted || Date.now() >= lock.expiration) {
+    counts.abandoned++;
+    return;
+  }
+  const { lease } = lock;
+  if (lease.type !== (kind === 'write' ? 'lock' : kind)) throw new Error(`a ${kind} section's lease is a ${lease.type}`);
+  const held = { resource, value: lock.value, start: read.at, expiration: lock.expiration };
+  if (lease.type === 'lock') {
+    const written = { kind: kind as 'lock' | 'write', ...held, readVersion: read.version, ...(fencing ? { token: lock.fencingToken! } : {}) };
+    const { ok } = await storage({ op: 'write', value: read.value + 1, section: written });
+    if (!ok) counts.fencedOff++;
+  } else if (lease.type === 'read') {
+    await storage({ op: 'leave', section: { kind: 'read', ...held, readVersion: read.version } });
+  } else {
+    await storage({ op: 'leave', section: { kind: 'permit', ...held, limit: lease.limit, slot: lease.slot } });
+  }
+}
+
 while (!stopping) {
-  const resource = `chaos:r${Math.floor(Math.random() * resources)}`;
+  const workload = WORKLOADS[Math.floor(Math.random() * WORKLOADS.length)]!;
+  const kind: SectionKind = workload === 'lock' ? 'lock' : workload === 'semaphore' ? 'permit' : Math.random() < READ_SHARE ? 'read' : 'write';
+  const resource = kind === 'lock' ? lockResource(Math.floor(Math.random() * resources)) : kind === 'permit' ? SEMAPHORE : READ_WRITE;
+  const counts = stats[kind];
   const requested = performance.now();
-  stats.attempts++;
+  counts.attempts++;
+  const routine = async (signal: AbortSignal, lock: Lock): Promise<void> => {
+    counts.acquired++;
+    counts.acquireMs.push(performance.now() - requested);
+    await section(kind, resource, signal, lock, counts);
+  };
   try {
-    await redlock.using(resource, ttlMs, { fencing }, async (signal, lock) => {
-      stats.acquired++;
-      stats.acquireMs.push(performance.now() - requested);
-      const read = await storage({ op: 'read', resource });
-      await sleep(5 + Math.random() * 15);
-      // The last moment to learn the lock is gone: past it, a pause cannot be told from work.
-      if (signal.aborted || Date.now() >= lock.expiration) {
-        stats.abandoned++;
-        return;
-      }
-      const { ok } = await storage({
-        op: 'write',
-        resource,
-        value: read.value + 1,
-        readVersion: read.version,
-        start: read.at,
-        lock: lock.value,
-        expiration: lock.expiration,
-        ...(fencing ? { token: lock.fencingToken! } : {}),
-      });
-      if (!ok) stats.fencedOff++;
-    });
+    if (kind === 'lock') await redlock.using(resource, ttlMs, { fencing }, routine);
+    else if (kind === 'permit') await semaphore.using(ttlMs, routine);
+    else if (kind === 'read') await readWrite.read.using(ttlMs, routine);
+    else await readWrite.write.using(ttlMs, { fencing }, routine);
   } catch (error) {
     if (!(error instanceof ExecutionError)) throw error;
-    stats.failed++;
+    counts.failed++;
   }
 }
 await Promise.allSettled(running);
 await probes.settle();
 await watch.close();
 await redlock.quit();
-process.send?.({ type: 'stats', worker, ...stats, oracle: watch.counts });
+process.send?.({ type: 'stats', worker, sections: stats, oracle: watch.counts });
 process.disconnect();
 // After quit() nothing of the library's should keep this process alive; if something does, say what.
 setTimeout(() => {
