@@ -138,7 +138,7 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', read: 's', permi
  *           moves, and the key's with it if it is the last); {0, 0} one did not, nothing changed
  *   release {n, head} n keys held the value and were deleted (compare-and-delete, never a blind
  *           DEL; a read hold leaves its key's readers, and the key is announced only once no
- *           reader is left); the ticket leaves every queue; head is the ticket now first in line for the first
+ *           reader is left; a ticket leaving the queue of a key readers share is announced too); the ticket leaves every queue; head is the ticket now first in line for the first
  *           key announced that has one (0: none), so the releasing process wakes it without
  *           waiting for its own subscription. Each deleted key, and each free key whose queue the
  *           ticket left, is announced on the call's channel as "<ticket>:<first ticket or ''>:<key>"
@@ -327,6 +327,8 @@ while i <= n - 4 do
           line().settle(K[k])
           if redis.call('EXISTS', K[k]) == 0 then who = value end
         end
+        -- A writer's ticket leaving a key that readers share: the readers it held back may go.
+        if not who and left then who = ticket end
       elseif current == value then
         status = status + redis.call('DEL', K[k])
         who = ticket ~= '' and ticket or value

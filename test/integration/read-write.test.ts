@@ -127,6 +127,21 @@ describe('read-write lock', () => {
     expect(performance.now() - releasedAt).toBeLessThan(1_000);
   });
 
+  it('a writer that gives up leaves the line, and the readers it held back are woken at once', async () => {
+    const name = uniquePrefix('rw-giveup')('doc');
+    held.push(await own.lockOn().readWrite(name).read.acquire(10_000));
+    const controller = new AbortController();
+    const writing = own.lockOn({ retryDelay: 5_000, retryJitter: 0 }).readWrite(name).write.acquire(10_000, { signal: controller.signal }).catch((error: unknown) => error);
+    await eventually(async () => (await Promise.all(direct.map((client) => client.zCard(name + QUEUE_SUFFIX)))).filter((size) => size === 2).length >= 3);
+    const reading = own.lockOn({ retryDelay: 5_000, retryJitter: 0 }).readWrite(name).read.acquire(10_000);
+    await sleep(200); // refused: a writer is in line
+    const abortedAt = performance.now();
+    controller.abort(new Error('gave up'));
+    expect(await writing).toMatchObject({ message: 'gave up' });
+    held.push(await reading);
+    expect(performance.now() - abortedAt).toBeLessThan(1_000);
+  });
+
   it("a dead writer's intent lapses on the masters' clock: readers are held back no longer than its ticket's ttl", async () => {
     const name = uniquePrefix('rw-lapse')('doc');
     const times = await timesOn();
