@@ -36,6 +36,8 @@ const COLORS = ['#4c78a8', '#f58518', '#54a24b', '#e45756', '#72b7b2', '#b279a2'
 
 const escape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const ms = (value: number): string => (value >= 10 ? value.toFixed(0) : value >= 1 ? value.toFixed(1) : value.toFixed(2));
+const waitMs = (value: number | undefined): string => (value === undefined || !Number.isFinite(value) ? '—' : ms(value));
+const gaveUp = (row: Row): string => (row.failures > 0 ? `, gave up ${row.failures}` : '');
 const perSecond = (row: Row): string => (row.hung > 0 ? 'hung' : `${Math.round(row.opsPerSecond)}/s`);
 
 /** Latency percentiles of `scenario`, one group per library. */
@@ -103,6 +105,16 @@ function panels(rows: readonly Row[]): Panel[] {
       text: `${perSecond(row)}, gave up ${row.failures} (${(giveUpFraction(row) * 100).toFixed(1)} %), Jain ${row.jain?.toFixed(2) ?? '—'}`,
     })),
     perLibraryPanel(rows, [['S7', '64 workers']], 'S7 — S2 at 64 workers: 3 standalone voters vs 3 cluster voters', 'acquire + release per second', false, throughput),
+    perLibraryPanel(rows, [['S8', '16 workers']], 'S8 — semaphore, limit 4, 16 workers in one process, 1 ms section, defaults: throughput', 'acquisitions per second', false, (row, series) => ({
+      series,
+      value: row.opsPerSecond,
+      text: `${perSecond(row)}, p99 wait ${waitMs(row.waitP99Ms)} ms, max held ${row.maxHolders ?? '—'}${gaveUp(row)}`,
+    })),
+    perLibraryPanel(rows, [['S9', '16 workers']], 'S9 — read-write, 16 workers, 90 % reads, 1 ms section, defaults (mutex: every access exclusive): throughput', 'holds per second', false, (row, series) => ({
+      series,
+      value: row.opsPerSecond,
+      text: `${perSecond(row)}, p99 wait ${waitMs(row.waitP99Ms)} ms, max readers ${row.maxReaders ?? '—'}${gaveUp(row)}`,
+    })),
   ];
   return list.filter((panel) => panel.groups.some((group) => group.bars.length > 0));
 }

@@ -6,11 +6,12 @@
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { Redis as IORedis } from 'ioredis';
-import { RedlockMutex } from 'redis-semaphore';
+import { RedlockMutex, RedlockSemaphore } from 'redis-semaphore';
 import { NodeRedisAdapter, createRedlock } from 'redlock-universal';
 import { createClient } from 'redis';
 import type { NodeInput } from '../src/index.js';
 import { decodeBatch, encodeBatch, lockScript, type LockOperation } from '../src/scripts/index.js';
+import { SEMAPHORE_LIMIT } from './targets.js';
 
 const require = createRequire(import.meta.url);
 // The package as users run it: the build (`npm run bench` builds first), not the sources through
@@ -34,8 +35,13 @@ export interface Held {
 }
 
 export interface Contender {
-  /** Acquire `key` for `ttlMs`; rejects if the library gives up. */
+  /**
+   * Acquire `key` for `ttlMs`; rejects if the library gives up. S8's contenders take a permit of
+   * the semaphore `key` (limit SEMAPHORE_LIMIT), S9's a write hold.
+   */
   acquire(key: string, ttlMs: number): Promise<Held>;
+  /** S9: a read hold on `key` (shared where the library has read-write locks). */
+  read?(key: string, ttlMs: number): Promise<Held>;
   close(): Promise<void>;
 }
 
@@ -264,4 +270,70 @@ export const contenders: readonly ContenderSpec[] = [
   redisSemaphore,
   redlockUniversal,
   rawFloor,
+];
+
+/**
+ * S8 and S9: each library at its defaults (the ttl aside), as in S6: ours waits for releases and
+ * retries 10 times; redis-semaphore polls every 10 ms for up to 10 s (acquireTimeout), with its
+ * background refresh on (at 80 % of the ttl: never, in a 1 ms section).
+ */
+function oursShared(name: string, label: string, shape: 'semaphore' | 'read-write' | 'mutex'): ContenderSpec {
+  return {
+    name,
+    label,
+    hotKey: false,
+    create(urls) {
+      const redlock = new Redlock([...urls]);
+      redlock.on('error', () => undefined);
+      const held = (lock: { release(): Promise<unknown> }): Held => ({ release: async () => void (await lock.release()) });
+      return Promise.resolve({
+        acquire: async (key, ttlMs) =>
+          held(shape === 'semaphore' ? await redlock.semaphore(key, SEMAPHORE_LIMIT).acquire(ttlMs) : await redlock.acquire(key, ttlMs)),
+        ...(shape === 'semaphore'
+          ? {}
+          : {
+              read: async (key: string, ttlMs: number) =>
+                held(shape === 'read-write' ? await redlock.readWrite(key).read.acquire(ttlMs) : await redlock.acquire(key, ttlMs)),
+            }),
+        close: () => redlock.quit(),
+      });
+    },
+  };
+}
+
+/** redis-semaphore's RedlockSemaphore (S8), or its RedlockMutex for reads and writes alike (S9: it has no read-write lock). */
+function redisSemaphoreShared(name: string, label: string, shape: 'semaphore' | 'mutex'): ContenderSpec {
+  return {
+    name,
+    label,
+    hotKey: false,
+    create(urls) {
+      const clients = ioredisClients(urls);
+      const acquire = async (key: string, ttlMs: number): Promise<Held> => {
+        const lock = shape === 'semaphore'
+          ? new RedlockSemaphore(clients, key, SEMAPHORE_LIMIT, { lockTimeout: ttlMs })
+          : new RedlockMutex(clients, key, { lockTimeout: ttlMs });
+        await lock.acquire();
+        return { release: () => lock.release() };
+      };
+      return Promise.resolve({
+        acquire,
+        ...(shape === 'mutex' ? { read: acquire } : {}),
+        close: () => closeIoredis(clients),
+      });
+    },
+  };
+}
+
+/** S8: a semaphore of SEMAPHORE_LIMIT permits. */
+export const semaphoreContenders: readonly ContenderSpec[] = [
+  oursShared('redlock-quorum semaphore', 'ours', 'semaphore'),
+  redisSemaphoreShared('redis-semaphore RedlockSemaphore (ioredis)', 'redis-semaphore', 'semaphore'),
+];
+
+/** S9: reads and writes of one name; ours also with its plain lock for both, what a read-write lock saves. */
+export const readWriteContenders: readonly ContenderSpec[] = [
+  oursShared('redlock-quorum readWrite (.read / .write)', 'ours', 'read-write'),
+  oursShared('redlock-quorum, the plain lock for reads and writes', 'ours (mutex)', 'mutex'),
+  redisSemaphoreShared('redis-semaphore RedlockMutex for reads and writes (ioredis)', 'redis-semaphore (mutex)', 'mutex'),
 ];

@@ -6,7 +6,9 @@
  * 16 workers, one resource, 1 ms section · S4 one master blackholed (S1, S2@64) · S5 one master
  * +20 ms round trip (S1) · S6 hot key across processes: 4 processes × 4 workers, one resource, 1 ms
  * section, every library at its defaults · S7 S2 at 64 workers on 3 standalone voters vs 3 Redis
- * Cluster voters of 3 masters each (local only).
+ * Cluster voters of 3 masters each (local only) · S8 a semaphore of 4 permits, 16 workers, 1 ms
+ * section · S9 a read-write lock, 16 workers, 90 % reads, 1 ms section (S8 and S9 at defaults,
+ * against redis-semaphore; the bench counts holders itself).
  * Masters: 5 throwaway local redis-server processes, or REDLOCK_NODES.
  * Output: a progress bar, markdown tables on stdout, bench/results/<timestamp>.{json,svg}.
  */
@@ -23,13 +25,13 @@ import type { HeldLocks } from './held-locks.js';
 import { measureHeldLocks, stopHeldLocks } from './held-process.js';
 import { measureLimit, type MastersLimit } from './limit.js';
 import { ScriptCallCounter } from './script-calls.js';
-import { contenders, oursOn, type Contender, type ContenderSpec, type Profile } from './libraries.js';
+import { contenders, oursOn, readWriteContenders, semaphoreContenders, type Contender, type ContenderSpec, type Profile } from './libraries.js';
 import { ContenderProcesses, addRound, killAllProcesses } from './processes.js';
 import { svgChart } from './chart.js';
-import { markdownTable, processesTable, rowOf, type Row } from './report.js';
+import { markdownTable, processesTable, rowOf, sharedTable, type Row } from './report.js';
 import { updateReadme } from './readme.js';
-import { S2_WORKERS, S6_LABELS, S6_PROCESSES, S6_WORKERS, S7_WORKERS, measures, targetsMarkdown } from './targets.js';
-import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, type Tally } from './scenarios.js';
+import { S2_WORKERS, S6_LABELS, S6_PROCESSES, S6_WORKERS, S7_WORKERS, S8_WORKERS, SEMAPHORE_LIMIT, S9_READ_SHARE, S9_WORKERS, measures, targetsMarkdown } from './targets.js';
+import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, sharedSlice, type Tally } from './scenarios.js';
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.indexOf('--only');
@@ -40,14 +42,18 @@ const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? new Set(process.argv[onlyArg + 1]?.split(',')) : undefined;
 const wanted = (group: string): boolean => !only || only.has(group);
 const plan = quick
-  ? { s1: [2, 150], s2: [1, 800], s3: [1, 1500], s4s1: [1, 100], s4s2: [1, 800], s5: [1, 25], s6: [1, 1500] }
-  : { s1: [5, 1000], s2: [3, 3000], s3: [3, 3000], s4s1: [3, 1000], s4s2: [2, 2000], s5: [3, 100], s6: [3, 3000] };
+  ? { s1: [2, 150], s2: [1, 800], s3: [1, 1500], s4s1: [1, 100], s4s2: [1, 800], s5: [1, 25], s6: [1, 1500], s8: [1, 1000], s9: [1, 1000] }
+  : { s1: [5, 1000], s2: [3, 3000], s3: [3, 3000], s4s1: [3, 1000], s4s2: [2, 2000], s5: [3, 100], s6: [3, 3000], s8: [3, 3000], s9: [3, 3000] };
 const DEADLINE_MS = 2_000;
 const HOT_KEY_DEADLINE_MS = 60_000;
 const S3_WORKERS = 16;
 const S3_SECTION_MS = 1;
 const S5_ADDED_RTT_MS = 20;
 const S6_SECTION_MS = 1;
+const SHARED_SECTION_MS = 1;
+const SHARED_FOOTNOTE =
+  'Every library at its defaults, ttl 10 s: ours tries 11 times (10 retries, 200 ± 100 ms apart or sooner when a release wakes it), ' +
+  'redis-semaphore every 10 ms for up to 10 s (its acquireTimeout). The bench counts a hold from its acquire resolving to its release being called.';
 
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -61,6 +67,8 @@ interface Scenario {
   readonly countsScriptCalls?: boolean;
   /** Before each of its slices: the fault this scenario runs under (its group's proxy setting). */
   readonly setUp?: () => Promise<void>;
+  /** Its markdown table, where it is not the plain one (S8, S9). */
+  readonly table?: (rows: readonly Row[]) => string;
   run(contender: Contender, tally: Tally, keyPrefix: string, deadlineMs: number): Promise<void>;
 }
 
@@ -80,6 +88,9 @@ const bar = new SingleBar(
   { format: '{bar} {percentage}% | {value}/{total} slices | {scenario} · {contender}', hideCursor: true, clearOnComplete: true },
   Presets.shades_classic,
 );
+
+/** The commit measured: read now, beside the build `npm run bench` just made, not when the run ends. */
+const measuredCommit = commitOf();
 
 async function main(): Promise<void> {
   const external = process.env['REDLOCK_NODES']?.split(',').filter(Boolean);
@@ -133,12 +144,34 @@ async function main(): Promise<void> {
     'S7', `S7 — ${S7_WORKERS} concurrent workers, distinct keys: 3 standalone voters vs 3 Redis Cluster voters of 3 masters`, S7_WORKERS, plan.s2,
   );
 
+  // S8 and S9: one name, many holders at once; each library at its defaults (bench/libraries.ts).
+  const shared = (id: string, title: string, [rounds, ms]: number[], readShare: number, workers: number, limit: number): Scenario => ({
+    id, title, rounds: rounds!, deadlineMs: HOT_KEY_DEADLINE_MS, hotKey: false,
+    table: (scenarioRows) => sharedTable(title, scenarioRows, HOT_KEY_DEADLINE_MS, limit, SHARED_FOOTNOTE),
+    run: (contender, tally, keyPrefix, deadlineMs) =>
+      sharedSlice({ contender, tally, keyPrefix, deadlineMs }, { workers, durationMs: ms!, sectionMs: SHARED_SECTION_MS, readShare, limit }),
+  });
+  const semaphore = wanted('S8')
+    ? [shared('S8', `S8 — semaphore: limit ${SEMAPHORE_LIMIT}, ${S8_WORKERS} workers in one process, ${SHARED_SECTION_MS} ms section, defaults`, plan.s8, 0, S8_WORKERS, SEMAPHORE_LIMIT)]
+    : [];
+  const readWrite = wanted('S9')
+    ? [
+        shared(
+          'S9',
+          `S9 — read-write: ${S9_WORKERS} workers, ${Math.round(S9_READ_SHARE * 100)} % reads, ${SHARED_SECTION_MS} ms section, defaults; ` +
+            "redis-semaphore has no read-write lock: its RedlockMutex for every access (reads exclusive too), and ours the same way as 'ours (mutex)'",
+          plan.s9, S9_READ_SHARE, S9_WORKERS, 1,
+        ),
+      ]
+    : [];
+
   const hotSpecs = contenders.filter((spec) => spec.hotKey);
   const slices = (list: Scenario[], specs: readonly ContenderSpec[]): number =>
     list.reduce((total, scenario) => total + scenario.rounds * specs.length, 0);
   bar.start(
     slices(healthy, contenders) + slices(hotKeyScenarios, hotSpecs) + (faulty ? slices([...blackholed, ...slow], contenders) : 0) +
-      plan.s6[0]! * s6Specs.length + (s7 ? slices([s7Scenario], [contenders[0]!, contenders[0]!]) : 0),
+      plan.s6[0]! * s6Specs.length + (s7 ? slices([s7Scenario], [contenders[0]!, contenders[0]!]) : 0) +
+      slices(semaphore, semaphoreContenders) + slices(readWrite, readWriteContenders),
     0,
     { scenario: 'starting', contender: '' },
   );
@@ -168,6 +201,8 @@ async function main(): Promise<void> {
     await runGroup([s7Scenario], specs, urls, 'distinct');
     for (const cluster of clusters.splice(0)) cluster.stop();
   }
+  if (semaphore.length) await runGroup(semaphore, semaphoreContenders, urls, 'defaults');
+  if (readWrite.length) await runGroup(readWrite, readWriteContenders, urls, 'defaults');
   if (wanted('held') && !external) {
     bar.update({ scenario: 'held locks', contender: quick ? '10,000 locks for 4 s, ttl 4 s' : '10,000 locks for 60 s' });
     // Its own masters, alone on the machine; the full run's default writes bench/results/held.md.
@@ -251,7 +286,7 @@ async function runGroup(
       return scenario.countsScriptCalls && seconds > 0 ? { ...row, scriptCallsPerSecond: calls[s]![i]! / urls.length / seconds } : row;
     });
     rows.push(...scenarioRows);
-    tables.push(markdownTable(scenario.title, scenarioRows, scenario.deadlineMs, rttMs));
+    tables.push(scenario.table ? scenario.table(scenarioRows) : markdownTable(scenario.title, scenarioRows, scenario.deadlineMs, rttMs));
   }
   await clearFault?.();
   await counter?.close();
@@ -304,7 +339,7 @@ function report(nodeCount: number, external: boolean): void {
   const markdown = [header, ...tables, summary].join('\n');
   console.log(`\n${markdown}`);
   mkdirSync(resultsDir, { recursive: true });
-  const json = { date: new Date().toISOString(), commit: commitOf(), command, quick, machine, masters: masterText, rttMs, plan, rows, limits, held, targets: summary };
+  const json = { date: new Date().toISOString(), commit: measuredCommit, command, quick, machine, masters: masterText, rttMs, plan, rows, limits, held, targets: summary };
   // A full run's record is kept in git (runs/: README's spread is made from them); the others are scratch.
   const full = !quick && !only;
   if (full) mkdirSync(`${resultsDir}runs`, { recursive: true });

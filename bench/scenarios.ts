@@ -5,7 +5,7 @@
  * contender that misses it is reported as hung and not run again in that scenario.
  */
 import * as hdr from 'hdr-histogram-js';
-import type { Contender } from './libraries.js';
+import type { Contender, Held } from './libraries.js';
 
 export interface Tally {
   readonly latencyUs: hdr.Histogram;
@@ -21,11 +21,30 @@ export interface Tally {
   maxWaitMs: number;
   /** Hot key only: from one holder's release resolving to the next holder's acquire resolving. */
   readonly handoffUs: hdr.Histogram;
+  /** S8/S9 only: what the bench itself saw of the holders (sharedSlice). */
+  readonly shared: SharedTally;
+}
+
+/**
+ * S8/S9: the acquires' waits, and the holders counted by the bench from each acquire resolving to
+ * its release being called (the window in which the library promises the hold is valid).
+ */
+export interface SharedTally {
+  /** Acquire called to resolved, successful acquires; and of the write holds alone (S9). */
+  readonly waitUs: hdr.Histogram;
+  readonly writeWaitUs: hdr.Histogram;
+  reads: number;
+  writes: number;
+  /** The most holds of any kind at once, and of read holds. */
+  maxHolders: number;
+  maxReaders: number;
+  /** Holds that began beside more holders than the primitive allows (S8: over the limit; S9: a writer beside anyone). */
+  violations: number;
 }
 
 export function newTally(): Tally {
   return {
-    latencyUs: hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 }),
+    latencyUs: histogram(),
     cycles: 0,
     failures: 0,
     releaseFailures: 0,
@@ -33,8 +52,13 @@ export function newTally(): Tally {
     measuredMs: 0,
     perWorker: [],
     maxWaitMs: 0,
-    handoffUs: hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 }),
+    handoffUs: histogram(),
+    shared: { waitUs: histogram(), writeWaitUs: histogram(), reads: 0, writes: 0, maxHolders: 0, maxReaders: 0, violations: 0 },
   };
+}
+
+function histogram(): hdr.Histogram {
+  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
 }
 
 export const TTL_MS = 10_000;
@@ -150,6 +174,85 @@ export async function hotKeySlice(options: SliceOptions, workers: number, durati
   options.tally.perWorker = options.tally.perWorker.length
     ? options.tally.perWorker.map((count, i) => count + perWorker[i]!)
     : perWorker;
+}
+
+export interface SharedPlan {
+  readonly workers: number;
+  readonly durationMs: number;
+  readonly sectionMs: number;
+  /** The share of cycles that take a read hold (S9); the others call `acquire` (a permit, a write hold). */
+  readonly readShare: number;
+  /** How many `acquire` holds may be valid at once (S8: the semaphore's limit; S9: 1, and none beside a read hold). */
+  readonly limit: number;
+}
+
+/**
+ * S8/S9: `workers` workers on ONE name, each cycle a permit, a read or a write hold, `sectionMs`
+ * held, for `durationMs`. The bench counts holders itself: a hold is counted from its acquire
+ * resolving until its release is called, and one that began where the primitive allows no more
+ * holders is a violation.
+ */
+export async function sharedSlice(options: SliceOptions, plan: SharedPlan): Promise<void> {
+  const { contender, tally, deadlineMs } = options;
+  const shared = tally.shared;
+  const start = performance.now();
+  const end = start + plan.durationMs;
+  const perWorker = Array.from({ length: plan.workers }, () => 0);
+  let stop = false;
+  let exclusive = 0;
+  let readers = 0;
+  const take = (read: boolean): Promise<Held> =>
+    read ? contender.read!(options.keyPrefix, TTL_MS) : contender.acquire(options.keyPrefix, TTL_MS);
+  await Promise.all(
+    perWorker.map(async (_, worker) => {
+      try {
+        while (!stop && performance.now() < end) {
+          const read = Math.random() < plan.readShare;
+          const begin = performance.now();
+          let held: Held;
+          try {
+            held = await withDeadline(take(read), deadlineMs);
+          } catch (error) {
+            if (error instanceof Hung) throw error;
+            tally.failures++;
+            continue;
+          }
+          const waitUs = Math.max(1, Math.round((performance.now() - begin) * 1000));
+          shared.waitUs.recordValue(waitUs);
+          if (read) {
+            readers++;
+            shared.reads++;
+          } else {
+            exclusive++;
+            shared.writes++;
+            if (plan.readShare > 0) shared.writeWaitUs.recordValue(waitUs);
+          }
+          if (exclusive > plan.limit || (exclusive > 0 && readers > 0)) shared.violations++;
+          shared.maxHolders = Math.max(shared.maxHolders, exclusive + readers);
+          shared.maxReaders = Math.max(shared.maxReaders, readers);
+          if (plan.sectionMs > 0) await new Promise((resolve) => setTimeout(resolve, plan.sectionMs));
+          if (read) readers--;
+          else exclusive--;
+          try {
+            await withDeadline(held.release(), deadlineMs);
+          } catch (error) {
+            if (error instanceof Hung) throw error;
+            tally.releaseFailures++;
+            continue;
+          }
+          tally.latencyUs.recordValue(Math.max(1, Math.round((performance.now() - begin) * 1000)));
+          tally.cycles++;
+          perWorker[worker]!++;
+          tally.maxWaitMs = Math.max(tally.maxWaitMs, waitUs / 1000);
+        }
+      } catch {
+        tally.hung++;
+        stop = true;
+      }
+    }),
+  );
+  tally.measuredMs += performance.now() - start;
+  tally.perWorker = tally.perWorker.length ? tally.perWorker.map((count, i) => count + perWorker[i]!) : perWorker;
 }
 
 /** Jain's fairness index: 1 when every worker got the same share, 1/n when one got everything. */

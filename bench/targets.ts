@@ -28,6 +28,11 @@ export const S7_WORKERS = 64;
 /** S6, the hot key across processes: processes, workers in each, and the contenders (by label). */
 export const S6_PROCESSES = 4;
 export const S6_WORKERS = 4;
+/** S8, the semaphore: its limit, the same for every contender, and its workers; S9, the read-write lock: workers, share of reads. */
+export const SEMAPHORE_LIMIT = 4;
+export const S8_WORKERS = 16;
+export const S9_WORKERS = 16;
+export const S9_READ_SHARE = 0.9;
 /** Ours and node-redlock first: a quick run takes only those two. */
 export const S6_LABELS: readonly string[] = ['ours', 'node-redlock', 'sesamecare', 'redis-semaphore', 'redlock-universal'];
 
@@ -227,6 +232,52 @@ export function measures(run: Measured): Measure[] {
       text: `S7 (S2 @ ${S7_WORKERS} on 3 cluster voters × 3 masters): ${Math.round(clustered.opsPerSecond)} vs ${Math.round(standalone.opsPerSecond)} ops/s on 3 standalone voters`,
     });
   }
+  // S8 and S9: no goal in the issue, so the ratios are informational; the limits the bench counted
+  // are the primitives' own promises.
+  const semaphore = find('S8', 'ours');
+  const peerSemaphore = find('S8', 'redis-semaphore');
+  if (semaphore && peerSemaphore) {
+    add({
+      id: 'S8 semaphore vs redis-semaphore',
+      value: semaphore.opsPerSecond / peerSemaphore.opsPerSecond,
+      goal: '',
+      text: `S8 semaphore (limit ${SEMAPHORE_LIMIT}, ${S8_WORKERS} workers): ${Math.round(semaphore.opsPerSecond)} vs redis-semaphore RedlockSemaphore's ` +
+        `${Math.round(peerSemaphore.opsPerSecond)} acquisitions/s; acquire wait p50/p99 ${waits(semaphore)} vs ${waits(peerSemaphore)} ms; ` +
+        `most permits held at once ${semaphore.maxHolders} vs ${peerSemaphore.maxHolders}`,
+    });
+  }
+  if (semaphore?.maxHolders !== undefined) {
+    add({
+      id: 'S8 most permits held at once',
+      value: semaphore.maxHolders,
+      unit: 'count',
+      goal: `≤ ${SEMAPHORE_LIMIT}`,
+      text: `S8: the most of our permits held at once, counted by the bench (${semaphore.violations ?? 0} holds began over the limit)`,
+    });
+  }
+  const readWrite = find('S9', 'ours');
+  const peerMutex = find('S9', 'redis-semaphore (mutex)');
+  if (readWrite && peerMutex) {
+    const ourMutex = find('S9', 'ours (mutex)');
+    add({
+      id: 'S9 read-write vs redis-semaphore mutex',
+      value: readWrite.opsPerSecond / peerMutex.opsPerSecond,
+      goal: '',
+      text: `S9 read-write (${S9_WORKERS} workers, ${Math.round(S9_READ_SHARE * 100)} % reads): ${Math.round(readWrite.opsPerSecond)} vs redis-semaphore RedlockMutex's ` +
+        `${Math.round(peerMutex.opsPerSecond)} holds/s (it has no read-write lock: every access exclusive)` +
+        (ourMutex ? `, our plain lock the same way ${Math.round(ourMutex.opsPerSecond)}` : '') +
+        `; wait p50/p99 ${waits(readWrite)} vs ${waits(peerMutex)} ms; most readers at once ${readWrite.maxReaders}`,
+    });
+  }
+  if (readWrite?.violations !== undefined) {
+    add({
+      id: 'S9 holds beside a writer',
+      value: readWrite.violations,
+      unit: 'count',
+      goal: '≤ 0',
+      text: `S9: our holds that began beside a writer, or a write hold beside anyone, counted by the bench (of ${readWrite.writes} writes and ${readWrite.reads} reads)`,
+    });
+  }
   if (run.held) {
     const { locks, seconds, ttlMs, bytesPerLock, exactMemory, callsPerSecondPerMaster } = run.held;
     const what = `${locks} held auto-extended locks (ttl ${ttlMs / 1000} s) for ${seconds} s`;
@@ -247,6 +298,9 @@ export function measures(run: Measured): Measure[] {
   }
   return out;
 }
+
+/** Acquire wait p50/p99 of an S8/S9 row, ms. */
+const waits = (row: Row): string => `${(row.waitP50Ms ?? Number.NaN).toFixed(1)}/${(row.waitP99Ms ?? Number.NaN).toFixed(1)}`;
 
 /** `value` against a goal written as "≤ 1.05×" or "≥ 0.95". */
 function meets(value: number, goal: string): boolean {
