@@ -67,7 +67,7 @@ export interface AttemptRecord extends ExecutionStats {
   /** Masters that granted (for a permit: the slot most of them gave, which is `slot`). */
   readonly granted: number;
   /** A semaphore permit's attempt: the slot that the most masters gave. */
-  readonly slot?: number;
+  readonly slot?: number | undefined;
   /**
    * Fenced acquires whose first round reached a quorum: the token (largest counter of the granting
    * masters) and the second round, which raised the counters to it on the masters that hold the lock.

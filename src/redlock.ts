@@ -222,6 +222,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const ticket = newTicket(this.#clock.epochMs(), ticketTtlOf(effective));
     const inLine = kind === 'acquire' ? ticket : '';
     let firstSlot = 0;
+    // Retries used up. A retry woken by a release costs none while the acquire has waited no longer
+    // than its retries could have (retryCount × the longest sleep): a release wakes a waiter long
+    // before retryDelay, and a waiter that then loses the race (a semaphore's permits have no line)
+    // would otherwise burn its retries in a few ms.
+    let retries = 0;
+    const patienceMs = effective.retryCount * (effective.retryDelayMs + effective.retryJitterMs);
     let waiter: Waiter | undefined;
     this.#stats.acquisitions.attempted++;
     try {
@@ -257,7 +263,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           return lock;
         }
         remember(attempts, record);
-        const exhausted = closing || (effective.retryCount !== -1 && attempt > effective.retryCount);
+        const exhausted = closing || (effective.retryCount !== -1 && retries >= effective.retryCount);
         // Every master, including those that timed out: a delayed SET may still land. Giving up,
         // the ticket leaves the queues too.
         const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? inLine : '' }, effective);
@@ -273,10 +279,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           waiter ??= this.#notifier.register(keys, ticket, kind === 'read');
           waiter.ownValue = value;
           const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
+          if ((wokenBy !== 'turn' && wokenBy !== 'released') || this.#clock.monotonicMs() - startMs > patienceMs) retries++;
           // A release with nobody in line woke the oldest waiter of every process: a random pause of
           // up to two of our attempts' durations keeps them from all asking at once and splitting
           // the votes. (Named first in line, it goes at once.)
-          if (wokenBy === 'released') {
+          if (wokenBy === 'released' || wokenBy === 'subscribed') {
             await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal, this.#closing.signal);
           }
         } catch (error) {
@@ -607,7 +614,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       elapsedMs,
       validityMs: validityMs(operation.ttlMs, elapsedMs, effective.driftFactor),
       granted: vote.granted,
-      ...(vote.slot !== undefined && { slot: vote.slot }),
+      slot: vote.slot,
     };
     return { vote, record: attemptRecord(fields, this.#voters, effective.quorum, operation.keys) };
   }

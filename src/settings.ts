@@ -11,7 +11,11 @@ import { driftMs } from './validity.js';
 export interface Settings {
   /** Clock drift allowance as a fraction of the ttl (validity loses ttl·driftFactor + 2 ms). Default 0.01. */
   driftFactor: number;
-  /** Retries after the first attempt; −1 retries until the call's `signal` aborts. Default 10. */
+  /**
+   * Retries after the first attempt; −1 retries until the call's `signal` aborts. Default 10. A retry
+   * woken by a release costs none while the acquire has waited less than retryCount × (retryDelay +
+   * retryJitter).
+   */
   retryCount: number;
   /** Base wait between attempts, ms. Default 200. */
   retryDelay: number;

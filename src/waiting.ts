@@ -32,9 +32,10 @@ const SUBSCRIBED = 'subscribed';
 
 /**
  * What woke a waiter: a master named its ticket first in line (`turn`), a release with nobody in
- * line (`released`: others may have been woken by it too), or its timer.
+ * line (`released`: others may have been woken by it too), subscriptions taking (`subscribed`: a
+ * release may have been missed before), or its timer.
  */
-export type WakeSource = 'turn' | 'released' | 'timeout';
+export type WakeSource = 'turn' | 'released' | 'subscribed' | 'timeout';
 
 export class Waiter {
   #wake: ((source: WakeSource) => void) | undefined;
@@ -186,10 +187,11 @@ export class Notifier {
     else {
       const queue = this.#queues.get(key);
       if (!queue) return;
-      const first = oldest(queue);
-      first.report(released, master, this.#needed, 'released');
-      // Readers share: the key is free for all of them.
-      for (const waiter of queue) if (waiter.shared && waiter !== first) waiter.report(released, master, this.#needed, 'released');
+      // The oldest exclusive waiter: the one a master's line would name (readers are not in it), so
+      // these reports add up with those of masters that name it. Readers share: all of them wake.
+      const exclusive = queue.filter((waiter) => !waiter.shared);
+      if (exclusive.length > 0) oldest(exclusive).report(released, master, this.#needed, 'released');
+      for (const waiter of queue) if (waiter.shared) waiter.report(released, master, this.#needed, 'released');
     }
   }
 
@@ -234,7 +236,7 @@ export class Notifier {
       // A release announced before the subscriptions took was missed: the oldest waiter of each
       // key tries once more, when a majority of them took.
       subscribed: () => {
-        for (const queue of this.#queues.values()) oldest(queue).report(SUBSCRIBED, master, this.#needed, 'released');
+        for (const queue of this.#queues.values()) oldest(queue).report(SUBSCRIBED, master, this.#needed, 'subscribed');
       },
     };
   }

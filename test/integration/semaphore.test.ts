@@ -134,6 +134,29 @@ describe('semaphore', () => {
     await eventually(async () => (await keysLeft(name, 4)) === 0, 2_000);
   });
 
+  it('sixteen workers on limit 2 with default retry settings: no acquisition gives up (a retry woken by a release costs none of the retry budget)', async () => {
+    const name = uniquePrefix('sem-defaults')('pool');
+    const semaphores = [own.lockOn(), own.lockOn()].map((redlock) => redlock.semaphore(name, 2));
+    let gaveUp = 0;
+    let acquired = 0;
+    const deadline = Date.now() + 3_000;
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, worker) => {
+        while (Date.now() < deadline) {
+          try {
+            await semaphores[worker % 2]!.using(10_000, () => sleep(1));
+            acquired++;
+          } catch (error) {
+            if (!(error instanceof ExecutionError)) throw error;
+            gaveUp++;
+          }
+        }
+      }),
+    );
+    expect(acquired).toBeGreaterThan(100);
+    expect(gaveUp).toBe(0);
+  });
+
   it('a permit lives as a lock does: extended automatically past its ttl, and its slot is free once released', async () => {
     const name = uniquePrefix('sem-using')('pool');
     const semaphore = own.lockOn().semaphore(name, 2);
