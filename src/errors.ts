@@ -64,7 +64,7 @@ export interface AttemptRecord extends ExecutionStats {
   readonly elapsedMs: number;
   /** ttl − elapsed − drift; a quorum with validity ≤ 0 is still a failed attempt. */
   readonly validityMs: number;
-  /** Masters that granted (for a permit: the slot most of them gave, which is `slot`). */
+  /** Masters that granted (for a permit: those that gave the same slot, `slot`, the most common one). */
   readonly granted: number;
   /** A semaphore permit's attempt: the slot that the most masters gave. */
   readonly slot?: number | undefined;

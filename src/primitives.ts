@@ -33,10 +33,14 @@ export function permitKey(semaphore: string, slot: number, clustered: boolean): 
   return clustered ? clusterCompanionKey(semaphore, PERMIT_INFIX + slot) : semaphore + PERMIT_INFIX + slot;
 }
 
-/** The `using` call's optional settings, before the routine. */
-function splitUsing<T>(settingsOrRoutine: CallSettings | Routine<T>, maybeRoutine: Routine<T> | undefined): [CallSettings | undefined, Routine<T>] {
+/** A `using` call's optional settings and its routine (`shape` names the call in the TypeError). */
+export function splitUsing<T>(
+  settingsOrRoutine: CallSettings | Routine<T>,
+  maybeRoutine: Routine<T> | undefined,
+  shape = 'using(ttl, [settings,] (signal, lock) => …)',
+): [CallSettings | undefined, Routine<T>] {
   const [settings, routine] = typeof settingsOrRoutine === 'function' ? [undefined, settingsOrRoutine] : [settingsOrRoutine, maybeRoutine];
-  if (typeof routine !== 'function') throw new TypeError('using needs a routine: using(ttl, [settings,] (signal, lock) => …)');
+  if (typeof routine !== 'function') throw new TypeError(`using needs a routine: ${shape}`);
   return [settings, routine];
 }
 

@@ -20,7 +20,7 @@ import {
 } from './errors.js';
 import { RenewalScheduler, type LockSignal } from './lifetime.js';
 import { EXCLUSIVE, Lock, type LeaseKind } from './lock.js';
-import { ReadWriteLock, Semaphore, type Admission, type LeaseOwner } from './primitives.js';
+import { ReadWriteLock, Semaphore, splitUsing, type Admission, type LeaseOwner } from './primitives.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
 import { RedisNode, type Voter } from './node.js';
@@ -263,7 +263,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         // the ticket leaves the queues too.
         const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? inLine : '' }, effective);
         // Masters that gave a permit a later slot saw the earlier ones taken: the next attempt starts there.
-        firstSlot = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
+        if (kind === 'permit') firstSlot = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
         try {
           if (closing) throw new RedlockClosedError();
           if (exhausted) {
@@ -540,11 +540,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     settingsOrRoutine: CallSettings | Routine<T>,
     maybeRoutine?: Routine<T>,
   ): Promise<T> {
-    const [settings, routine] =
-      typeof settingsOrRoutine === 'function' ? [undefined, settingsOrRoutine] : [settingsOrRoutine, maybeRoutine];
-    if (typeof routine !== 'function') {
-      throw new TypeError('using needs a routine: using(resources, ttl, [settings,] (signal, lock) => …)');
-    }
+    const [settings, routine] = splitUsing(settingsOrRoutine, maybeRoutine, 'using(resources, ttl, [settings,] (signal, lock) => …)');
     const keys = normalizeResources(resources);
     return this.#using({ kind: 'acquire', keys, lease: EXCLUSIVE }, ttl, settings, routine);
   }
@@ -621,17 +617,18 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   /**
-   * A permit holds slot `slot` on a quorum. A master that gave its attempt another slot, or had not
-   * answered by the decision (its grant, of any slot, may still land), releases the other slots of
-   * this value, in the background: the slot it holds for nobody would otherwise wait out the ttl.
+   * A permit holds slot `slot` on a quorum. Every master that did not give it this slot or refuse it
+   * (another slot; no answer yet, whose grant may still land; an error, which may follow a write)
+   * releases the other slots of this value, in the background, best effort: a slot held for nobody
+   * would otherwise wait out the ttl.
    */
   #dropOtherSlots(acquire: LockOperation, slot: number, vote: FanOutResult, effective: EffectiveSettings): void {
     const others = acquire.keys.filter((_, index) => index !== slot);
     if (others.length === 0) return;
     const release: LockOperation = { kind: 'release', keys: others, value: acquire.value, ttlMs: acquire.ttlMs, ticket: '' };
     vote.outcomes.forEach((outcome, index) => {
-      if (outcome.status === 'granted' && outcome.slot === slot) return;
-      if (outcome.status !== 'granted' && outcome.status !== 'pending' && outcome.status !== 'timeout') return;
+      // An error may follow a write (an unreplicated grant, a connection reset after the SET).
+      if (outcome.status === 'locked' || (outcome.status === 'granted' && outcome.slot === slot)) return;
       this.#nodes[index]!.submit(release, new Cancellation(), effective.batching).catch(() => undefined);
     });
   }
@@ -691,9 +688,9 @@ function checkReply(reply: OperationReply): void {
     throw new ReplicationError(acknowledged, wanted, timeoutMs);
   }
   if (reply.error !== undefined) {
-    // A fence counter the script could not use: not an integer (written by someone else), or the
-    // master refused INCR (an ACL without it).
-    throw new Error(`fence counter ${reply.error}`);
+    // A read without the master's clock (an ACL without +time), or a fence counter the script could
+    // not use: not an integer (written by someone else), or the master refused INCR (an ACL without it).
+    throw new Error(reply.error.startsWith('TIME ') ? reply.error : `fence counter ${reply.error}`);
   }
 }
 

@@ -186,22 +186,22 @@ local function line()
     end
     return now
   end
-  local function readers_clock()
-    return clock() or error('read holds need TIME on the master')
-  end
   lines = {
-    -- Read holds (a key's sorted set of readers): lapsed readers leave, and the key expires with its last one.
+    -- Read holds (a key's sorted set of readers): lapsed readers leave (known only with TIME), and
+    -- the key expires with its last one.
     settle = function(key)
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', readers_clock())
+      local at = clock()
+      if at then redis.call('ZREMRANGEBYSCORE', key, '-inf', at) end
       local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
       if last[2] then redis.call('PEXPIREAT', key, last[2]) end
     end,
-    -- The deadline of a read hold with this value, if it is live (a key of another type: none).
+    -- The deadline of a live read hold with this value (none: a key of another type, or no TIME).
     reader = function(key, value)
-      local deadline = tonumber(queue('ZSCORE', key, value))
-      if deadline and deadline > readers_clock() then return deadline end
+      local deadline, at = tonumber(queue('ZSCORE', key, value)), clock()
+      if deadline and at and deadline > at then return deadline end
     end,
-    clock = readers_clock,
+    -- This master's clock in ms, or false when TIME is refused (an ACL without +time).
+    clock = clock,
     first = function(q)
       local at = clock()
       if at then
@@ -255,30 +255,31 @@ while i <= n - 4 do
       local q = queue_of(K[k])
       if status == 1 and redis.pcall('EXISTS', q) == 1 and line().first(q) then status = 3 end
     end
-    if status == 1 then
-      local deadline = line().clock() + tonumber(ttl)
+    local at = status == 1 and line().clock()
+    if status == 1 and not at then
+      -- No clock, no deadline: this read alone fails (the batch's other operations go on).
+      status, detail = 2, 'TIME refused: read holds need TIME on the master'
+    elseif status == 1 then
       for k = first, last do
-        redis.call('ZADD', K[k], deadline, value)
+        redis.call('ZADD', K[k], at + tonumber(ttl), value)
         line().settle(K[k])
       end
     end
   elseif kind == 'p' then
     local slots = last - first + 1
     local from = tonumber(ARGV[i + 4])
-    local soonest = -1
-    status = 0
+    status, detail = 0, -1
     for j = 0, slots - 1 do
-      local key = K[first + (from + j) % slots]
-      local pttl = redis.call('PTTL', key)
+      local slot = (from + j) % slots
+      local pttl = redis.call('PTTL', K[first + slot])
       if pttl == -2 then
-        redis.call('SET', key, value, 'PX', ttl)
-        status, soonest = 1, (from + j) % slots
+        redis.call('SET', K[first + slot], value, 'PX', ttl)
+        status, detail = 1, slot
         break
-      elseif pttl >= 0 and (soonest < 0 or pttl < soonest) then
-        soonest = pttl
+      elseif pttl >= 0 and (detail < 0 or pttl < detail) then
+        detail = pttl -- the soonest a slot frees
       end
     end
-    detail = soonest
   elseif kind == 'a' or kind == 'A' then
     local ticket = ARGV[i + 4]
     for k = first, locks do

@@ -19,6 +19,7 @@ const LOCKER_RULES = [
   '+info', // only for restartGuard
   '+incr', // only for fencing tokens
   '+time', '+zadd', '+zrem', '+zrangebyscore', // the wait queue
+  '+type', '+zremrangebyscore', '+zrange', '+zscore', '+pexpireat', // only for read holds
 ];
 const QUEUE_RULES = ['-time', '-zadd', '-zrem', '-zrangebyscore'];
 const PASSWORD = 'correct-horse-battery-staple';
@@ -82,6 +83,34 @@ describe('ACL and passwords', () => {
     expect(performance.now() - releasedAt).toBeLessThan(1_500); // the announcement woke it, not retryDelay
     await next.release();
     await redlock.quit();
+    for (const client of direct) await client.sendCommand(['ACL', 'LOG', 'RESET']);
+  });
+
+  it('a user with the documented commands takes permits and read and write holds; without +time a read fails alone, and a release sent in the same tick still releases', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'locker', PASSWORD)));
+    const name = uniquePrefix('acl-rw')('doc');
+    const permit = await redlock.semaphore(uniquePrefix('acl-sem')('pool'), 2).acquire(2_000);
+    await permit.extend(2_000);
+    await permit.release();
+    const rw = redlock.readWrite(name);
+    const reader = await rw.read.acquire(2_000);
+    await reader.extend(2_000);
+    await reader.release();
+    await (await rw.write.acquire(2_000)).release();
+    await redlock.quit();
+    for (const client of direct) expect(await client.sendCommand(['ACL', 'LOG'])).toEqual([]);
+
+    const noTime = new Redlock(masters.map((m) => userUrl(m, 'noqueue', PASSWORD)), { retryCount: 0 });
+    noTime.on('error', () => undefined);
+    const lock = await noTime.acquire(uniquePrefix('acl-notime')('r'), 2_000);
+    // One tick: the read and the release go to each master in one batch.
+    const [read, released] = await Promise.all([noTime.readWrite(name).read.acquire(2_000).catch((error: unknown) => error), lock.release()]);
+    expect(read).toBeInstanceOf(ExecutionError);
+    const outcome = (read as ExecutionError).attempts[0]!.outcomes.find((o) => o.status === 'error');
+    expect(outcome?.error?.message).toMatch(/TIME refused/);
+    expect(released.released).toBe(true);
+    expect(await valuesOn(direct, lock.resources[0]!)).toEqual([null, null, null]);
+    await noTime.quit();
     for (const client of direct) await client.sendCommand(['ACL', 'LOG', 'RESET']);
   });
 
