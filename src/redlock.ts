@@ -681,16 +681,16 @@ function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {
   return operation.fenced ? judgeFencedAcquire : judgeAcquire;
 }
 
-/** A reply that is no vote whatever the operation: an unreplicated grant, an unusable fence counter. */
+/** A reply that is no vote whatever the operation: an unreplicated grant, an unusable fence counter, a read without TIME. */
 function checkReply(reply: OperationReply): void {
   if (reply.unreplicated) {
     const { acknowledged, wanted, timeoutMs } = reply.unreplicated;
     throw new ReplicationError(acknowledged, wanted, timeoutMs);
   }
   if (reply.error !== undefined) {
-    // A read without the master's clock (an ACL without +time), or a fence counter the script could
-    // not use: not an integer (written by someone else), or the master refused INCR (an ACL without it).
-    throw new Error(reply.error.startsWith('TIME ') ? reply.error : `fence counter ${reply.error}`);
+    // The script's own refusal of this operation, in words: a fence counter it could not use (not
+    // an integer, or INCR refused by an ACL), or a read without the master's clock (TIME refused).
+    throw new Error(reply.error);
   }
 }
 

@@ -123,11 +123,12 @@ export class Waiter {
  * never saw its ticket) announces a release naming nobody; reported to this waiter, it adds to the
  * masters that name it, so a waiter named by a minority, the others naming nobody, still wakes.
  */
-function oldest(queue: readonly Waiter[]): Waiter {
-  let first = queue[0]!;
-  for (const waiter of queue) if (ticketBefore(waiter.ticket, first.ticket)) first = waiter;
+function oldest(queue: readonly Waiter[], among: (waiter: Waiter) => boolean = () => true): Waiter | undefined {
+  let first: Waiter | undefined;
+  for (const waiter of queue) if (among(waiter) && (!first || ticketBefore(waiter.ticket, first.ticket))) first = waiter;
   return first;
 }
+const exclusive = (waiter: Waiter): boolean => !waiter.shared;
 
 /** Whether ticket `a` comes before `b` in the masters' queues: by order, then as strings (the script's contract). */
 function ticketBefore(a: string, b: string): boolean {
@@ -189,8 +190,7 @@ export class Notifier {
       if (!queue) return;
       // The oldest exclusive waiter: the one a master's line would name (readers are not in it), so
       // these reports add up with those of masters that name it. Readers share: all of them wake.
-      const exclusive = queue.filter((waiter) => !waiter.shared);
-      if (exclusive.length > 0) oldest(exclusive).report(released, master, this.#needed, 'released');
+      oldest(queue, exclusive)?.report(released, master, this.#needed, 'released');
       for (const waiter of queue) if (waiter.shared) waiter.report(released, master, this.#needed, 'released');
     }
   }
@@ -236,7 +236,7 @@ export class Notifier {
       // A release announced before the subscriptions took was missed: the oldest waiter of each
       // key tries once more, when a majority of them took.
       subscribed: () => {
-        for (const queue of this.#queues.values()) oldest(queue).report(SUBSCRIBED, master, this.#needed, 'subscribed');
+        for (const queue of this.#queues.values()) oldest(queue)?.report(SUBSCRIBED, master, this.#needed, 'subscribed');
       },
     };
   }

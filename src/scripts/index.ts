@@ -71,7 +71,7 @@ let lastTicket = 0;
 export interface OperationReply {
   readonly status: number;
   readonly detail: number;
-  /** Status 2 (fenced operations): which fence counter failed, and Redis' error. */
+  /** Status 2: the script refused this operation, in words (a fence counter it could not use, a read without TIME). */
   readonly error?: string;
   /** Release: the ticket now first in line for one of its keys (the script's contract). */
   readonly head?: string;
@@ -126,14 +126,15 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', read: 's', permi
  *   read    {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
  *           first in a key's queue: the value joins each key's readers until TIME + ttl
  *           {0, pttl} a key is held exclusively (or is of another type); {3, 0} a waiter is in line
- *           (a writer: no new reader passes it). Readers never join queues
+ *           (a writer: no new reader passes it); {2, "TIME refused: …"} the master refuses TIME
+ *           (this read alone fails). Readers never join queues
  *   permit  {1, slot} the first free slot (trying from the given one, wrapping) is now the value
  *           with PX ttl; {0, pttl} every slot is held: pttl is the soonest to expire (−1: none will)
  *   fenced acquire: as acquire, but on a grant each fence counter is incremented first (INCR) and
- *           the reply is {1, largest counter}; {2, "<counter key>: <error>"} if an INCR failed (a
+ *           the reply is {1, largest counter}; {2, "fence counter <counter key>: <error>"} if an INCR failed (a
  *           counter that is not an integer, or an ACL without +incr): the lock keys are not written
  *   fence   {1, 0} every lock key holds the value: each counter is now max(counter, token)
- *           {0, 0} one does not (nothing written); {2, "<counter key>: <error>"} a counter is unusable
+ *           {0, 0} one does not (nothing written); {2, "fence counter <counter key>: <error>"} a counter is unusable
  *   extend  {1, 0} every key held the value and now expires in ttl ms (a read hold: its deadline
  *           moves, and the key's with it if it is the last); {0, 0} one did not, nothing changed
  *   release {n, head} n keys held the value and were deleted (compare-and-delete, never a blind
@@ -302,7 +303,7 @@ while i <= n - 4 do
       for k = locks + 1, last do
         local counter = redis.pcall('INCR', K[k])
         if type(counter) ~= 'number' then
-          status, detail = 2, K[k] .. ': ' .. tostring(counter.err)
+          status, detail = 2, 'fence counter ' .. K[k] .. ': ' .. tostring(counter.err)
           break
         end
         if counter > detail then detail = counter end
@@ -328,14 +329,13 @@ while i <= n - 4 do
           line().settle(K[k])
           if redis.call('EXISTS', K[k]) == 0 then who = value end
         end
-        -- A writer's ticket leaving a key that readers share: the readers it held back may go.
-        if not who and left then who = ticket end
       elseif current == value then
         status = status + redis.call('DEL', K[k])
         who = ticket ~= '' and ticket or value
-      elseif left and not current then
-        who = ticket
       end
+      -- The ticket left the queue of a key nobody holds alone (free, or shared by readers): whoever
+      -- it held back may go.
+      if not who and left and type(current) ~= 'string' then who = ticket end
       if who then
         local head = q and line().first(q)
         redis.pcall(ARGV[n - 2], ARGV[n - 1], who .. ':' .. (head or '') .. ':' .. K[k])
@@ -375,7 +375,7 @@ while i <= n - 4 do
         local raw = redis.pcall('GET', K[k])
         local counter = type(raw) ~= 'table' and tonumber(raw or 0)
         if not counter then
-          status, detail = 2, K[k] .. ': ' .. (type(raw) == 'table' and tostring(raw.err) or 'ERR value is not an integer')
+          status, detail = 2, 'fence counter ' .. K[k] .. ': ' .. (type(raw) == 'table' and tostring(raw.err) or 'ERR value is not an integer')
           break
         end
         if counter < token then redis.call('SET', K[k], ttl) end
