@@ -1,5 +1,6 @@
 /**
- * `npm run example:prometheus` — a Redlock's metrics served at GET /metrics (metrics.ts).
+ * `npm run example:prometheus` — a Redlock's metrics served at GET /metrics, by
+ * `registerRedlockMetrics` of `redlock-quorum/prometheus` (prom-client, an optional peer dependency).
  *
  * Generates known lock traffic — 60 contended critical sections over 3 resources, a long routine
  * extended automatically, an extend by hand, an acquire refused while the resource is held, a lock
@@ -11,8 +12,8 @@ import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { ExecutionError, Redlock } from '../../src/index.js'; // in your code: from 'redlock-quorum'
+import { registerRedlockMetrics } from '../../src/prometheus.js'; // in your code: from 'redlock-quorum/prometheus'
 import { masters } from '../masters.js';
-import { registerRedlockMetrics } from './metrics.js';
 
 const WORKERS = 12;
 const SECTIONS_PER_WORKER = 5;
