@@ -31,6 +31,8 @@ export default defineConfig({
     outputFile: { json: 'test-results/vitest.json' },
     projects: [
       { extends: true, test: { name: 'urls', include: ['test/**/*.test.ts'] } },
+      // The public types: tsc checks test/types (expectTypeOf, @ts-expect-error); nothing runs.
+      { extends: true, test: { name: 'types', include: [], typecheck: { enabled: true, only: true, include: ['test/types/**/*.test-d.ts'] } } },
       ...clientKinds
         .filter((kind) => kind !== 'urls')
         .map((kind) => ({

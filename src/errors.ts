@@ -18,27 +18,56 @@
  */
 export type NodeStatus = 'granted' | 'locked' | 'queued' | 'lost' | 'timeout' | 'error' | 'pending';
 
-export interface NodeOutcome {
+/** What every outcome may carry, whatever its status. */
+interface OutcomeDetails {
   /** The master, as `host:port`. */
   readonly node: string;
-  status: NodeStatus;
-  /** For `locked`: remaining ms of the blocking key (−1 = no expiry). */
-  pttlMs?: number;
   /** For a fenced acquire's `granted`: this master's fence counter after the increment (largest over the resources). */
-  fence?: number;
+  readonly fence?: number;
   /**
    * For a semaphore permit's `granted`: the slot this master gave (0-based). Only masters that gave
    * the same slot count together; a master that gave another one is not a vote for the permit.
    */
-  slot?: number;
-  error?: Error;
+  readonly slot?: number;
+  readonly error?: Error;
   /** Time from sending to this answer. */
-  latencyMs?: number;
+  readonly latencyMs?: number;
   /**
    * For `pending`: what arrived after the decision (`timeout` for one that then timed out; its
    * `error`, `pttlMs` or `fence` are filled in too). For `timeout`: the status of an answer that
    * arrived after the timeout.
    */
+  readonly late?: NodeStatus;
+}
+
+/** A master that refused an acquire because a key is held: for how much longer. */
+export interface LockedOutcome extends OutcomeDetails {
+  readonly status: 'locked';
+  /** Remaining ms of the blocking key (−1 = no expiry). */
+  readonly pttlMs: number;
+}
+
+/** Any other answer (a `pttlMs` here is a late `locked` answer's, see `late`). */
+export interface OtherOutcome extends OutcomeDetails {
+  readonly status: Exclude<NodeStatus, 'locked'>;
+  readonly pttlMs?: number;
+}
+
+/** One master's answer to one operation: narrow on `status` (`locked` always has `pttlMs`). */
+export type NodeOutcome = LockedOutcome | OtherOutcome;
+
+/**
+ * @internal An outcome as the fan-out fills it in (quorum.ts): it sets `status: 'locked'` and
+ * `pttlMs` in the same step, so every record it hands out is a NodeOutcome.
+ */
+export interface OutcomeRecord {
+  readonly node: string;
+  status: NodeStatus;
+  pttlMs?: number;
+  fence?: number;
+  slot?: number;
+  error?: Error;
+  latencyMs?: number;
   late?: NodeStatus;
 }
 
@@ -220,6 +249,16 @@ export class LockLostError extends Error {
     cause?: unknown,
   ) {
     super(`lock on ${formatResources(resources)} was lost: ${why}`, cause === undefined ? undefined : { cause });
+  }
+
+  /** With `using(…, { onLost: 'reject' })`: what the routine returned (it ran to completion after the loss). */
+  declare readonly result?: unknown;
+
+  /** @internal the rejection of a `using()` whose routine returned `result` after this loss. */
+  withResult(result: unknown): LockLostError {
+    const error = new LockLostError(this.resources, this.why, this.attempts, this.cause);
+    Object.defineProperty(error, 'result', { value: result, enumerable: true });
+    return error;
   }
 }
 

@@ -1,6 +1,6 @@
 export { Redlock, type ReleaseResult, type Routine } from './redlock.js';
-export { Lock, type LeaseKind } from './lock.js';
-export { LeaseType, ReadWriteLock, Semaphore } from './primitives.js';
+export { Lock, type FencedLock, type LeaseKind } from './lock.js';
+export { LeaseType, ReadWriteLock, Semaphore, WriteLease, type SharedLeaseSettings } from './primitives.js';
 export type { LockSignal } from './lifetime.js';
 export {
   ClusterModeError,
@@ -19,10 +19,20 @@ export {
   type AttemptRecord,
   type ExecutionStats,
   type FencingRound,
+  type LockedOutcome,
   type NodeOutcome,
+  type OtherOutcome,
   type NodeStatus,
 } from './errors.js';
-export { defaultSettings, type CallSettings, type Settings } from './settings.js';
+export {
+  defaultSettings,
+  type CallSettings,
+  type ConstructorOnlySetting,
+  type FencedSettings,
+  type OnLost,
+  type Settings,
+  type UsingSettings,
+} from './settings.js';
 export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent } from './health.js';
 export type { ClusterInput, GlideClientLike, GlideConfiguration, IORedisLike, NodeInput, RedisClientLike, RedisClientOptions, SubscriberClient } from './clients.js';
 export {

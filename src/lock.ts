@@ -28,6 +28,9 @@ export type LeaseKind =
 
 export const EXCLUSIVE: LeaseKind = Object.freeze({ type: 'lock' });
 
+/** A lock acquired with `{ fencing: true }` (a lock or a write hold): its `fencingToken` is always set. */
+export type FencedLock = Lock & { readonly fencingToken: number };
+
 /** The part of Redlock a Lock calls back into. */
 export interface LockOwner {
   /** The masters, as `host:port`, in the order given. */

@@ -5,10 +5,10 @@
  * own (redlock.ts). Why each is safe: README, "Semaphores and read-write locks".
  */
 import { clusterCompanionKey } from './cluster.js';
-import type { Lock, LeaseKind } from './lock.js';
+import type { FencedLock, Lock, LeaseKind } from './lock.js';
 import type { Routine } from './redlock.js';
 import type { OperationKind } from './scripts/index.js';
-import type { CallSettings } from './settings.js';
+import type { CallSettings, FencedSettings, UsingSettings } from './settings.js';
 
 /** How a lease is admitted: the acquire operation, the keys it is sent, and what it makes. */
 export interface Admission {
@@ -24,8 +24,11 @@ export interface Admission {
 /** The part of Redlock the primitives call. */
 export interface LeaseOwner {
   acquireLease(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock>;
-  usingLease<T>(admission: Admission, ttl: number, settings: CallSettings | undefined, routine: Routine<T>): Promise<T>;
+  usingLease<T>(admission: Admission, ttl: number, settings: UsingSettings | undefined, routine: Routine<T, FencedLock>): Promise<T>;
 }
+
+/** A read hold's or a permit's settings: a call's, without fencing (tokens order exclusive holders only). */
+export type SharedLeaseSettings = Omit<CallSettings, 'fencing'>;
 
 /** Where a semaphore's slot number `slot` lives: beside its name (on a Redis Cluster voter, in its name's slot). */
 export const PERMIT_INFIX = ':redlock-permit:';
@@ -34,11 +37,11 @@ export function permitKey(semaphore: string, slot: number, clustered: boolean): 
 }
 
 /** A `using` call's optional settings and its routine (`shape` names the call in the TypeError). */
-export function splitUsing<T>(
-  settingsOrRoutine: CallSettings | Routine<T>,
-  maybeRoutine: Routine<T> | undefined,
+export function splitUsing<T, S extends object, L extends Lock>(
+  settingsOrRoutine: S | Routine<T, L>,
+  maybeRoutine: Routine<T, L> | undefined,
   shape = 'using(ttl, [settings,] (signal, lock) => …)',
-): [CallSettings | undefined, Routine<T>] {
+): [S | undefined, Routine<T, L>] {
   const [settings, routine] = typeof settingsOrRoutine === 'function' ? [undefined, settingsOrRoutine] : [settingsOrRoutine, maybeRoutine];
   if (typeof routine !== 'function') throw new TypeError(`using needs a routine: ${shape}`);
   return [settings, routine];
@@ -51,19 +54,38 @@ export function splitUsing<T>(
 export class LeaseType {
   /** @internal from Redlock.semaphore / Redlock.readWrite */
   constructor(
-    private readonly owner: LeaseOwner,
-    private readonly admission: Admission,
+    protected readonly owner: LeaseOwner,
+    protected readonly admission: Admission,
   ) {}
 
   /** Acquire for `ttl` ms on a quorum of masters, retrying (and waiting for releases) as the settings say. */
-  acquire(ttl: number, settings?: CallSettings): Promise<Lock> {
+  acquire(ttl: number, settings?: SharedLeaseSettings): Promise<Lock> {
     return this.owner.acquireLease(this.admission, ttl, settings);
   }
 
   /** Run `routine(signal, lock)` while holding it, extended automatically; released on every path (like `Redlock.using`). */
   using<T>(ttl: number, routine: Routine<T>): Promise<T>;
-  using<T>(ttl: number, settings: CallSettings, routine: Routine<T>): Promise<T>;
-  using<T>(ttl: number, settingsOrRoutine: CallSettings | Routine<T>, maybeRoutine?: Routine<T>): Promise<T> {
+  using<T>(ttl: number, settings: Omit<UsingSettings, 'fencing'>, routine: Routine<T>): Promise<T>;
+  using<T>(ttl: number, settingsOrRoutine: UsingSettings | Routine<T, FencedLock>, maybeRoutine?: Routine<T, FencedLock>): Promise<T> {
+    const [settings, routine] = splitUsing(settingsOrRoutine, maybeRoutine);
+    return this.owner.usingLease(this.admission, ttl, settings, routine);
+  }
+}
+
+/** A read-write lock's write hold: exclusive, so it may take a fencing token like a lock. */
+export class WriteLease extends LeaseType {
+  /** Acquire for `ttl` ms; with `{ fencing: true }` the hold carries a fencing token. */
+  override acquire(ttl: number, settings: FencedSettings): Promise<FencedLock>;
+  override acquire(ttl: number, settings?: CallSettings): Promise<Lock>;
+  override acquire(ttl: number, settings?: CallSettings): Promise<Lock> {
+    return super.acquire(ttl, settings);
+  }
+
+  /** Run `routine(signal, lock)` while holding it (like `Redlock.using`); with `{ fencing: true }` the lock carries a token. */
+  override using<T>(ttl: number, routine: Routine<T>): Promise<T>;
+  override using<T>(ttl: number, settings: UsingSettings & FencedSettings, routine: Routine<T, FencedLock>): Promise<T>;
+  override using<T>(ttl: number, settings: UsingSettings, routine: Routine<T>): Promise<T>;
+  override using<T>(ttl: number, settingsOrRoutine: UsingSettings | Routine<T, FencedLock>, maybeRoutine?: Routine<T, FencedLock>): Promise<T> {
     const [settings, routine] = splitUsing(settingsOrRoutine, maybeRoutine);
     return this.owner.usingLease(this.admission, ttl, settings, routine);
   }
@@ -96,7 +118,7 @@ export class ReadWriteLock {
   /** Shared holds: many readers at once, none while a writer holds or waits. */
   readonly read: LeaseType;
   /** The exclusive hold: `redlock.acquire(name)`, under another name. */
-  readonly write: LeaseType;
+  readonly write: WriteLease;
 
   /** @internal from Redlock.readWrite */
   constructor(
@@ -105,6 +127,6 @@ export class ReadWriteLock {
   ) {
     const keys = [name];
     this.read = new LeaseType(owner, { kind: 'read', keys, lease: { type: 'read' }, description: `a read hold on ${JSON.stringify(name)}` });
-    this.write = new LeaseType(owner, { kind: 'acquire', keys, lease: { type: 'lock' }, description: `a write hold on ${JSON.stringify(name)}` });
+    this.write = new WriteLease(owner, { kind: 'acquire', keys, lease: { type: 'lock' }, description: `a write hold on ${JSON.stringify(name)}` });
   }
 }

@@ -2,7 +2,7 @@
  * The fan-out: run one operation on every master at once, each with its own timeout, and decide
  * the moment a quorum agreed or became impossible. Late answers are recorded, never awaited.
  */
-import type { NodeOutcome, NodeStatus } from './errors.js';
+import type { NodeOutcome, NodeStatus, OutcomeRecord } from './errors.js';
 import { startTimer } from './timers.js';
 
 /**
@@ -77,8 +77,8 @@ export interface FanOutOptions {
   readonly onAnswer?: (index: number, status: NodeStatus) => void;
 }
 
-/** A master's answer, as counted: its status, and what a refusal or a fenced grant said. */
-export type Answer = Omit<NodeOutcome, 'node' | 'latencyMs'>;
+/** A master's answer, as counted: its status, and what a refusal (`locked`: its pttl) or a fenced grant said. */
+export type Answer = Pick<OutcomeRecord, 'status' | 'pttlMs' | 'fence' | 'slot'>;
 
 /**
  * Cancels one master's part of a fan-out (its timeout passed, or the caller gave up). A fan-out
@@ -125,7 +125,9 @@ export function fanOut<R = Answer>(
 ): Promise<FanOutResult> {
   const now = options.now ?? (() => performance.now());
   const tally = new Tally(labels.length, options.quorum);
-  const outcomes: NodeOutcome[] = labels.map((node) => ({ node, status: 'pending' }));
+  const records: OutcomeRecord[] = labels.map((node) => ({ node, status: 'pending' }));
+  // Handed out as they are filled in: a 'locked' status is set with its pttl (below).
+  const outcomes = records as NodeOutcome[];
   const cancellations = labels.map(() => new Cancellation());
   const counted = labels.map(() => false);
   const startMs = now();
@@ -150,7 +152,7 @@ export function fanOut<R = Answer>(
      * The outcomes are what the decision saw: a status never changes after it. What arrives later
      * (for a master still pending then, or one that had timed out) is recorded in `late`.
      */
-    const record = (outcome: NodeOutcome, status: NodeStatus, latencyMs: number): void => {
+    const record = (outcome: OutcomeRecord, status: NodeStatus, latencyMs: number): void => {
       if (decided) {
         outcome.late = status;
       } else {
@@ -165,7 +167,7 @@ export function fanOut<R = Answer>(
       // Marked first, counted after: masters timing out together are all timeouts, even though the
       // first of them may decide.
       for (const index of silent) {
-        record(outcomes[index]!, 'timeout', latencyMs);
+        record(records[index]!, 'timeout', latencyMs);
         // Withdraws the command if it is still unsent (e.g. behind a full socket buffer).
         cancellations[index]!.cancel(timeout);
         options.onAnswer?.(index, 'timeout');
@@ -180,7 +182,7 @@ export function fanOut<R = Answer>(
     };
 
     labels.forEach((_, index) => {
-      const outcome = outcomes[index]!;
+      const outcome = records[index]!;
       const answered = (status: NodeStatus, fill: () => void, group?: number): void => {
         // A late answer's details (its error, pttl or fence) are kept beside `late`.
         if (counted[index]) {

@@ -19,7 +19,7 @@ import {
   type NodeOutcome,
 } from './errors.js';
 import { RenewalScheduler, type LockSignal } from './lifetime.js';
-import { EXCLUSIVE, Lock, type LeaseKind } from './lock.js';
+import { EXCLUSIVE, Lock, type FencedLock, type LeaseKind } from './lock.js';
 import { ReadWriteLock, Semaphore, splitUsing, type Admission, type LeaseOwner } from './primitives.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
@@ -35,9 +35,12 @@ import {
   validateAutoExtension,
   validateSettings,
   validateTtl,
+  describe,
   type CallSettings,
   type EffectiveSettings,
+  type FencedSettings,
   type Settings,
+  type UsingSettings,
 } from './settings.js';
 import { sleep } from './timers.js';
 import { newLockValue } from './values.js';
@@ -52,7 +55,7 @@ export interface ReleaseResult {
 }
 
 /** The work done under a lock: `signal` aborts if the lock is lost (`signal.reason`, also `signal.error`). */
-export type Routine<T> = (signal: LockSignal, lock: Lock) => Promise<T> | T;
+export type Routine<T, L extends Lock = Lock> = (signal: LockSignal, lock: L) => Promise<T> | T;
 
 /**
  * When an attempt began, read on both clocks at once before its first command left: elapsed time
@@ -138,6 +141,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   /** Acquire `resources` for `ttl` ms on a quorum of masters, retrying as the settings say. */
+  acquire(resources: string | readonly string[], ttl: number, settings: FencedSettings): Promise<FencedLock>;
+  acquire(resources: string | readonly string[], ttl: number, settings?: CallSettings): Promise<Lock>;
   acquire(resources: string | readonly string[], ttl: number, settings?: CallSettings): Promise<Lock> {
     const keys = normalizeResources(resources);
     return this.#acquire({ kind: 'acquire', keys, lease: EXCLUSIVE }, ttl, settings);
@@ -528,31 +533,43 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   /**
    * Run `routine(signal, lock)` while holding `resources`, extending the lock automatically before
    * its validity falls below `automaticExtensionThreshold` (with these settings). `signal` aborts
-   * with a `LockLostError` if the lock is lost. Resolves to the routine's result, or rejects with
-   * its error; the lock is released on every path, and a release problem never hides the routine's
-   * outcome.
+   * with a `LockLostError` if the lock is lost. Resolves to the routine's result (with
+   * `{ onLost: 'reject' }`, rejects with that LockLostError instead if the lock was lost meanwhile), or
+   * rejects with the routine's error; the lock is released on every path, and a release problem never
+   * hides the routine's outcome.
    */
   using<T>(resources: string | readonly string[], ttl: number, routine: Routine<T>): Promise<T>;
-  using<T>(resources: string | readonly string[], ttl: number, settings: CallSettings, routine: Routine<T>): Promise<T>;
+  using<T>(resources: string | readonly string[], ttl: number, settings: UsingSettings & FencedSettings, routine: Routine<T, FencedLock>): Promise<T>;
+  using<T>(resources: string | readonly string[], ttl: number, settings: UsingSettings, routine: Routine<T>): Promise<T>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number,
-    settingsOrRoutine: CallSettings | Routine<T>,
-    maybeRoutine?: Routine<T>,
+    settingsOrRoutine: UsingSettings | Routine<T, FencedLock>,
+    maybeRoutine?: Routine<T, FencedLock>,
   ): Promise<T> {
     const [settings, routine] = splitUsing(settingsOrRoutine, maybeRoutine, 'using(resources, ttl, [settings,] (signal, lock) => …)');
     const keys = normalizeResources(resources);
     return this.#using({ kind: 'acquire', keys, lease: EXCLUSIVE }, ttl, settings, routine);
   }
 
-  async #using<T>(admission: Admission, ttl: number, settings: CallSettings | undefined, routine: Routine<T>): Promise<T> {
-    const lock = await this.#acquire(admission, ttl, { ...settings, autoExtend: true });
+  /** `routine` gets a FencedLock when the settings ask for fencing (the overloads' promise). */
+  async #using<T>(admission: Admission, ttl: number, settings: UsingSettings | undefined, routine: Routine<T, FencedLock>): Promise<T> {
+    const { onLost = 'resolve', ...callSettings } = settings ?? {};
+    if (onLost !== 'resolve' && onLost !== 'reject') throw new TypeError(`onLost must be 'resolve' or 'reject', got ${describe(onLost)}`);
+    const lock = await this.#acquire(admission, ttl, { ...callSettings, autoExtend: true });
     try {
+      let result: T;
       // The routine's async chain is a reentrancy scope: nested calls see what it holds exclusively.
-      if (lock.lease.type !== 'lock') return await routine(lock.signal, lock);
-      const scope = new Map(this.#scope.getStore());
-      for (const key of lock.resources) scope.set(key, lock.holder);
-      return await this.#scope.run(scope, () => routine(lock.signal, lock));
+      if (lock.lease.type !== 'lock') {
+        result = await routine(lock.signal, lock as FencedLock);
+      } else {
+        const scope = new Map(this.#scope.getStore());
+        for (const key of lock.resources) scope.set(key, lock.holder);
+        result = await this.#scope.run(scope, () => routine(lock.signal, lock as FencedLock));
+      }
+      const lost: unknown = lock.signal.reason;
+      if (onLost === 'reject' && lost instanceof LockLostError) throw lost.withResult(result);
+      return result;
     } finally {
       // A lost lock is released in the background: the outcome is known and should not wait.
       // It rejects only when this Redlock was quit meanwhile; the routine's outcome stands regardless.

@@ -28,8 +28,12 @@ export interface Settings {
   nodeTimeout: number | undefined;
   /** Masters that must agree. Default ⌊N/2⌋ + 1; must be > N/2 and ≤ N. */
   quorum: number | undefined;
-  /** `using()` extends the lock before its validity falls below this, ms. Default 500. */
-  automaticExtensionThreshold: number;
+  /**
+   * A lock that extends itself (`using()`, `autoExtend`) extends before its validity falls below
+   * this, ms. Default: a third of the validity a grant leaves (ttl − drift allowance), at most 500 ms —
+   * Redisson's watchdog renews at a third of its lease too — so every ttl works with the default.
+   */
+  automaticExtensionThreshold: number | undefined;
   /**
    * Send the operations issued in one event-loop turn to each master as one script call. Same
    * semantics either way; off sends every operation as its own call. Default true.
@@ -57,8 +61,14 @@ export interface Settings {
   replicas: number | readonly number[];
 }
 
-/** Settings for one call: any setting, plus a signal that cancels it. */
-export interface CallSettings extends Partial<Settings> {
+/**
+ * Settings that only the constructor takes: they describe the masters, not one call (a call that
+ * names one is refused at run time too).
+ */
+export type ConstructorOnlySetting = 'restartGuard' | 'replicas';
+
+/** Settings for one call: any setting but the constructor's own, plus a signal that cancels it. */
+export interface CallSettings extends Partial<Omit<Settings, ConstructorOnlySetting>> {
   /** Cancels a pending acquire: it rejects with `signal.reason` and leaves nothing behind. */
   signal?: AbortSignal;
   /**
@@ -73,19 +83,52 @@ export interface CallSettings extends Partial<Settings> {
   fencing?: boolean;
 }
 
+/** A fenced acquire's settings: its lock is typed with a `fencingToken` (`FencedLock`). */
+export interface FencedSettings extends CallSettings {
+  fencing: true;
+}
+
+/** What `using()` does when the lock was lost while the routine ran (see `UsingSettings.onLost`). */
+export type OnLost = 'resolve' | 'reject';
+
+/** A `using()` call's settings: a call's, plus what to do when the lock is lost meanwhile. */
+export interface UsingSettings extends CallSettings {
+  /**
+   * The lock was lost while the routine ran (its `signal` aborted), and the routine then returned.
+   * `'resolve'` (default): resolve with its result — the routine ran to completion, was told of the
+   * loss through `signal`, and is the one that knows whether its writes still stand. `'reject'`:
+   * reject with the `LockLostError` (its `result` holds the routine's result), for callers that must
+   * treat any section that lost exclusion as failed. A routine that throws rejects with its error
+   * either way.
+   */
+  onLost?: OnLost;
+}
+
 const callOnlyNames = new Set(['signal', 'autoExtend', 'fencing']);
 
 /**
- * Auto-extension needs room to work: an extend leaves at most ttl − drift allowance of validity, so
- * the threshold must stay below that by 100 ms (the extend's own time), or the lock would be
- * extending itself all the time.
+ * Room after an extend: an extend leaves at most ttl − drift allowance of validity, and the lock
+ * must then sit above its threshold for a while — 100 ms, or a third of that validity for short
+ * ttls — or it would be extending itself all the time.
  */
+function extensionRoomMs(ttlMs: number, driftFactor: number): number {
+  const grantMs = ttlMs - driftMs(ttlMs, driftFactor);
+  return grantMs - Math.min(100, grantMs / 3);
+}
+
+/** The default threshold: a third of what a grant leaves, at most 500 ms (below the room for every ttl). */
+export function defaultExtensionThresholdMs(ttlMs: number, driftFactor: number): number {
+  return Math.min(500, Math.floor((ttlMs - driftMs(ttlMs, driftFactor)) / 3));
+}
+
+/** Auto-extension needs room to work (`extensionRoomMs`): a threshold at or above it is refused. */
 export function validateAutoExtension(ttlMs: number, effective: Pick<EffectiveSettings, 'automaticExtensionThresholdMs' | 'driftFactor'>): void {
   const thresholdMs = effective.automaticExtensionThresholdMs;
-  const roomMs = ttlMs - driftMs(ttlMs, effective.driftFactor) - 100;
+  const roomMs = extensionRoomMs(ttlMs, effective.driftFactor);
   if (thresholdMs >= roomMs) {
     throw new RangeError(
-      `automaticExtensionThreshold ${thresholdMs} ms must be below the ttl − drift allowance − 100 ms (${roomMs} ms) for a lock that extends itself`,
+      `automaticExtensionThreshold ${thresholdMs} ms must be below ${Math.floor(roomMs)} ms for a lock with ttl ${ttlMs} ms that extends itself ` +
+        '(the validity an extend leaves, less 100 ms or a third of it); leave it unset for a third of the validity, at most 500 ms',
     );
   }
 }
@@ -97,7 +140,7 @@ export const defaultSettings: Readonly<Settings> = Object.freeze({
   retryJitter: 100,
   nodeTimeout: undefined,
   quorum: undefined,
-  automaticExtensionThreshold: 500,
+  automaticExtensionThreshold: undefined,
   batching: true,
   reentrant: true,
   restartGuard: undefined,
@@ -145,6 +188,7 @@ export function validateSettings(
   for (const key of Object.keys(record)) {
     if (settingNames.has(key)) continue;
     if (allowCallOnly && callOnlyNames.has(key)) continue;
+    if (key === 'onLost') throw new TypeError(`onLost is a using() setting: ${allowCallOnly ? 'acquire' : 'the constructor'} does not take it`);
     throw new TypeError(`unknown setting '${key}'; known settings: ${[...settingNames].join(', ')}`);
   }
   const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold } = record;
@@ -225,14 +269,15 @@ export function resolveSettings(
       `nodeTimeout ${nodeTimeoutMs} ms is above the ttl ${ttlMs} ms: a lock that waits that long for a master is already expired`,
     );
   }
+  const driftFactor = pick('driftFactor');
   const effective: EffectiveSettings = {
-    driftFactor: pick('driftFactor'),
+    driftFactor,
     retryCount: pick('retryCount'),
     retryDelayMs: pick('retryDelay'),
     retryJitterMs: pick('retryJitter'),
     nodeTimeoutMs,
     quorum: pick('quorum') ?? defaultQuorum(nodeCount),
-    automaticExtensionThresholdMs: pick('automaticExtensionThreshold'),
+    automaticExtensionThresholdMs: pick('automaticExtensionThreshold') ?? defaultExtensionThresholdMs(ttlMs, driftFactor),
     batching: pick('batching'),
     reentrant: pick('reentrant'),
   };

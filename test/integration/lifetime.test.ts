@@ -120,8 +120,52 @@ describe('using()', () => {
     await eventually(async () => (await valuesOn(direct, key('r'))).every((v) => v === null));
     await expect(redlock.using(key('r'), 1_000, {} as never)).rejects.toThrow(TypeError);
     await expect(redlock.using(key('r'), 1_000, { automaticExtensionThreshold: 900 }, () => 1)).rejects.toThrow(
-      /must be below the ttl − drift allowance − 100 ms \(888 ms\)/,
+      /automaticExtensionThreshold 900 ms must be below 888 ms for a lock with ttl 1000 ms/,
     );
+    await expect(redlock.using(key('r'), 1_000, { onLost: 'throw' as never }, () => 1)).rejects.toThrow(/onLost must be 'resolve' or 'reject'/);
+    await expect(redlock.acquire(key('r'), 1_000, { onLost: 'reject' } as never)).rejects.toThrow(/onLost is a using\(\) setting/);
+    expect((await valuesOn(direct, key('r'))).every((v) => v === null)).toBe(true);
+  });
+
+  it('with default settings a short ttl extends itself too: using(r, 500) holds the lock for 3× its ttl', async () => {
+    const redlock = lockOn();
+    const other = lockOn({ retryCount: 0 });
+    const key = uniquePrefix('short-default');
+    // Threshold = a third of the validity (163 ms of 493): the old fixed 500 ms default refused this.
+    const held = await redlock.using(key('r'), 500, async (signal, lock) => {
+      const end = Date.now() + 1_500;
+      while (Date.now() < end) {
+        expect(await heldBy(key('r'), lock.value)).toBe(true);
+        await expect(other.acquire(key('r'), 500)).rejects.toBeInstanceOf(ExecutionError);
+        await sleep(100);
+      }
+      return !signal.aborted;
+    });
+    expect(held).toBe(true);
+    await eventually(async () => (await valuesOn(direct, key('r'))).every((v) => v === null));
+  });
+
+  it("onLost: 'reject' rejects with the LockLostError carrying the routine's result; the default resolves with it", async () => {
+    const loseDuring = async (onLost?: 'resolve' | 'reject'): Promise<string> => {
+      const redlock = lockOn({ automaticExtensionThreshold: 400, retryDelay: 50, retryJitter: 10, nodeTimeout: 200 });
+      const key = uniquePrefix(`onlost-${onLost ?? 'default'}`);
+      try {
+        return await redlock.using(key('r'), 1_000, { ...(onLost ? { onLost } : {}) }, async (signal) => {
+          // 3 of 5 masters stop answering: the extensions fail and the lock is lost within its ttl.
+          for (const master of masters.slice(0, 3)) master.pause();
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          return 'written';
+        });
+      } finally {
+        for (const master of masters.slice(0, 3)) master.resume();
+      }
+    };
+    await expect(loseDuring()).resolves.toBe('written');
+    await expect(loseDuring('resolve')).resolves.toBe('written');
+    const rejection = await loseDuring('reject').catch((error: unknown) => error);
+    expect(rejection).toBeInstanceOf(LockLostError);
+    expect((rejection as LockLostError).result).toBe('written');
+    expect((rejection as LockLostError).message).toMatch(/was lost/);
   });
 });
 

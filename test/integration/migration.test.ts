@@ -501,8 +501,8 @@ describe("node-redlock's README patterns on redlock-quorum", () => {
     expect(extendReleased).toBeInstanceOf(LockReleasedError);
     expect(extendReleased).toBeInstanceOf(ExecutionError);
 
-    // automaticExtensionThreshold must be below ttl − drift allowance − 100 (an extend leaves no more
-    // validity than ttl − drift): with the README's 500 a using() needs ttl ≥ 609 ms; node-redlock
+    // A threshold set must be below the validity an extend leaves (ttl − drift allowance) less 100 ms:
+    // with the README's 500 a using() needs ttl ≥ 609 ms; node-redlock
     // refuses only threshold > ttl − 100 and then renews in a loop.
     await expect(redlock.using([key('608')], 608, () => 'ran')).rejects.toBeInstanceOf(RangeError);
     await expect(redlock.using([key('609')], 609, () => 'ran')).resolves.toBe('ran');

@@ -258,6 +258,7 @@ describe('semaphore', () => {
     expect(() => redlock.semaphore('', 2)).toThrow(RangeError);
     expect(() => redlock.semaphore(7 as unknown as string, 2)).toThrow(TypeError);
     await expect(redlock.semaphore('pool', 2).acquire(-1)).rejects.toThrow(RangeError);
+    // @ts-expect-error fencing is typed for exclusive holds only; JavaScript callers get the TypeError
     await expect(redlock.semaphore('pool', 2).acquire(1_000, { fencing: true })).rejects.toThrow(TypeError);
     expect(() => redlock.semaphore('pool', 2).using(1_000, undefined as never)).toThrow(TypeError);
   });

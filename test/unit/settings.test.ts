@@ -1,0 +1,28 @@
+/** Settings resolution: pure, no masters. */
+import { describe, expect, it } from 'vitest';
+import { defaultExtensionThresholdMs, resolveSettings, validateAutoExtension } from '../../src/settings.js';
+import { driftMs } from '../../src/validity.js';
+
+describe('automaticExtensionThreshold', () => {
+  it('defaults to a third of the validity a grant leaves, at most 500 ms, and works for every ttl that leaves validity', () => {
+    for (let ttlMs = 3; ttlMs <= 100_000; ttlMs += ttlMs < 2_000 ? 1 : 97) {
+      const effective = resolveSettings({}, {}, 5, ttlMs);
+      const grantMs = ttlMs - driftMs(ttlMs, 0.01);
+      expect(effective.automaticExtensionThresholdMs).toBe(Math.min(500, Math.floor(grantMs / 3)));
+      expect(() => validateAutoExtension(ttlMs, effective)).not.toThrow();
+    }
+    expect(defaultExtensionThresholdMs(500, 0.01)).toBe(164);
+    expect(defaultExtensionThresholdMs(30_000, 0.01)).toBe(500);
+  });
+
+  it('a threshold you set wins, and one that leaves no room is a RangeError', () => {
+    expect(resolveSettings({ automaticExtensionThreshold: 300 }, {}, 5, 2_000).automaticExtensionThresholdMs).toBe(300);
+    expect(resolveSettings({ automaticExtensionThreshold: 300 }, { automaticExtensionThreshold: 200 }, 5, 2_000).automaticExtensionThresholdMs).toBe(200);
+    // ttl 1000: an extend leaves 988 ms, less 100 ms of room.
+    expect(() => validateAutoExtension(1_000, resolveSettings({ automaticExtensionThreshold: 887 }, {}, 5, 1_000))).not.toThrow();
+    expect(() => validateAutoExtension(1_000, resolveSettings({ automaticExtensionThreshold: 888 }, {}, 5, 1_000))).toThrow(RangeError);
+    // ttl 150: 147 ms left after drift, less a third of it: 98 ms of room.
+    expect(() => validateAutoExtension(150, resolveSettings({ automaticExtensionThreshold: 98 }, {}, 5, 150))).toThrow(/below 98 ms/);
+    expect(() => validateAutoExtension(150, resolveSettings({ automaticExtensionThreshold: 97 }, {}, 5, 150))).not.toThrow();
+  });
+});
