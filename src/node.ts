@@ -17,6 +17,7 @@ import type { Cancellation } from './quorum.js';
 import {
   decodeBatch,
   encodeBatch,
+  grants,
   lockScript,
   standaloneAnnouncement,
   type Announcement,
@@ -85,12 +86,13 @@ let lastTag = 0;
 /**
  * How long a batch's WAIT may block: the shortest `replicationTimeoutMs` of its operations that
  * write a grant (a third of their call's per-master timeout: redlock.ts), so an unreplicated grant is
- * reported as such before the master times out; undefined for a batch of releases only.
+ * reported as such before the master times out; undefined for a batch that grants nothing
+ * (releases, inspections).
  */
 function replicationTimeoutMs(operations: readonly LockOperation[]): number | undefined {
   let timeoutMs: number | undefined;
   for (const operation of operations) {
-    if (operation.kind === 'release') continue;
+    if (!grants(operation.kind)) continue;
     const ms = operation.replicationTimeoutMs ?? 1;
     timeoutMs = timeoutMs === undefined ? ms : Math.min(timeoutMs, ms);
   }
@@ -251,7 +253,7 @@ export class RedisNode implements Voter {
    * Lock commands wait for the connection's INFO (its first command, so this costs nothing extra,
    * and bounded by the caller's per-master timeout should it never answer): a cluster-mode master
    * takes none, and with the restart guard a master that (re)started within the grace takes no
-   * acquire or extend (a release may still clean up).
+   * acquire or extend (a release may still clean up, an inspection read).
    */
   #checked(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route): Promise<OperationReply> {
     const check = this.#infoCheck;
@@ -281,7 +283,7 @@ export class RedisNode implements Voter {
   #admit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route): Promise<OperationReply> {
     if (this.#clusterMode && !this.#shard) return Promise.reject(new ClusterModeError(this.label));
     if (this.#onReplica === this.client) return Promise.reject(this.#unavailable()); // never a grant on a replica
-    const waitMs = this.#guard && operation.kind !== 'release' ? this.#guard.waitMs(Date.now()) : 0;
+    const waitMs = this.#guard && grants(operation.kind) ? this.#guard.waitMs(Date.now()) : 0;
     if (waitMs > 0) return Promise.reject(new MasterRestartedError(this.label, waitMs));
     return this.#batcherFor(operation, route).submit(operation, cancellation, coalesce);
   }
@@ -369,7 +371,7 @@ export class RedisNode implements Voter {
     if (typeof acknowledged !== 'number' || acknowledged >= this.#replicas) return replies;
     // Written on the master only: a failover to a replica would lose it, so it is no grant.
     const unreplicated = { acknowledged, wanted: this.#replicas, timeoutMs };
-    return replies.map((answer, i) => (answer.status === 1 && operations[i]!.kind !== 'release' ? { ...answer, unreplicated } : answer));
+    return replies.map((answer, i) => (answer.status === 1 && grants(operations[i]!.kind) ? { ...answer, unreplicated } : answer));
   }
 
   /**

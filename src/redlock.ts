@@ -26,6 +26,15 @@ import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from '
 import { RedisNode, type Voter } from './node.js';
 import { ClusterVoter, clusterConfigOf, clusterKeysProblem } from './cluster.js';
 import type { HealthHooks, MasterHealth } from './health.js';
+import {
+  forceReleaseOn,
+  inspectOn,
+  operatorSettings,
+  type ForceReleaseResult,
+  type InspectOptions,
+  type OperatorCall,
+  type ResourceInspection,
+} from './inspect.js';
 import type { NodeInput } from './clients.js';
 import { Cancellation, fanOut, type Answer, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
 import { QUEUED, newTicket, type LockOperation, type OperationReply } from './scripts/index.js';
@@ -597,6 +606,43 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    */
   health(): MasterHealth[] {
     return this.#nodes.map((node) => node.health());
+  }
+
+  /**
+   * What each master holds for each of `resources` now (holder, PTTL, fence counter, waiters), and
+   * whether a quorum holds it and until when at the latest. Read-only; each master's answer is
+   * bounded by the per-master timeout (a master that gives none is `unavailable`). See inspect.ts.
+   */
+  async inspect(resources: string | readonly string[], options?: InspectOptions): Promise<ResourceInspection[]> {
+    const { keys, settings } = this.#operatorCall(resources, options);
+    return inspectOn(this.#nodes, keys, this.#settings.quorum, settings);
+  }
+
+  /**
+   * For an operator clearing a stuck lock: delete each of `resources` on every master whatever
+   * holds it (a lock's value, a permit, read holds) and announce the release, so waiters wake. The
+   * fence counter and the wait queue stay. A holder still alive is not told: it goes on believing
+   * it holds the lock while another acquires it, so mutual exclusion is broken until it notices
+   * (an extend fails) — use it for holders known dead.
+   */
+  async forceRelease(resources: string | readonly string[], options?: InspectOptions): Promise<ForceReleaseResult[]> {
+    const { keys, settings } = this.#operatorCall(resources, options);
+    return forceReleaseOn(this.#nodes, keys, settings);
+  }
+
+  /** An inspection's or force release's arguments, checked before any network call (each resource is one operation). */
+  #operatorCall(resources: string | readonly string[], options: InspectOptions | undefined): { keys: string[]; settings: OperatorCall } {
+    const keys = normalizeResources(resources);
+    if (this.#clustered) {
+      for (const key of keys) {
+        const problem = clusterKeysProblem([key]);
+        if (problem) throw problem;
+      }
+    }
+    const settings = { ...operatorSettings(options, this.#settings.nodeTimeout), batching: this.#settings.batching ?? true };
+    this.#assertOpen();
+    settings.signal?.throwIfAborted();
+    return { keys, settings };
   }
 
   /** The masters, as `host:port`, in the order given. */

@@ -9,8 +9,15 @@ import { createHash, randomBytes } from 'node:crypto';
 /**
  * acquire: an exclusive hold (a lock, a write hold); read: a shared hold (readers share, writers
  * wait); permit: one of a semaphore's slots (its keys are the slots: the first free one is taken).
+ * inspect and force-release are an operator's (inspect.ts): a read-only snapshot of one key, and a
+ * delete of one key whatever holds it.
  */
-export type OperationKind = 'acquire' | 'read' | 'permit' | 'extend' | 'release' | 'fence';
+export type OperationKind = 'acquire' | 'read' | 'permit' | 'extend' | 'release' | 'fence' | 'inspect' | 'force-release';
+
+/** Whether an operation may write a grant (so `replicas` waits for it and the restart guard holds it back). */
+export function grants(kind: OperationKind): boolean {
+  return kind !== 'release' && kind !== 'inspect' && kind !== 'force-release';
+}
 
 /** One lock's operation on one master. */
 export interface LockOperation {
@@ -77,12 +84,39 @@ export interface OperationReply {
   readonly head?: string;
   /** With `replicas`: a grant that fewer replicas than wanted acknowledged in time (node.ts): no grant. */
   readonly unreplicated?: { readonly acknowledged: number; readonly wanted: number; readonly timeoutMs: number };
+  /** Inspect: what the master holds for the key. */
+  readonly snapshot?: KeySnapshot;
+}
+
+/** One key on one master, as an inspect operation read it (in one script call: a consistent view). */
+export interface KeySnapshot {
+  /** The key's TYPE: 'none' (free), 'string' (a lock or a permit), 'zset' (read holds), or another. */
+  readonly type: string;
+  /** A string key's value: the holder's lock value ('' for other types). */
+  readonly value: string;
+  /** The key's PTTL: −2 no key, −1 no expiry. */
+  readonly pttlMs: number;
+  /** A read-hold key's live readers (deadline not passed on the master's clock; every reader without TIME). */
+  readonly readers: number;
+  /** The fence counter's value as stored ('' for none). */
+  readonly fence: string;
+  /** Live tickets in the key's wait queue. */
+  readonly queued: number;
 }
 
 /** The reply status of an acquire refused because another waiter is first in line. */
 export const QUEUED = 3;
 
-const kindCode: Record<OperationKind, string> = { acquire: 'a', read: 's', permit: 'p', extend: 'e', release: 'r', fence: 'f' };
+const kindCode: Record<OperationKind, string> = {
+  acquire: 'a',
+  read: 's',
+  permit: 'p',
+  extend: 'e',
+  release: 'r',
+  fence: 'f',
+  inspect: 'i',
+  'force-release': 'x',
+};
 
 /**
  * locks — run a sequence of lock operations, in order, atomically.
@@ -90,9 +124,11 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', read: 's', permi
  *       ARGV instead ("inline": a batch on a cluster master whose keys are in several of its slots,
  *       which declared keys may not be).
  * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 's' read, 'p' permit,
- *       'e' extend, 'r' release, 'f' fence), lock value, ttl in ms (fence: the token; release:
- *       ignored), number of keys it owns in KEYS: its n lock keys (a permit: its semaphore's slots),
- *       and for 'A' and 'f' then their n fence counters. An acquire and a release add a fifth: the
+ *       'e' extend, 'r' release, 'f' fence, 'i' inspect, 'x' force release), lock value (inspect,
+ *       force release: the call's own, unique), ttl in ms (fence: the token; release, inspect and
+ *       force release: ignored), number of keys it owns in KEYS: its n lock keys (a permit: its
+ *       semaphore's slots; inspect, force release: one), and for 'A', 'f' and 'i' then their n
+ *       fence counters. An acquire and a release add a fifth: the
  *       acquire's ticket, or the ticket a release drops ('' for none); a permit adds the slot to try
  *       first (0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
  *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
@@ -147,6 +183,15 @@ const kindCode: Record<OperationKind, string> = { acquire: 'a', read: 's', permi
  *           the waiter whose turn it is wakes once, at once, instead of polling; best effort (pcall): a refused PUBLISH (an ACL without +publish; a
  *           shard channel resharded away) comes after the DEL and must not turn a done release
  *           into an error
+ *   inspect {1, {type, value, pttl, readers, fence, queued}} reads one key and writes nothing: its
+ *           TYPE, a string's value ('' otherwise), its PTTL, a read-hold key's live readers, its fence
+ *           counter as stored ('' for none) and the live tickets in its queue (readers and tickets
+ *           counted by their deadlines on TIME; all of them without it); {2, error} a command was
+ *           refused (this operation alone fails)
+ *   force release {n, head} an operator's: the key, a string or a read-hold set, is deleted whatever
+ *           holds it (n = 1; 0: there was no key) and announced as a release is, "<the call's value>:
+ *           <first ticket or ''>:<key>", so waiters wake; its fence counter and its queue stay.
+ *           {2, "not a lock: …"} a key of another type, left alone
  * With inline keys, an operation a key of which this master does not serve now (a slot of another
  * master, or one being migrated away without the key: EXISTS fails there) answers {−1, 0} and
  * writes nothing; the caller sends it again alone, with declared keys, to be redirected.
@@ -342,6 +387,48 @@ while i <= n - 4 do
         if head and detail == 0 then detail = head end
       end
     end
+  elseif kind == 'i' then
+    -- Reads only, each a pcall: a refused command fails this inspection alone, never the batch.
+    local key, refused = K[first], nil
+    local function read(...)
+      local result = redis.pcall(...)
+      if type(result) == 'table' and result.err then
+        refused = refused or result.err
+        return nil
+      end
+      return result
+    end
+    local held = read('TYPE', key)
+    held = held and held.ok or 'none'
+    local t = redis.pcall('TIME')
+    local now = type(t) == 'table' and t[1] and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local holder, readers = '', 0
+    if held == 'string' then holder = read('GET', key) or '' end
+    if held == 'zset' then readers = read('ZCOUNT', key, now and '(' .. now or '-inf', '+inf') or 0 end
+    local fence = read('GET', K[last])
+    -- The queue as every queue read: one the master cannot serve now is no queue (see Queues).
+    local queued = redis.pcall('ZCOUNT', queue_of(key), now and '-inf' or '(0', now and '(' .. -now or '+inf')
+    local pttl = read('PTTL', key)
+    if refused then
+      status, detail = 2, tostring(refused)
+    else
+      detail = {held, holder, pttl, readers, fence or '', type(queued) == 'number' and queued or 0}
+    end
+  elseif kind == 'x' then
+    -- An operator's, whatever holds the key: its fence counter (tokens must stay monotonic) and its
+    -- queue (its waiters are alive) stay.
+    local key = K[first]
+    local held = redis.call('TYPE', key).ok
+    status = 0
+    if held == 'string' or held == 'zset' then
+      status = redis.call('DEL', key)
+      local q = queue_of(key)
+      local head = redis.pcall('EXISTS', q) == 1 and line().first(q)
+      redis.pcall(ARGV[n - 2], ARGV[n - 1], value .. ':' .. (head or '') .. ':' .. key)
+      if head then detail = head end
+    elseif held ~= 'none' then
+      status, detail = 2, 'not a lock: a key of type ' .. held .. ', left alone'
+    end
   else
     local shared
     for k = first, locks do
@@ -442,8 +529,8 @@ export function encodeBatch(
   for (const operation of operations) {
     const { kind, keys: own, value, fenced } = operation;
     keys.push(...own);
-    // A fenced acquire and a fence also own the resources' fence counters, after the lock keys.
-    const counters = fenced || kind === 'fence';
+    // A fenced acquire, a fence and an inspection also own the resources' fence counters, after the lock keys.
+    const counters = fenced || kind === 'fence' || kind === 'inspect';
     if (counters) for (const key of own) keys.push(fenceKeyOf(key));
     const number = kind === 'fence' ? operation.token : operation.ttlMs;
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(counters ? 2 * own.length : own.length));
@@ -464,8 +551,22 @@ export function decodeBatch(reply: unknown, count: number, tag: string): Operati
   for (let i = 0; i < count; i++) {
     const detail: unknown = reply[2 * i + 1];
     const status = Number(reply[2 * i]);
-    if (typeof detail !== 'string') replies[i] = { status, detail: Number(detail) };
-    else replies[i] = status === 2 ? { status, detail: 0, error: detail } : { status, detail: 0, head: detail };
+    if (typeof detail !== 'string') {
+      replies[i] = Array.isArray(detail) ? { status, detail: 0, snapshot: snapshotOf(detail) } : { status, detail: Number(detail) };
+    } else replies[i] = status === 2 ? { status, detail: 0, error: detail } : { status, detail: 0, head: detail };
   }
   return replies;
+}
+
+/** An inspect operation's nested reply ({type, value, pttl, readers, fence, queued}) as a KeySnapshot. */
+function snapshotOf(fields: readonly unknown[]): KeySnapshot {
+  const [type, value, pttlMs, readers, fence, queued] = fields;
+  return {
+    type: String(type),
+    value: String(value),
+    pttlMs: Number(pttlMs),
+    readers: Number(readers),
+    fence: String(fence),
+    queued: Number(queued),
+  };
 }

@@ -1,0 +1,249 @@
+/**
+ * redlock.inspect() and redlock.forceRelease(), for operators, on real masters: what each master
+ * holds (read there directly to compare), the quorum summary, a paused master, bad input, that an
+ * inspection writes nothing (MONITOR), and a Redis Cluster voter routed by slot. Own masters: one
+ * is paused.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { Redlock, type Lock } from '../../src/index.js';
+import { clusterCompanionKey } from '../../src/cluster.js';
+import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/scripts/index.js';
+import { eventually, monitor, sleep, uniquePrefix, useOwnMasters } from '../harness/cluster.js';
+import { freePort } from '../harness/redis-server.js';
+import { RedisCluster } from '../harness/redis-cluster.js';
+import { oracle } from '../harness/oracle-session.js';
+
+const own = useOwnMasters(3);
+const key = uniquePrefix('inspect');
+
+/** Every key on a master with its type, value (or members) and whether it expires: what a write would change. */
+async function everything(index: number): Promise<string[]> {
+  const client = own.direct[index]!;
+  const keys = (await client.keys('*')).sort();
+  return Promise.all(
+    keys.map(async (name) => {
+      const type = await client.type(name);
+      const content = type === 'string' ? await client.get(name) : type === 'zset' ? JSON.stringify(await client.zRangeWithScores(name, 0, -1)) : type;
+      const expires = (await client.pTTL(name)) >= 0;
+      return `${name} ${type} ${content ?? ''} ${expires}`;
+    }),
+  );
+}
+
+async function queuedOnAll(resource: string): Promise<boolean> {
+  const found = await Promise.all(own.direct.map((client) => client.exists(resource + QUEUE_SUFFIX)));
+  return found.every((count) => count === 1);
+}
+
+describe('inspect', () => {
+  it('a free resource: free on every master, no quorum, no fence counter', async () => {
+    const redlock = own.lockOn();
+    const [inspection] = await redlock.inspect(key('free'));
+    expect(inspection).toMatchObject({ resource: key('free'), quorum: 2, heldByQuorum: false, heldOn: 0 });
+    expect(inspection!.fenceCounter).toBeUndefined();
+    expect(inspection!.masters.map((master) => master.state)).toEqual(['free', 'free', 'free']);
+    expect(inspection!.masters.map((master) => master.master)).toEqual(redlock.nodes);
+    expect(inspection!.masters.every((master) => master.queued === 0 && master.pttlMs === undefined)).toBe(true);
+  });
+
+  it('a held lock: its holder (short id), PTTL and a validUntil just past the lock\'s expiration', async () => {
+    const redlock = own.lockOn();
+    const lock = await redlock.acquire(key('held'), 10_000);
+    await sleep(20); // the answers after the quorum
+    const before = Date.now();
+    const [inspection] = await redlock.inspect([key('held')]);
+    expect(inspection).toMatchObject({ heldByQuorum: true, heldAs: 'exclusive', holder: lock.value.slice(0, 8), heldOn: 3 });
+    for (const master of inspection!.masters) {
+      expect(master).toMatchObject({ state: 'held', holder: lock.value.slice(0, 8), queued: 0 });
+      expect(master.pttlMs).toBeGreaterThan(9_000);
+      expect(master.pttlMs).toBeLessThanOrEqual(10_000);
+    }
+    // The masters' expiry, read on our clock: after the lock's own expiration (its drift
+    // allowance), no later than a ttl after the inspection began.
+    expect(inspection!.validUntil).toBeGreaterThanOrEqual(lock.expiration);
+    expect(inspection!.validUntil).toBeLessThanOrEqual(before + 10_000 + 1_000);
+    await lock.release();
+  });
+
+  it('a fenced lock\'s counter, on every master and as the largest', async () => {
+    const redlock = own.lockOn();
+    const first = await redlock.acquire(key('fenced'), 5_000, { fencing: true });
+    await first.release();
+    const second = await redlock.acquire(key('fenced'), 5_000, { fencing: true });
+    await sleep(20);
+    const [inspection] = await redlock.inspect(key('fenced'));
+    expect(inspection!.fenceCounter).toBe(second.fencingToken);
+    expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
+    for (const master of inspection!.masters) expect(master.fenceCounter).toBe(second.fencingToken);
+    await second.release();
+    const [after] = await redlock.inspect(key('fenced'));
+    expect(after).toMatchObject({ heldByQuorum: false, fenceCounter: second.fencingToken });
+  });
+
+  it('read holds: readers on every master, held by a quorum as "read"', async () => {
+    const redlock = own.lockOn();
+    const readWrite = redlock.readWrite(key('rw'));
+    const readers = [await readWrite.read.acquire(5_000), await readWrite.read.acquire(8_000)];
+    await sleep(20);
+    const [inspection] = await redlock.inspect(key('rw'));
+    expect(inspection).toMatchObject({ heldByQuorum: true, heldAs: 'read', heldOn: 3 });
+    expect(inspection!.holder).toBeUndefined();
+    for (const master of inspection!.masters) {
+      expect(master).toMatchObject({ state: 'read', readers: 2 });
+      expect(master.pttlMs).toBeGreaterThan(7_000); // the key lives as long as its last reader
+    }
+    expect(inspection!.validUntil).toBeGreaterThanOrEqual(Math.max(...readers.map((reader) => reader.expiration)));
+    for (const reader of readers) await reader.release();
+  });
+
+  it('a key on a minority only: no quorum holds it, and the one holder is named', async () => {
+    const redlock = own.lockOn();
+    const value = 'abcdef0123456789abcdef0123456789';
+    await own.direct[1]!.set(key('minority'), value, { PX: 10_000 });
+    const [inspection] = await redlock.inspect(key('minority'));
+    expect(inspection).toMatchObject({ heldByQuorum: false, heldAs: 'exclusive', holder: 'abcdef01', heldOn: 1 });
+    expect(inspection!.validUntil).toBeUndefined();
+    expect(inspection!.masters.map((master) => master.state)).toEqual(['free', 'held', 'free']);
+    await own.direct[1]!.del(key('minority'));
+  });
+
+  it('a waiter in line is counted on each master', async () => {
+    const redlock = own.lockOn({ retryDelay: 2_000, retryJitter: 0 });
+    const lock = await redlock.acquire(key('queued'), 10_000);
+    const waiting = redlock.acquire(key('queued'), 5_000, { retryCount: 5 });
+    await eventually(() => queuedOnAll(key('queued')));
+    const [inspection] = await redlock.inspect(key('queued'));
+    expect(inspection!.masters.map((master) => master.queued)).toEqual([1, 1, 1]);
+    await lock.release();
+    await (await waiting).release();
+  });
+
+  it('a paused master is unavailable, with the reason, within the per-master timeout; the others answer', async () => {
+    const redlock = own.lockOn();
+    const lock = await redlock.acquire(key('paused'), 10_000);
+    own.masters[2]!.pause();
+    const startedAt = Date.now();
+    const [inspection] = await redlock.inspect(key('paused'), { nodeTimeout: 200 });
+    expect(Date.now() - startedAt).toBeLessThan(1_000);
+    expect(inspection!.masters[2]).toMatchObject({ master: redlock.nodes[2], state: 'unavailable', error: 'no answer within 200 ms' });
+    expect(inspection!.masters.slice(0, 2).map((master) => master.state)).toEqual(['held', 'held']);
+    expect(inspection).toMatchObject({ heldByQuorum: true, heldOn: 2 });
+    own.masters[2]!.resume();
+    await lock.release();
+  });
+
+  it('bad input is a TypeError or RangeError before any network call', async () => {
+    const nowhere = new Redlock([`redis://127.0.0.1:${await freePort()}`]);
+    nowhere.on('error', () => undefined);
+    const inspect = (resources: unknown, options?: unknown) => nowhere.inspect(resources as string, options as undefined);
+    await expect(inspect(42)).rejects.toThrow(TypeError);
+    await expect(inspect([])).rejects.toThrow(RangeError);
+    await expect(inspect('a:redlock-fence')).rejects.toThrow(/ends in ':redlock-fence'/);
+    await expect(inspect('a', { nodeTimeout: 0 })).rejects.toThrow(RangeError);
+    await expect(inspect('a', { nodeTimeout: '5' })).rejects.toThrow(TypeError);
+    await expect(inspect('a', { timeout: 5 })).rejects.toThrow(/unknown option 'timeout'/);
+    await expect(inspect('a', { signal: 'no' })).rejects.toThrow(TypeError);
+    await expect(nowhere.forceRelease('a:redlock-queue')).rejects.toThrow(RangeError);
+    await expect(nowhere.inspect('a', { signal: AbortSignal.abort(new Error('stop')) })).rejects.toThrow('stop');
+    // A master that cannot be reached is no error of the call: it is unavailable.
+    const [inspection] = await nowhere.inspect('a', { nodeTimeout: 100 });
+    expect(inspection!.masters[0]).toMatchObject({ state: 'unavailable' });
+    await nowhere.quit();
+    await expect(nowhere.inspect('a')).rejects.toThrow(/quit/);
+  });
+
+  it('writes nothing: the same keys, values and expiries after; no write command in MONITOR', async () => {
+    const redlock = own.lockOn();
+    const lock = await redlock.acquire(key('ro'), 10_000, { fencing: true });
+    // A waiter that tries again only in 10 s: nothing but the inspection runs on the masters meanwhile.
+    const waiting = own.lockOn({ retryDelay: 10_000, retryJitter: 0 }).acquire(key('ro'), 5_000, { retryCount: 5 });
+    const reader = await redlock.readWrite(key('ro-read')).read.acquire(10_000);
+    await eventually(async () => (await queuedOnAll(key('ro'))));
+    await sleep(300); // the waiter's try when its subscriptions take: then it sleeps 10 s
+    const before = await Promise.all([0, 1, 2].map(everything));
+    const taps = await Promise.all(own.ports.map((port) => monitor(port)));
+    const inspections = await redlock.inspect([key('ro'), key('ro-read'), key('absent')]);
+    await sleep(50);
+    for (const tap of taps) tap.stop();
+    expect(inspections.map((inspection) => inspection.heldAs)).toEqual(['exclusive', 'read', undefined]);
+    expect(await Promise.all([0, 1, 2].map(everything))).toEqual(before);
+    // What the script ran (MONITOR shows each of its commands as from "lua").
+    const commands = taps.flatMap((tap) => tap.lines).filter((line) => / lua\] /.test(line));
+    expect(commands.some((line) => /"TYPE"/i.test(line))).toBe(true);
+    const writes = commands.filter((line) => /"(SET|DEL|ZADD|ZREM|ZREMRANGEBYSCORE|PEXPIRE|PEXPIREAT|INCR|PUBLISH|SPUBLISH)"/i.test(line));
+    expect(writes).toEqual([]);
+    await lock.release();
+    await (await waiting).release();
+    await reader.release();
+  });
+});
+
+describe('forceRelease', () => {
+  it('deletes the lock on every master whatever its value, keeps the fence counter and the queue, and wakes a waiter at once', async () => {
+    const holder = own.lockOn();
+    const lock: Lock = await holder.acquire(key('stuck'), 30_000, { fencing: true });
+    oracle.ignore(lock); // its keys are taken from under it, on purpose
+    // The waiter's retries are far apart: only the announcement can wake it soon.
+    const waiter = own.lockOn({ retryDelay: 10_000, retryJitter: 0 });
+    const waiting = waiter.acquire(key('stuck'), 5_000, { retryCount: 3 });
+    await eventually(() => queuedOnAll(key('stuck')));
+    await sleep(100); // its subscriptions take
+    const operator = own.lockOn();
+    const startedAt = Date.now();
+    const [result] = await operator.forceRelease(key('stuck'));
+    expect(result).toMatchObject({ resource: key('stuck'), deleted: 3, unavailable: 0 });
+    expect(result!.masters.map((master) => master.status)).toEqual(['deleted', 'deleted', 'deleted']);
+    const next = await waiting;
+    expect(Date.now() - startedAt).toBeLessThan(3_000);
+    for (const client of own.direct) expect(await client.get(key('stuck') + FENCE_SUFFIX)).toBe(String(lock.fencingToken));
+    const [inspection] = await operator.inspect(key('stuck'));
+    expect(inspection).toMatchObject({ heldByQuorum: true, holder: next.value.slice(0, 8) });
+    await next.release();
+    await expect(lock.extend(30_000)).rejects.toThrow();
+    // Nothing there: nothing deleted.
+    const [again] = await operator.forceRelease(key('stuck'));
+    expect(again).toMatchObject({ deleted: 0 });
+    expect(again!.masters.map((master) => master.status)).toEqual(['free', 'free', 'free']);
+  });
+
+  it('deletes read holds, and leaves a key of another type alone with the reason', async () => {
+    const redlock = own.lockOn();
+    const reader = await redlock.readWrite(key('readers')).read.acquire(30_000);
+    oracle.ignore(reader);
+    await sleep(20);
+    await own.direct[0]!.hSet(key('hash'), 'field', 'value');
+    const [readers, hash] = await redlock.forceRelease([key('readers'), key('hash')]);
+    expect(readers).toMatchObject({ deleted: 3 });
+    for (const client of own.direct) expect(await client.exists(key('readers'))).toBe(0);
+    expect(hash!.masters[0]!.status).toBe('unavailable');
+    expect(hash!.masters[0]!.error).toMatch(/not a lock: a key of type hash/);
+    expect(await own.direct[0]!.hGet(key('hash'), 'field')).toBe('value');
+    await own.direct[0]!.del(key('hash'));
+  });
+});
+
+describe('a Redis Cluster voter', () => {
+  let cluster: RedisCluster | undefined;
+  afterAll(() => cluster?.stop());
+
+  it('is inspected and force-released on the master that owns the resource\'s slot', async () => {
+    cluster = await RedisCluster.start(3);
+    const redlock = new Redlock([{ rootNodes: [{ url: cluster.urls[0]! }] }]);
+    redlock.on('error', () => undefined);
+    try {
+      const resource = key('cluster');
+      const lock = await redlock.acquire(resource, 10_000, { fencing: true });
+      oracle.ignore(lock);
+      const [inspection] = await redlock.inspect(resource);
+      expect(inspection).toMatchObject({ quorum: 1, heldByQuorum: true, holder: lock.value.slice(0, 8), fenceCounter: lock.fencingToken });
+      expect(inspection!.masters[0]!.master).toBe(redlock.nodes[0]);
+      const [result] = await redlock.forceRelease(resource);
+      expect(result).toMatchObject({ deleted: 1 });
+      const owner = cluster.client(await cluster.ownerOf(await cluster.slotOf(resource)));
+      expect(await owner.exists(resource)).toBe(0);
+      expect(await owner.get(clusterCompanionKey(resource, FENCE_SUFFIX))).toBe(String(lock.fencingToken));
+    } finally {
+      await redlock.quit();
+    }
+  }, 60_000);
+});
