@@ -157,7 +157,8 @@ try {
   const counter = Number(readFileSync(counterFile, 'utf8'));
   const rows: Array<[string, string]> = [
     ['successful acquisitions', String(sum((r) => r.acquireMs.length))],
-    ['failed acquisitions (quorum not reached in retries)', String(sum((r) => r.failedAcquires))],
+    ['failed acquisitions: held by others in every retry', String(sum((r) => r.heldByOthers))],
+    ['failed acquisitions: too few masters answered', String(sum((r) => r.mastersUnavailable))],
     ['critical sections completed', String(sections)],
     ['sections per second', (sections / (Math.min(elapsedMs, DURATION_MS) / 1000)).toFixed(0)],
     ['sections skipped: validity ran out before the write', String(sum((r) => r.expiredBeforeWrite))],

@@ -4,8 +4,10 @@ import type { RedlockStats } from '../src/index.js';
 export interface WorkerCounts {
   /** Critical sections that wrote the counter under a valid lock. */
   sections: number;
-  /** Acquire calls that gave up (quorum not reached within the retries). */
-  failedAcquires: number;
+  /** Acquire calls that gave up because others held the lock in every retry (ResourceLockedError). */
+  heldByOthers: number;
+  /** Acquire calls that gave up because too few masters answered (down, paused, timing out: ExecutionError). */
+  mastersUnavailable: number;
   /** Locks acquired whose validity ran out before the write (the write was skipped). */
   expiredBeforeWrite: number;
 }

@@ -5,7 +5,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ExecutionError, Redlock } from '../src/index.js';
+import { ExecutionError, Redlock, ResourceLockedError } from '../src/index.js';
 import { PROGRESS_MS, type GoMessage, type WorkerCounts, type WorkerMessage } from './messages.js';
 
 if (!process.send) throw new Error('demo/worker.ts runs as a child of demo/demo.ts (npm run demo)');
@@ -22,14 +22,15 @@ function send(message: WorkerMessage): Promise<void> {
   });
 }
 
-const redlock = new Redlock(nodes, { retryCount: 20, retryDelay: 15, retryJitter: 15 });
+// Default settings, as a user starts: waiters are woken by releases, so no retry tuning is needed.
+const redlock = new Redlock(nodes);
 redlock.on('error', () => undefined); // a killed master is expected here; outcomes say the rest
 
 const go = new Promise<GoMessage>((resolve) => process.once('message', (message: GoMessage) => resolve(message)));
 await send({ type: 'ready' });
 const { durationMs } = await go;
 
-const counts: WorkerCounts = { sections: 0, failedAcquires: 0, expiredBeforeWrite: 0 };
+const counts: WorkerCounts = { sections: 0, heldByOthers: 0, mastersUnavailable: 0, expiredBeforeWrite: 0 };
 const acquireMs: number[] = [];
 const progress = setInterval(() => void send({ type: 'progress', ...counts, stats: redlock.stats() }), PROGRESS_MS);
 
@@ -41,7 +42,8 @@ while (Date.now() < deadline) {
     lock = await redlock.acquire('demo:counter', 1_000);
   } catch (error) {
     if (!(error instanceof ExecutionError)) throw error;
-    counts.failedAcquires++;
+    if (error instanceof ResourceLockedError) counts.heldByOthers++;
+    else counts.mastersUnavailable++;
     continue;
   }
   acquireMs.push(performance.now() - start);
