@@ -1,8 +1,10 @@
 /**
- * The package as users get it: `npm pack`, the tarball unpacked into throw-away projects, then
- * type-checked and run under moduleResolution node16, nodenext and bundler, and required from
- * CommonJS (Node ≥ 20.19 loads ES modules with require()). node-redlock's users hit exactly these:
- * broken `types` in exports, ERR_REQUIRE_ESM, "default is not a constructor".
+ * The package as users get it: `npm pack`, the tarball checked by @arethetypeswrong/cli and publint,
+ * then unpacked into throw-away projects, type-checked and run: ES module projects under
+ * moduleResolution node16, nodenext and bundler, a CommonJS TypeScript project under node16, and
+ * plain require() from CommonJS. node-redlock's users hit exactly these: broken `types` in exports,
+ * ERR_REQUIRE_ESM, "default is not a constructor". The package is one CommonJS build with ES module
+ * entries that re-export it (scripts/build.ts): import and require must give the very same objects.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -15,21 +17,23 @@ import { startMasters, type RedisMaster } from '../harness/redis-server.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
 let work: string;
+let tarball: string;
 let installed: string;
 let masters: RedisMaster[] = [];
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'redlock-pack-'));
   execFileSync('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: root, stdio: 'pipe' });
-  const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'))!;
+  tarball = join(work, readdirSync(work).find((name) => name.endsWith('.tgz'))!);
   // One node_modules for all projects: the unpacked tarball, and its dependencies from this repo
   // (symlinked: Node resolves theirs from the repo's node_modules).
   installed = join(work, 'node_modules');
   mkdirSync(installed);
-  execFileSync('tar', ['-xzf', join(work, tarball), '-C', work]);
+  execFileSync('tar', ['-xzf', tarball, '-C', work]);
   renameSync(join(work, 'package'), join(installed, 'redlock-quorum'));
-  // redis: the peer dependency for URLs; @opentelemetry: the optional one of redlock-quorum/opentelemetry.
-  for (const dependency of [...dependencies(), 'redis', '@redis', '@types', '@opentelemetry']) {
+  // redis: the peer dependency for URLs; @opentelemetry and prom-client: the optional ones of
+  // redlock-quorum/opentelemetry and redlock-quorum/prometheus.
+  for (const dependency of [...dependencies(), 'redis', '@redis', '@types', '@opentelemetry', 'prom-client']) {
     symlinkSync(join(root, 'node_modules', dependency), join(installed, dependency));
   }
   masters = await startMasters(1);
@@ -50,6 +54,8 @@ afterAll(() => {
 const usage = `
 import { Redlock, ExecutionError, LockLostError, type Lock, type Settings } from 'redlock-quorum';
 import { instrumentRedlock } from 'redlock-quorum/opentelemetry';
+import { registerRedlockMetrics } from 'redlock-quorum/prometheus';
+import { Registry } from 'prom-client';
 import { createCluster } from 'redis';
 // Every kind of voter type-checks as a node (never called: nothing to connect to here).
 const voters = (): Redlock =>
@@ -64,6 +70,7 @@ instrumentRedlock()();
 const settings: Partial<Settings> = { retryCount: 0 };
 const redlock = new Redlock(['redis://127.0.0.1:1'], settings);
 redlock.on('error', () => undefined);
+registerRedlockMetrics(redlock, new Registry(), { prefix: 'app_' })();
 const check = async (): Promise<Lock | undefined> =>
   redlock.acquire('r', 1000).catch((error: unknown) => (error instanceof ExecutionError ? undefined : Promise.reject(error)));
 void check;
@@ -72,11 +79,32 @@ console.log(typeof Redlock, typeof ExecutionError, typeof LockLostError);
 `;
 
 describe('the packed package', () => {
-  it('ships dist with types, README and package.json only', () => {
+  it('ships dist with types for both formats, README, CHANGELOG, LICENSE and package.json only', () => {
     const files = readdirSync(join(installed, 'redlock-quorum')).sort();
-    expect(files).toEqual(['README.md', 'dist', 'package.json']);
-    expect(readdirSync(join(installed, 'redlock-quorum', 'dist'))).toContain('index.d.ts');
+    expect(files).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
+    const dist = join(installed, 'redlock-quorum', 'dist');
+    expect(readdirSync(dist)).toEqual(expect.arrayContaining(['index.d.ts', 'opentelemetry.d.ts', 'prometheus.d.ts']));
+    expect(readdirSync(join(dist, 'cjs'))).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'prometheus.d.ts']));
+    expect(JSON.parse(readFileSync(join(dist, 'cjs', 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
+    // No second copy of the library: the ES modules in dist are the three entries, and each only
+    // re-exports its CommonJS module by name.
+    const esModules = readdirSync(dist).filter((name) => name.endsWith('.js')).sort();
+    expect(esModules).toEqual(['index.js', 'opentelemetry.js', 'prometheus.js']);
+    for (const name of esModules) {
+      const code = readFileSync(join(dist, name), 'utf8').replace(/^\/\/.*\n/gm, '');
+      expect(code).toMatch(new RegExp(`^export \\{[\\w\\s,]+\\} from '\\./cjs/${name}';\\n$`));
+    }
   });
+
+  it('has no problems by @arethetypeswrong/cli (node10, node16 from CommonJS and from ESM, bundler) nor by publint', () => {
+    const attw = execFileSync(join(root, 'node_modules/.bin/attw'), [tarball, '--profile', 'strict', '--format', 'json'], { encoding: 'utf8' });
+    const report = JSON.parse(attw) as { problems: Record<string, unknown>; analysis: { entrypoints: Record<string, unknown> } };
+    expect(report.problems).toEqual({});
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './opentelemetry', './package.json', './prometheus']);
+    // --strict: a warning fails the run as well (exit code 1).
+    const publint = execFileSync(join(root, 'node_modules/.bin/publint'), ['run', tarball, '--strict'], { encoding: 'utf8' });
+    expect(publint).toContain('All good!');
+  }, 120_000);
 
   it.each([
     ['node16', 'node16'],
@@ -118,11 +146,124 @@ describe('the packed package', () => {
        redlock.on('error', () => undefined);
        const stop = require('redlock-quorum/opentelemetry').instrumentRedlock();
        stop();
+       const { Registry } = require('prom-client');
+       require('redlock-quorum/prometheus').registerRedlockMetrics(redlock, new Registry())();
        redlock.quit().then(() => console.log(typeof Redlock, typeof ExecutionError));`,
     );
     const output = execFileSync(process.execPath, [join(project, 'index.js')], { cwd: project, encoding: 'utf8' });
     expect(output.trim()).toBe('function function');
   });
+
+  it('import and require in one process load one copy of the library: the same classes, errors and subpath functions', () => {
+    const project = join(work, 'both');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+    writeFileSync(
+      join(project, 'index.js'),
+      `import { createRequire } from 'node:module';
+       const require = createRequire(import.meta.url);
+       const pairs = {};
+       for (const entry of ['redlock-quorum', 'redlock-quorum/opentelemetry', 'redlock-quorum/prometheus']) {
+         const imported = await import(entry);
+         const required = require(entry);
+         // Every name the CommonJS module exports is an ES named export (cjs-module-lexer saw it), and the same object.
+         pairs[entry] = {
+           names: Object.keys(imported).sort().join() === Object.keys(required).sort().join(),
+           same: Object.keys(required).every((name) => imported[name] === required[name]),
+           count: Object.keys(required).length,
+         };
+       }
+       const { Redlock, ExecutionError } = await import('redlock-quorum');
+       const required = require('redlock-quorum');
+       // A lock refused to a Redlock made from require() is an instance of the imported error class.
+       const redlock = new required.Redlock(['redis://127.0.0.1:${masters[0]!.port}']);
+       const held = await redlock.acquire('one-copy', 5000);
+       const error = await redlock.acquire('one-copy', 1000, { retryCount: 0 }).catch((caught) => caught);
+       await held.release();
+       await redlock.quit();
+       const modules = Object.keys(require.cache).filter((path) => path.includes('redlock-quorum'));
+       console.log(JSON.stringify({
+         pairs,
+         redlock: Redlock === required.Redlock,
+         error: ExecutionError === required.ExecutionError,
+         refusedIsImportedClass: error instanceof ExecutionError && error.constructor.name === 'ResourceLockedError',
+         modules: modules.map((path) => path.slice(path.indexOf('/dist/'))).sort(),
+       }));`,
+    );
+    const output = execFileSync(process.execPath, [join(project, 'index.js')], { cwd: project, encoding: 'utf8' });
+    const result = JSON.parse(output.trim()) as {
+      pairs: Record<string, { names: boolean; same: boolean; count: number }>;
+      redlock: boolean;
+      error: boolean;
+      refusedIsImportedClass: boolean;
+      modules: string[];
+    };
+    expect(result.redlock).toBe(true);
+    expect(result.error).toBe(true);
+    expect(result.refusedIsImportedClass).toBe(true);
+    for (const pair of Object.values(result.pairs)) expect(pair).toMatchObject({ names: true, same: true });
+    expect(result.pairs['redlock-quorum']!.count).toBeGreaterThan(15);
+    // One file per module, all from dist/cjs: the subpaths' modules share the core's (observe.js and the rest).
+    expect(result.modules.every((path) => path.startsWith('/dist/cjs/'))).toBe(true);
+    expect(result.modules).toEqual(expect.arrayContaining(['/dist/cjs/index.js', '/dist/cjs/observe.js', '/dist/cjs/opentelemetry.js', '/dist/cjs/prometheus.js']));
+  });
+
+  it('a CommonJS TypeScript project (module node16) imports every entry, compiles and locks on a real master', () => {
+    const project = join(work, 'commonjs-ts');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ private: true })); // no "type": CommonJS
+    writeFileSync(
+      join(project, 'index.ts'),
+      `import { Redlock, ExecutionError, ResourceLockedError, type Lock } from 'redlock-quorum';
+       import { instrumentRedlock } from 'redlock-quorum/opentelemetry';
+       import { registerRedlockMetrics } from 'redlock-quorum/prometheus';
+       import { Registry } from 'prom-client';
+
+       async function main(): Promise<void> {
+         const stopTracing = instrumentRedlock();
+         const redlock = new Redlock(['redis://127.0.0.1:${masters[0]!.port}']);
+         const registry = new Registry();
+         const unregister = registerRedlockMetrics(redlock, registry);
+         const lock: Lock = await redlock.acquire('commonjs-ts', 5_000);
+         const refused = await redlock.acquire('commonjs-ts', 1_000, { retryCount: 0 }).then(
+           () => 'acquired twice',
+           (error: unknown) => (error instanceof ResourceLockedError && error instanceof ExecutionError ? 'refused' : String(error)),
+         );
+         await lock.release();
+         const metrics = await registry.metrics();
+         unregister();
+         stopTracing();
+         await redlock.quit();
+         console.log(JSON.stringify({ refused, succeeded: /^redlock_acquisitions_succeeded_total 1$/m.test(metrics), released: lock.released }));
+       }
+       main().catch((error: unknown) => {
+         console.error(error);
+         process.exitCode = 1;
+       });`,
+    );
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'node16',
+          moduleResolution: 'node16',
+          target: 'ES2022',
+          strict: true,
+          types: ['node'],
+          typeRoots: [join(installed, '@types')],
+          outDir: 'out',
+        },
+        files: ['index.ts'],
+      }),
+    );
+    execFileSync(process.execPath, [tsc, '-p', project], { cwd: project, stdio: 'pipe' });
+    // Compiled to CommonJS: require() calls, no import statement.
+    const compiled = readFileSync(join(project, 'out', 'index.js'), 'utf8');
+    expect(compiled).toContain('require("redlock-quorum/prometheus")');
+    expect(compiled).not.toMatch(/^import /m);
+    const output = execFileSync(process.execPath, [join(project, 'out', 'index.js')], { cwd: project, encoding: 'utf8' });
+    expect(JSON.parse(output.trim())).toEqual({ refused: 'refused', succeeded: true, released: true });
+  }, 120_000);
 
   it('works in a project that has only ioredis installed (no node-redis): type-checks under node16 and locks on a real master', () => {
     // Outside `work`, whose node_modules has node-redis: resolution would find it there.
