@@ -340,7 +340,7 @@ function report(nodeCount: number, external: boolean): void {
   console.log(`\n${markdown}`);
   mkdirSync(resultsDir, { recursive: true });
   const json = { date: new Date().toISOString(), commit: measuredCommit, command, quick, machine, masters: masterText, rttMs, plan, rows, limits, held, targets: summary };
-  // A full run's record is kept in git (runs/: README's spread is made from them); the others are scratch.
+  // A full run's record is kept in git (runs/: the spread in docs/benchmarks.md is made from them); the others are scratch.
   const full = !quick && !only;
   if (full) mkdirSync(`${resultsDir}runs`, { recursive: true });
   writeFileSync(`${resultsDir}${full ? 'runs/' : ''}${stamp}.json`, `${JSON.stringify(json, null, 2)}\n`);
@@ -349,7 +349,7 @@ function report(nodeCount: number, external: boolean): void {
     copyFileSync(`${resultsDir}${stamp}.svg`, `${resultsDir}latest.svg`);
     writeFileSync(`${resultsDir}latest.md`, `${markdown}\n`);
     updateReadme(resultsDir);
-    console.log('README.md: benchmark section regenerated from this run and the full runs before it');
+    console.log('README.md, docs/benchmarks.md: benchmark sections regenerated from this run and the full runs before it');
   }
   console.log(`results: bench/results/${full ? 'runs/' : ''}${stamp}.json, bench/results/${stamp}.svg`);
 }
@@ -358,8 +358,8 @@ function report(nodeCount: number, external: boolean): void {
 function commitOf(): string | undefined {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    // Results a previous run left uncommitted (README's generated section among them) are no code change.
-    const paths = ['.', ':!README.md', ':!bench/results'];
+    // Results a previous run left uncommitted (the generated sections of README and docs/benchmarks.md among them) are no code change.
+    const paths = ['.', ':!README.md', ':!docs/benchmarks.md', ':!bench/results'];
     const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', ...paths], { encoding: 'utf8' }).trim() !== '';
     return dirty ? `${head}+` : head;
   } catch {
