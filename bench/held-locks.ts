@@ -85,7 +85,7 @@ try {
   // Run by bench/run.ts: the figures go to it, which prints them in its Targets block.
   if (process.send) await new Promise((resolve) => process.send!({ type: 'held', ...figures }, undefined, {}, resolve));
   else console.log(`\n${markdown}`);
-  // The default run (exact memory) is the one README shows (bench/readme.ts).
+  // The default run (exact memory) is the one docs/benchmarks.md shows (bench/readme.ts).
   if (gc && process.argv.length <= 2) {
     writeFileSync(fileURLToPath(new URL('./results/held.md', import.meta.url)), `${markdown}\n`);
     console.log('results: bench/results/held.md');

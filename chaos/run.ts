@@ -24,7 +24,7 @@
  *
  * --fencing: locks and write holds take fencing tokens (read holds and permits have none) and the
  * checker also requires each resource's tokens to increase from write to write. Fence counters must
- * survive restarts (README, "Fencing tokens"), so the masters then run with AOF `appendfsync always`
+ * survive restarts (docs/safety.md, "Fencing tokens"), so the masters then run with AOF `appendfsync always`
  * and a killed master restarts from its AOF.
  */
 import { fork, type ChildProcess } from 'node:child_process';
