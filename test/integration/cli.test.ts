@@ -1,0 +1,203 @@
+/**
+ * The operator's command line (src/cli.ts), run as a child process the way an operator runs it,
+ * against real masters: its output, --json, its exit codes, release --force (checked on the
+ * masters, and a waiter in this process wakes), and a password that never shows. Own masters:
+ * one needs a password.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/scripts/index.js';
+import { closeAll, directClients, eventually, sleep, uniquePrefix, urlOf, useOwnMasters } from '../harness/cluster.js';
+import { freePort, startMasters, type RedisMaster } from '../harness/redis-server.js';
+import { oracle } from '../harness/oracle-session.js';
+
+const own = useOwnMasters(3);
+const key = uniquePrefix('cli');
+const root = new URL('../..', import.meta.url).pathname;
+const PASSWORD = 'open-sesame-7f3a91';
+
+let secured: RedisMaster;
+const children = new Set<ChildProcess>();
+
+beforeAll(async () => {
+  // A password set after the start: the harness' readiness PING has none.
+  secured = (await startMasters(1))[0]!;
+  const [client] = await directClients([secured.port]);
+  await client!.configSet('requirepass', PASSWORD);
+  await closeAll([client!]);
+});
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+  secured.stop();
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment of a child: ours, without REDLOCK_NODES unless given. */
+function envWith(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  if (!('REDLOCK_NODES' in extra)) delete env['REDLOCK_NODES'];
+  return env;
+}
+
+/** Start `redlock-quorum args…` (src/cli.ts under tsx), stdin not a terminal. */
+function start(args: readonly string[], env = envWith()): { child: ChildProcess; run: Promise<Run> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  children.add(child);
+  child.stdin?.end();
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const run = new Promise<Run>((resolve) => {
+    child.on('exit', (code) => {
+      children.delete(child);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  return { child, run };
+}
+
+/** Run it to the end (it must exit by itself within 20 s). */
+async function cli(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<Run> {
+  const { child, run } = start(args, env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  try {
+    return await run;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const nodes = (): string => own.ports.map(urlOf).join(',');
+
+describe('redlock-quorum inspect', () => {
+  it('prints a row per master and the quorum\'s verdict; exit 0', async () => {
+    const lock = await own.lockOn().acquire(key('held'), 20_000, { fencing: true });
+    await sleep(20);
+    const { code, stdout, stderr } = await cli(['inspect', '--nodes', nodes(), key('held'), key('free')]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    for (const port of own.ports) expect(stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${port} +held +${lock.value.slice(0, 8)} +\\d+\\.\\d s +${lock.fencingToken} +0`));
+    expect(stdout).toMatch(/held by quorum \(3\/3\): holder [0-9a-f]{8}, until \d{4}-\d\d-\d\dT[\d:.]+Z \(in 1\d\.\d s\)/);
+    expect(stdout).toContain(`${key('free')}\n`);
+    expect(stdout).toMatch(/\n {2}free\n/);
+    expect(stdout).not.toContain(lock.value); // a short id only
+    await lock.release();
+  });
+
+  it('--json: the inspections, as redlock.inspect() gives them; masters from REDLOCK_NODES', async () => {
+    const lock = await own.lockOn().acquire(key('json'), 20_000);
+    await sleep(20);
+    const { code, stdout } = await cli(['inspect', '--json', key('json')], envWith({ REDLOCK_NODES: nodes() }));
+    expect(code).toBe(0);
+    const [inspection] = JSON.parse(stdout) as { heldByQuorum: boolean; holder: string; masters: { master: string; state: string }[] }[];
+    expect(inspection).toMatchObject({ heldByQuorum: true, holder: lock.value.slice(0, 8) });
+    expect(inspection!.masters.map((master) => master.master)).toEqual(own.ports.map((port) => `127.0.0.1:${port}`));
+    await lock.release();
+  });
+
+  it('exit 2 when a master does not answer, with the output still printed', async () => {
+    const closed = `redis://127.0.0.1:${await freePort()}`;
+    const { code, stdout } = await cli(['inspect', '--node-timeout', '300', '--nodes', `${nodes()},${closed}`, key('partial')]);
+    expect(code).toBe(2);
+    expect(stdout).toMatch(/127\.0\.0\.1:\d+ +unavailable .*not connected/);
+    expect(stdout).toMatch(/no quorum holds it: held on none, 1 did not answer \(quorum 3\)/);
+  });
+
+  it('exit 1 for bad usage, before anything is sent', async () => {
+    const noNodes = await cli(['inspect', key('x')]);
+    expect(noNodes.code).toBe(1);
+    expect(noNodes.stderr).toMatch(/no masters: give --nodes/);
+    const badTimeout = await cli(['inspect', '--nodes', nodes(), '--node-timeout', 'soon', key('x')]);
+    expect(badTimeout.code).toBe(1);
+    expect(badTimeout.stderr).toMatch(/--node-timeout must be a positive whole number/);
+    const companion = await cli(['inspect', '--nodes', nodes(), 'orders:redlock-fence']);
+    expect(companion.code).toBe(1);
+    expect(companion.stderr).toMatch(/ends in ':redlock-fence'/);
+    const unknown = await cli(['unlock', key('x')]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/unknown command 'unlock'/);
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Exit codes:\n {2}0 {2}done/);
+  });
+});
+
+describe('redlock-quorum release', () => {
+  it('refuses without --force (exit 3), and without a terminal or --yes (exit 3): nothing deleted', async () => {
+    const lock = await own.lockOn().acquire(key('kept'), 20_000);
+    await sleep(20);
+    const plain = await cli(['release', '--nodes', nodes(), key('kept')]);
+    expect(plain.code).toBe(3);
+    expect(plain.stderr).toMatch(/release refused: .*release --force/);
+    const unconfirmed = await cli(['release', '--force', '--nodes', nodes(), key('kept')]);
+    expect(unconfirmed.code).toBe(3);
+    expect(unconfirmed.stderr).toMatch(/no terminal to ask for confirmation on; add --yes/);
+    for (const client of own.direct) expect(await client.get(key('kept'))).toBe(lock.value);
+    await lock.release();
+  });
+
+  it('--force --yes deletes the lock on every master, keeps its fence counter, and wakes a waiter; exit 0', async () => {
+    const lock = await own.lockOn().acquire(key('stuck'), 60_000, { fencing: true });
+    oracle.ignore(lock); // taken from under it, on purpose
+    // Only the release announcement can wake this waiter soon: its retries are 10 s apart.
+    const waiting = own.lockOn({ retryDelay: 10_000, retryJitter: 0 }).acquire(key('stuck'), 5_000, { retryCount: 3 });
+    await eventually(async () => (await Promise.all(own.direct.map((client) => client.exists(key('stuck') + QUEUE_SUFFIX)))).every((n) => n === 1));
+    await sleep(200); // its subscriptions take, and its try on that ends
+    const startedAt = Date.now();
+    const { code, stdout } = await cli(['release', '--force', '--yes', '--nodes', nodes(), key('stuck')]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/released: deleted on 3\/3 masters/);
+    const next = await waiting;
+    expect(Date.now() - startedAt).toBeLessThan(8_000);
+    for (const client of own.direct) {
+      expect(await client.get(key('stuck'))).not.toBe(lock.value);
+      expect(await client.get(key('stuck') + FENCE_SUFFIX)).toBe(String(lock.fencingToken));
+    }
+    await next.release();
+  });
+});
+
+describe('redlock-quorum watch', () => {
+  it('prints refresh after refresh, and exits 0 on Ctrl-C (SIGINT)', async () => {
+    const { child, run } = start(['watch', '--interval', '200', '--nodes', nodes(), key('watched')]);
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    await eventually(() => (stdout.match(/^every 200 ms, at /gm) ?? []).length >= 2, 15_000);
+    const interruptedAt = Date.now();
+    child.kill('SIGINT');
+    const { code } = await run;
+    expect(code).toBe(0);
+    expect(Date.now() - interruptedAt).toBeLessThan(3_000);
+    expect(stdout).not.toContain('\x1b['); // not a terminal: no screen clearing
+  });
+});
+
+describe('passwords', () => {
+  it('never appear in the output: tables, --json, errors, usage errors, help', async () => {
+    const url = `redis://:${PASSWORD}@127.0.0.1:${secured.port}`;
+    const wrong = `redis://default:${PASSWORD}-wrong@127.0.0.1:${secured.port}`;
+    const runs = [
+      await cli(['inspect', '--nodes', url, key('secret')]),
+      await cli(['inspect', '--json', key('secret')], envWith({ REDLOCK_NODES: url })),
+      await cli(['inspect', '--node-timeout', '300', '--nodes', wrong, key('secret')]),
+      await cli(['inspect', '--nodes', `${url},${url}`, key('secret')]),
+      await cli(['inspect', `--nodes=${url}`, '--bogus', key('secret')]),
+      await cli(['release', '--force', '--yes', '--nodes', url, key('secret')]),
+      await cli(['inspect', '--help'], envWith({ REDLOCK_NODES: url })),
+    ];
+    expect(runs.map((run) => run.code)).toEqual([0, 0, 2, 1, 1, 0, 0]);
+    expect(runs[0]!.stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${secured.port} +free`));
+    expect(runs[2]!.stdout).toMatch(/unavailable/);
+    for (const { stdout, stderr } of runs) {
+      expect(stdout).not.toContain(PASSWORD);
+      expect(stderr).not.toContain(PASSWORD);
+    }
+  });
+});
