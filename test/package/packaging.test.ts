@@ -208,6 +208,27 @@ describe('the packed package', () => {
     expect(result.modules).toEqual(expect.arrayContaining(['/dist/cjs/index.js', '/dist/cjs/observe.js', '/dist/cjs/opentelemetry.js', '/dist/cjs/prometheus.js']));
   });
 
+  it('runs its bin from the unpacked tarball, as npm links it: --help, and inspect against a real master', () => {
+    const packageDir = join(installed, 'redlock-quorum');
+    const { bin } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    expect(Object.keys(bin)).toEqual(['redlock-quorum']);
+    const program = join(packageDir, bin['redlock-quorum']!);
+    expect(readFileSync(program, 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
+    const links = join(installed, '.bin');
+    mkdirSync(links, { recursive: true });
+    symlinkSync(program, join(links, 'redlock-quorum'));
+    // Executed through the link (shebang and mode from the tarball), not through `node file`.
+    const help = execFileSync(join(links, 'redlock-quorum'), ['--help'], { cwd: work, encoding: 'utf8' });
+    expect(help).toMatch(/^Usage: redlock-quorum/);
+    expect(help).toMatch(/inspect/);
+    const inspect = execFileSync(join(links, 'redlock-quorum'), ['inspect', '--nodes', `redis://127.0.0.1:${masters[0]!.port}`, 'bin-check'], {
+      cwd: work,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    expect(inspect).toContain('bin-check'); // exit code 0: every master answered
+  });
+
   it('a CommonJS TypeScript project (module node16) imports every entry, compiles and locks on a real master', () => {
     const project = join(work, 'commonjs-ts');
     mkdirSync(project);
