@@ -470,7 +470,7 @@ describe("node-redlock's README patterns on redlock-quorum", () => {
   });
 
   it('imports: a named Redlock and no default export (node-redlock: `const { default: Redlock } = require("redlock")`)', async () => {
-    // require('redlock-quorum') on Node ≥ 20.19 returns this module namespace.
+    // require('redlock-quorum') gives the same names (one CommonJS build under both; the packaging test checks it).
     expect(redlockQuorum.Redlock).toBe(Redlock);
     expect('default' in redlockQuorum).toBe(false); // pins: no default export
     expect('ResourceLockedError' in redlockQuorum).toBe(true); // ours: an acquire refused because the resource is held
