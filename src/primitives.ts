@@ -2,7 +2,7 @@
  * Beyond the mutex: a semaphore and a read-write lock over the same masters. Each is a lease like
  * the lock — acquired on a quorum, extended, released, lost — and adds only its admission rule (the
  * script's `permit` and `read` operations); acquire, waiting, extension and release are the lock's
- * own (redlock.ts). Why each is safe: README, "Semaphores and read-write locks".
+ * own (redlock.ts). Why each is safe: docs/safety.md, "Semaphores and read-write locks".
  */
 import { clusterCompanionKey } from './cluster.js';
 import type { FencedLock, Lock, LeaseKind } from './lock.js';

@@ -78,7 +78,7 @@ export interface CallSettings extends Partial<Omit<Settings, ConstructorOnlySett
   autoExtend?: boolean;
   /**
    * Acquire only: also take a fencing token (`lock.fencingToken`), strictly larger than that of any
-   * earlier fenced lock sharing a resource. Costs a second round trip. See the README's assumptions.
+   * earlier fenced lock sharing a resource. Costs a second round trip. See the assumptions in docs/safety.md, "Fencing tokens".
    */
   fencing?: boolean;
 }
@@ -162,7 +162,7 @@ export interface EffectiveSettings {
   readonly reentrant: boolean;
 }
 
-/** The default per-master timeout for a ttl; see `Settings.nodeTimeout` and the README for why. */
+/** The default per-master timeout for a ttl; see `Settings.nodeTimeout` and docs/api.md ("Why that `nodeTimeout` default"). */
 export function defaultNodeTimeoutMs(ttlMs: number): number {
   return Math.min(ttlMs, 500, Math.max(10, Math.floor(ttlMs / 10)));
 }

@@ -44,7 +44,7 @@ export interface LockOperation {
 /**
  * Where a resource's fence counter and wait queue live on each master: next to the resource, so ACL
  * key patterns that allow the resource allow them (on a cluster voter, in the resource's slot:
- * cluster.ts). Counters never expire (see the README on cleaning); a queue expires with its last
+ * cluster.ts). Counters never expire (see docs/safety.md, "Memory and cleaning"); a queue expires with its last
  * ticket. The script names queues itself (the same rule), so they cost no argument.
  */
 export const FENCE_SUFFIX = ':redlock-fence';
