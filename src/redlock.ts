@@ -335,7 +335,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * A fenced acquire's second round. The first round's granting masters each incremented their
    * counters; the token is the largest they answered. Raising the counters to it on a quorum of the
    * masters that hold the lock means any later quorum includes one of them, whose increment then
-   * answers more than this token (README, "Fencing tokens"). Validity counts both rounds, from
+   * answers more than this token (docs/safety.md, "Fencing tokens"). Validity counts both rounds, from
    * round one's start.
    */
   async #fence(
