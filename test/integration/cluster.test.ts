@@ -137,7 +137,7 @@ describe('Redis Cluster voters', () => {
     const first = await redlock.acquire(resource, 5_000, { fencing: true });
     await first.release();
     const second = await redlock.acquire(resource, 5_000, { fencing: true });
-    expect(second.fencingToken).toBeGreaterThan(first.fencingToken!);
+    expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
     const counter = clusterFenceKey(resource);
     expect(counter).toBe(`{${resource}}:redlock-fence`);
     for (const cluster of clusters) {

@@ -31,7 +31,7 @@ describe('fencing tokens on healthy masters', () => {
     const lock = await redlock.acquire(key, 2_000, { fencing: true });
     expect(lock.fencingToken).toBe(1);
     const counters = (await valuesOn(direct, fenceKey(key))).map(Number);
-    expect(counters.filter((counter) => counter >= lock.fencingToken!).length).toBeGreaterThanOrEqual(3);
+    expect(counters.filter((counter) => counter >= lock.fencingToken).length).toBeGreaterThanOrEqual(3);
     await lock.extend(2_000);
     expect(lock.fencingToken).toBe(1);
     await lock.release();
@@ -91,7 +91,7 @@ describe('fencing tokens on healthy masters', () => {
               await client.using(resources, 2_000, { fencing: true }, async (_signal, lock) => {
                 const start = performance.now();
                 await sleep(Math.random() * 2);
-                sections.push({ resources, token: lock.fencingToken!, start, end: performance.now() });
+                sections.push({ resources, token: lock.fencingToken, start, end: performance.now() });
               });
             }
           }),
@@ -149,7 +149,7 @@ describe('fencing when the second round fails', () => {
         for (let i = 0; i < count; i++) {
           const lock = await redlock.acquire(key, 2_000, { fencing: true });
           await lock.release();
-          tokens.push(lock.fencingToken!);
+          tokens.push(lock.fencingToken);
         }
         return tokens;
       } finally {
@@ -201,7 +201,7 @@ describe('fencing with persistent masters', () => {
     for (let i = 0; i < 30; i++) {
       if (i % 3 === 2) await aof.masters[(i / 3) % 5 | 0]!.restart(); // one master at a time, its data from the AOF
       const lock = await clients[i % 3]!.acquire([key], 1_000, { fencing: true });
-      tokens.push(lock.fencingToken!);
+      tokens.push(lock.fencingToken);
       await lock.release();
     }
     for (let i = 1; i < tokens.length; i++) expect(tokens[i], `token ${i} after ${tokens[i - 1]}`).toBeGreaterThan(tokens[i - 1]!);
@@ -214,7 +214,7 @@ describe('fencing with persistent masters', () => {
     const tokens: number[] = [];
     for (let i = 0; i < 10; i++) {
       const lock = await clients[i % 2]!.acquire(key, 1_000, { fencing: true });
-      tokens.push(lock.fencingToken!);
+      tokens.push(lock.fencingToken);
       await lock.release();
       for (const master of [aof.masters[i % 5]!, aof.masters[(i + 2) % 5]!]) {
         await master.kill();

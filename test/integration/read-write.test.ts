@@ -216,7 +216,7 @@ describe('read-write lock', () => {
     await first.release();
     const second = await rw.write.acquire(5_000, { fencing: true });
     held.push(second);
-    expect(second.fencingToken!).toBeGreaterThan(first.fencingToken!);
+    expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
     // @ts-expect-error fencing is typed for exclusive holds only; JavaScript callers get the TypeError
     await expect(rw.read.acquire(5_000, { fencing: true })).rejects.toThrow(TypeError);
   });

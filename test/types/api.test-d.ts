@@ -77,7 +77,7 @@ describe('settings', () => {
 
   it('using() resolves to what the routine returns', () => {
     expectTypeOf(redlock.using('r', 1_000, () => 42)).resolves.toEqualTypeOf<number>();
-    expectTypeOf(redlock.using('r', 1_000, { retryCount: 1 }, async () => 'done')).resolves.toEqualTypeOf<string>();
+    expectTypeOf(redlock.using('r', 1_000, { retryCount: 1 }, () => Promise.resolve('done'))).resolves.toEqualTypeOf<string>();
   });
 });
 
