@@ -161,7 +161,8 @@ function lostBecause(lock: Lock, error: unknown): LockLostError {
 /**
  * Renewals due in the same slot (50 ms) fire from one timer, in one event-loop turn, so batching
  * sends them to each master as one script call. A slot fires at its start: a renewal is never late,
- * at most one slot early.
+ * at most one slot early. A renewal due within one slot keeps its own time: rounded down, a short
+ * lock's next renewal would often be due at once, and it would be extending back to back.
  */
 export class RenewalScheduler {
   readonly #slots = new Map<number, { lifetimes: Set<Lifetime>; cancel: CancelTimer }>();
@@ -170,9 +171,9 @@ export class RenewalScheduler {
 
   constructor(readonly slotMs = 50) {}
 
-  /** Schedule `lifetime` to renew at `dueEpochMs` (rounded down to its slot); returns the slot. */
+  /** Schedule `lifetime` to renew at `dueEpochMs` (rounded down to its slot unless due within one); returns the slot. */
   add(lifetime: Lifetime, dueEpochMs: number): number {
-    const slot = Math.floor(dueEpochMs / this.slotMs) * this.slotMs;
+    const slot = dueEpochMs - Date.now() < this.slotMs ? Math.floor(dueEpochMs) : Math.floor(dueEpochMs / this.slotMs) * this.slotMs;
     let entry = this.#slots.get(slot);
     if (!entry) {
       entry = { lifetimes: new Set(), cancel: startTimer(() => this.#fire(slot), slot - Date.now(), true) };

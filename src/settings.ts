@@ -30,8 +30,9 @@ export interface Settings {
   quorum: number | undefined;
   /**
    * A lock that extends itself (`using()`, `autoExtend`) extends before its validity falls below
-   * this, ms. Default: a third of the validity a grant leaves (ttl − drift allowance), at most 500 ms —
-   * Redisson's watchdog renews at a third of its lease too — so every ttl works with the default.
+   * this, ms. Default: a third of the validity a grant leaves (ttl − drift allowance), at most 500 ms
+   * (or nodeTimeout + 50 ms, when that is more) — Redisson's watchdog renews at a third of its lease
+   * too — so every ttl works with the default.
    */
   automaticExtensionThreshold: number | undefined;
   /**
@@ -116,9 +117,13 @@ function extensionRoomMs(ttlMs: number, driftFactor: number): number {
   return grantMs - Math.min(100, grantMs / 3);
 }
 
-/** The default threshold: a third of what a grant leaves, at most 500 ms (below the room for every ttl). */
-export function defaultExtensionThresholdMs(ttlMs: number, driftFactor: number): number {
-  return Math.min(500, Math.floor((ttlMs - driftMs(ttlMs, driftFactor)) / 3));
+/**
+ * The default threshold: a third of what a grant leaves (always below the room), at most 500 ms —
+ * or, with a per-master timeout above 450 ms (500 ms by default for ttls ≥ 5 s), that timeout and 50 ms more, so an extend that waits
+ * out a slow master still lands before the validity ends.
+ */
+export function defaultExtensionThresholdMs(ttlMs: number, driftFactor: number, nodeTimeoutMs: number): number {
+  return Math.min(Math.max(500, nodeTimeoutMs + 50), Math.floor((ttlMs - driftMs(ttlMs, driftFactor)) / 3));
 }
 
 /** Auto-extension needs room to work (`extensionRoomMs`): a threshold at or above it is refused. */
@@ -128,7 +133,7 @@ export function validateAutoExtension(ttlMs: number, effective: Pick<EffectiveSe
   if (thresholdMs >= roomMs) {
     throw new RangeError(
       `automaticExtensionThreshold ${thresholdMs} ms must be below ${Math.floor(roomMs)} ms for a lock with ttl ${ttlMs} ms that extends itself ` +
-        '(the validity an extend leaves, less 100 ms or a third of it); leave it unset for a third of the validity, at most 500 ms',
+        '(the validity an extend leaves, less 100 ms or a third of it); leave it unset for a third of the validity',
     );
   }
 }
@@ -277,7 +282,7 @@ export function resolveSettings(
     retryJitterMs: pick('retryJitter'),
     nodeTimeoutMs,
     quorum: pick('quorum') ?? defaultQuorum(nodeCount),
-    automaticExtensionThresholdMs: pick('automaticExtensionThreshold') ?? defaultExtensionThresholdMs(ttlMs, driftFactor),
+    automaticExtensionThresholdMs: pick('automaticExtensionThreshold') ?? defaultExtensionThresholdMs(ttlMs, driftFactor, nodeTimeoutMs),
     batching: pick('batching'),
     reentrant: pick('reentrant'),
   };

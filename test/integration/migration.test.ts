@@ -504,8 +504,11 @@ describe("node-redlock's README patterns on redlock-quorum", () => {
     // A threshold set must be below the validity an extend leaves (ttl − drift allowance) less 100 ms:
     // with the README's 500 a using() needs ttl ≥ 609 ms; node-redlock
     // refuses only threshold > ttl − 100 and then renews in a loop.
-    await expect(redlock.using([key('608')], 608, () => 'ran')).rejects.toBeInstanceOf(RangeError);
-    await expect(redlock.using([key('609')], 609, () => 'ran')).resolves.toBe('ran');
+    const readmeThreshold = { automaticExtensionThreshold: 500 };
+    await expect(redlock.using([key('608')], 608, readmeThreshold, () => 'ran')).rejects.toBeInstanceOf(RangeError);
+    await expect(redlock.using([key('609')], 609, readmeThreshold, () => 'ran')).resolves.toBe('ran');
+    // Left unset, the threshold is a third of the validity: any ttl works (node-redlock refuses 500 at its default).
+    await expect(redlock.using([key('500')], 500, () => 'ran')).resolves.toBe('ran');
 
     // A nested acquire of a resource the using() routine holds re-enters (node-redlock: refused).
     await redlock.using([key('nested')], 5000, async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LockLostError } from '../../src/errors.js';
-import { Lifetime } from '../../src/lifetime.js';
+import { Lifetime, RenewalScheduler } from '../../src/lifetime.js';
 import type { Lock } from '../../src/lock.js';
 
 /** What a Lifetime reads of its lock, and what it tells it. */
@@ -43,5 +43,23 @@ describe('Lifetime signal (made when first read)', () => {
     expect(lifetime.signal).toBe(signal);
     expect(signal.error).toBe(lost[0]);
     expect(signal).toBeInstanceOf(AbortSignal);
+  });
+});
+
+describe('RenewalScheduler', () => {
+  it('rounds a renewal down to its 50 ms slot, but keeps the time of one due within a slot (a short lock would otherwise extend back to back)', () => {
+    const scheduler = new RenewalScheduler(50);
+    const lifetime = new Lifetime(fakeLock().lock, undefined);
+    const now = Date.now();
+    const far = now + 10_017;
+    const farSlot = scheduler.add(lifetime, far);
+    expect(farSlot).toBe(Math.floor(far / 50) * 50);
+    scheduler.remove(lifetime, farSlot);
+    const near = now + 19.6;
+    const nearSlot = scheduler.add(lifetime, near);
+    expect(nearSlot).toBe(Math.floor(near));
+    expect(nearSlot).toBeGreaterThan(now + 10);
+    scheduler.remove(lifetime, nearSlot);
+    expect(scheduler.scheduled).toEqual([]);
   });
 });

@@ -4,15 +4,19 @@ import { defaultExtensionThresholdMs, resolveSettings, validateAutoExtension } f
 import { driftMs } from '../../src/validity.js';
 
 describe('automaticExtensionThreshold', () => {
-  it('defaults to a third of the validity a grant leaves, at most 500 ms, and works for every ttl that leaves validity', () => {
+  it('defaults to a third of the validity a grant leaves, at most 500 ms or nodeTimeout + 50 ms, and works for every ttl that leaves validity', () => {
     for (let ttlMs = 3; ttlMs <= 100_000; ttlMs += ttlMs < 2_000 ? 1 : 97) {
       const effective = resolveSettings({}, {}, 5, ttlMs);
       const grantMs = ttlMs - driftMs(ttlMs, 0.01);
-      expect(effective.automaticExtensionThresholdMs).toBe(Math.min(500, Math.floor(grantMs / 3)));
+      expect(effective.automaticExtensionThresholdMs).toBe(Math.min(Math.max(500, effective.nodeTimeoutMs + 50), Math.floor(grantMs / 3)));
       expect(() => validateAutoExtension(ttlMs, effective)).not.toThrow();
     }
-    expect(defaultExtensionThresholdMs(500, 0.01)).toBe(164);
-    expect(defaultExtensionThresholdMs(30_000, 0.01)).toBe(500);
+    expect(defaultExtensionThresholdMs(500, 0.01, 50)).toBe(164);
+    // ttl ≥ 5 s: the default per-master timeout is 500 ms, so 550.
+    expect(defaultExtensionThresholdMs(30_000, 0.01, 500)).toBe(550);
+    expect(defaultExtensionThresholdMs(30_000, 0.01, 100)).toBe(500);
+    // A slow master's timeout, 2 s: the default leaves an extend that long, and 50 ms more.
+    expect(resolveSettings({ nodeTimeout: 2_000 }, {}, 5, 30_000).automaticExtensionThresholdMs).toBe(2_050);
   });
 
   it('a threshold you set wins, and one that leaves no room is a RangeError', () => {
