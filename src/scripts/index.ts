@@ -404,15 +404,16 @@ while i <= n - 4 do
     local now = type(t) == 'table' and t[1] and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     local holder, readers = '', 0
     if held == 'string' then holder = read('GET', key) or '' end
-    if held == 'zset' then readers = read('ZCOUNT', key, now and '(' .. now or '-inf', '+inf') or 0 end
+    -- Counted with ZRANGEBYSCORE, which the lock-only ACL allows already (docs/security.md).
+    if held == 'zset' then readers = #(read('ZRANGEBYSCORE', key, now and '(' .. now or '-inf', '+inf') or {}) end
     local fence = read('GET', K[last])
     -- The queue as every queue read: one the master cannot serve now is no queue (see Queues).
-    local queued = redis.pcall('ZCOUNT', queue_of(key), now and '-inf' or '(0', now and '(' .. -now or '+inf')
+    local queued = redis.pcall('ZRANGEBYSCORE', queue_of(key), now and '-inf' or '(0', now and '(' .. -now or '+inf')
     local pttl = read('PTTL', key)
     if refused then
       status, detail = 2, tostring(refused)
     else
-      detail = {held, holder, pttl, readers, fence or '', type(queued) == 'number' and queued or 0}
+      detail = {held, holder, pttl, readers, fence or '', type(queued) == 'table' and not queued.err and #queued or 0}
     end
   elseif kind == 'x' then
     -- An operator's, whatever holds the key: its fence counter (tokens must stay monotonic) and its

@@ -114,6 +114,25 @@ describe('ACL and passwords', () => {
     for (const client of direct) await client.sendCommand(['ACL', 'LOG', 'RESET']);
   });
 
+  it('a user with the documented commands inspects a read hold and a queue with a waiter: every master answers, nothing denied', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'locker', PASSWORD)), { retryDelay: 3_000 });
+    const key = uniquePrefix('acl-inspect');
+    const reader = await redlock.readWrite(key('doc')).read.acquire(2_000);
+    const writer = redlock.readWrite(key('doc')).write.acquire(2_000); // waits in line behind the reader
+    await eventually(async () => (await Promise.all(direct.map((client) => client.exists(`${key('doc')}:redlock-queue`)))).every((n) => n === 1));
+    const [inspection] = await redlock.inspect(key('doc'));
+    expect(inspection!.masters.map((master) => [master.state, master.readers, master.queued])).toEqual([
+      ['read', 1, 1],
+      ['read', 1, 1],
+      ['read', 1, 1],
+    ]);
+    expect(inspection!.heldByQuorum).toBe(true);
+    await reader.release();
+    await (await writer).release();
+    await redlock.quit();
+    for (const client of direct) expect(await client.sendCommand(['ACL', 'LOG'])).toEqual([]);
+  });
+
   it('a user without one needed command gets NOPERM in the outcomes, and nothing is left', async () => {
     const redlock = new Redlock(masters.map((m) => userUrl(m, 'noset', PASSWORD)), { retryCount: 0 });
     redlock.on('error', () => undefined);
