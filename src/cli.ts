@@ -22,7 +22,7 @@ const EXIT = {
   usage: 1,
   /** Some master did not answer in time or failed: the output is still printed, with the reason. */
   unavailable: 2,
-  /** `release` refused: no --force, not confirmed, or no terminal to ask on and no --yes. */
+  /** `release` refused: no --force, not confirmed, no terminal to ask on and no --yes, or a key that is not a lock. */
   refused: 3,
 } as const;
 
@@ -40,8 +40,10 @@ it keeps them out of shell history and process lists. Passwords are never printe
 Exit codes:
   0  done (inspect: every master answered; release: every master deleted the key or had none)
   1  bad usage or arguments (nothing was sent)
-  2  some master did not answer within --node-timeout, or failed (the output is still printed)
-  3  release refused: no --force, not confirmed, or no terminal to ask on and no --yes
+  2  some master did not answer within --node-timeout, or failed (the output is still printed);
+     or Ctrl-C before every master answered
+  3  release refused: no --force, not confirmed, or no terminal to ask on and no --yes;
+     or a key that is not a lock (another type) was left alone
 
 Examples:
   REDLOCK_NODES=redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379 redlock-quorum inspect orders:42
@@ -167,7 +169,8 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
     .action(async (names: string[], options: CommonOptions) => {
       const resources = checked(names);
       const redlock = redlockFor(options);
-      const inspections = await inspect(redlock, resources);
+      // Ctrl-C stops waiting for masters that have not answered (an error: exit 2).
+      const inspections = await inspect(redlock, resources, io.interrupted);
       out(options.json ? `${JSON.stringify(inspections, null, 2)}\n` : renderInspections(inspections, Date.now()));
       code = allAnswered(inspections) ? EXIT.done : EXIT.unavailable;
     });
@@ -235,9 +238,11 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
           return;
         }
       }
-      const results = await redlock.forceRelease(resources);
+      const results = await redlock.forceRelease(resources, { signal: io.interrupted });
       out(options.json ? `${JSON.stringify(results, null, 2)}\n` : renderReleases(results));
-      code = results.every((result) => result.unavailable === 0) ? EXIT.done : EXIT.unavailable;
+      const unanswered = results.some((result) => result.unavailable > 0);
+      const notLocks = results.some((result) => result.other > 0);
+      code = unanswered ? EXIT.unavailable : notLocks ? EXIT.refused : EXIT.done;
     });
 
   try {
@@ -330,10 +335,11 @@ function renderReleases(results: readonly ForceReleaseResult[]): string {
       const rows = result.masters.map((master) => [master.master, master.status, master.error ?? '']);
       const table = columns([['MASTER', 'RELEASE', ''], ...rows]);
       const total = result.masters.length;
+      const notLocks = result.other === 0 ? '' : `; left alone on ${result.other}: not a lock there (a key of another type)`;
       const summary =
         result.unavailable === 0
-          ? `released: deleted on ${result.deleted}/${total} masters (nothing there on the others)`
-          : `not released everywhere: deleted on ${result.deleted}/${total}, ${result.unavailable} did not answer (run it again)`;
+          ? `released: deleted on ${result.deleted}/${total} masters (nothing there on the others)${notLocks}`
+          : `not released everywhere: deleted on ${result.deleted}/${total}, ${result.unavailable} did not answer (run it again)${notLocks}`;
       return `${result.resource}\n${table.map((line) => `  ${line}`).join('\n')}\n  ${summary}\n`;
     })
     .join('\n');

@@ -80,8 +80,11 @@ export interface ResourceInspection {
 /** What `forceRelease` did on one master. */
 export interface MasterRelease {
   readonly master: string;
-  /** `deleted`: the key was there and is gone; `free`: there was none; `unavailable`: see `error`. */
-  readonly status: 'deleted' | 'free' | 'unavailable';
+  /**
+   * `deleted`: the key was there and is gone; `free`: there was none; `other`: the key is not a lock
+   * (another type; left alone, `error` says which); `unavailable`: no answer or a failure, see `error`.
+   */
+  readonly status: 'deleted' | 'free' | 'other' | 'unavailable';
   readonly error?: string;
 }
 
@@ -91,6 +94,8 @@ export interface ForceReleaseResult {
   readonly deleted: number;
   /** Masters that did not answer (their key, if any, is still there). */
   readonly unavailable: number;
+  /** Masters whose key is not a lock (another type): left alone; asking again will not change it. */
+  readonly other: number;
   readonly masters: readonly MasterRelease[];
 }
 
@@ -209,10 +214,8 @@ async function onEveryMaster(voters: readonly Voter[], operation: LockOperation,
         return reply;
       }),
     { quorum: labels.length, timeoutMs: call.nodeTimeoutMs, waitForAll: true, signal: call.signal },
-    (reply: OperationReply) => {
-      if (reply.error !== undefined) throw new Error(reply.error);
-      return answered;
-    },
+    // A refusal in the script's words (status 2) is an answer too: the caller reads it.
+    () => answered,
   );
   call.signal?.throwIfAborted();
   return result.outcomes.map((outcome, index) => {
@@ -242,7 +245,7 @@ export async function inspectOn(
         const snapshot = 'reply' in answer ? answer.reply.snapshot : undefined;
         if (!snapshot) {
           readings.push({ state: 'unavailable' });
-          return { master, state: 'unavailable', error: 'error' in answer ? answer.error : 'the master answered no snapshot' };
+          return { master, state: 'unavailable', error: 'error' in answer ? answer.error : (answer.reply.error ?? 'the master answered no snapshot') };
         }
         const reading = readingOf(snapshot, 'atMs' in answer ? answer.atMs : Date.now());
         readings.push(reading);
@@ -275,10 +278,12 @@ export async function forceReleaseOn(voters: readonly Voter[], resources: readon
       const masters = answers.map((answer, index): MasterRelease => {
         const master = voters[index]!.label;
         if ('error' in answer) return { master, status: 'unavailable', error: answer.error };
+        // The script refuses only a key of another type (a refused command fails the call instead).
+        if (answer.reply.error !== undefined) return { master, status: 'other', error: answer.reply.error };
         return { master, status: answer.reply.status > 0 ? 'deleted' : 'free' };
       });
       const count = (status: MasterRelease['status']): number => masters.filter((master) => master.status === status).length;
-      return { resource, deleted: count('deleted'), unavailable: count('unavailable'), masters };
+      return { resource, deleted: count('deleted'), unavailable: count('unavailable'), other: count('other'), masters };
     }),
   );
 }

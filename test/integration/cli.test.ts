@@ -143,6 +143,16 @@ describe('redlock-quorum release', () => {
     await lock.release();
   });
 
+  it('--force --yes leaves a key of another type alone and says so: exit 3, not 2 (asking again would not help)', async () => {
+    await own.direct[0]!.hSet(key('a-hash'), 'field', 'value');
+    const { code, stdout } = await cli(['release', '--force', '--yes', '--nodes', nodes(), key('a-hash')]);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/left alone on 1: not a lock there/);
+    expect(stdout).not.toMatch(/did not answer/);
+    expect(await own.direct[0]!.hGet(key('a-hash'), 'field')).toBe('value');
+    await own.direct[0]!.del(key('a-hash'));
+  });
+
   it('--force --yes deletes the lock on every master, keeps its fence counter, and wakes a waiter; exit 0', async () => {
     const lock = await own.lockOn().acquire(key('stuck'), 60_000, { fencing: true });
     oracle.ignore(lock); // taken from under it, on purpose
