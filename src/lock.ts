@@ -244,13 +244,14 @@ export class Lock {
   }
 
   /** Extend to `ttl` ms from now on a quorum; resolves to this lock with `expiration` moved. */
-  async extend(ttl: number): Promise<Lock> {
+  async extend(ttl: number): Promise<this> {
     if (this.#outer) {
       if (this.released) throw new LockReleasedError(this.resources);
       await this.owner.extend(this.#outer, ttl);
       return this;
     }
-    return this.owner.extend(this, ttl);
+    await this.owner.extend(this, ttl); // resolves to this very lock
+    return this;
   }
 
   /**

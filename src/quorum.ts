@@ -78,7 +78,9 @@ export interface FanOutOptions {
 }
 
 /** A master's answer, as counted: its status, and what a refusal (`locked`: its pttl) or a fenced grant said. */
-export type Answer = Pick<OutcomeRecord, 'status' | 'pttlMs' | 'fence' | 'slot'>;
+export type Answer =
+  | { readonly status: 'locked'; readonly pttlMs: number; readonly slot?: number }
+  | { readonly status: Exclude<NodeStatus, 'locked'>; readonly fence?: number; readonly slot?: number };
 
 /**
  * Cancels one master's part of a fan-out (its timeout passed, or the caller gave up). A fan-out
@@ -210,8 +212,8 @@ export function fanOut<R = Answer>(
           return;
         }
         answered(answer.status, () => {
-          if (answer.pttlMs !== undefined) outcome.pttlMs = answer.pttlMs;
-          if (answer.fence !== undefined) outcome.fence = answer.fence;
+          if (answer.status === 'locked') outcome.pttlMs = answer.pttlMs;
+          else if (answer.fence !== undefined) outcome.fence = answer.fence;
           if (answer.slot !== undefined) outcome.slot = answer.slot;
         }, answer.slot);
       }, failed);

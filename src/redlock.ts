@@ -393,9 +393,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * Extend `lock` to `ttl` ms from now on a quorum of the masters that still hold it. Validity is
    * recomputed from this extend's own start. Retries failed attempts while the lock is valid.
    */
-  extend(lock: Lock, ttl: number): Promise<Lock> {
+  async extend<L extends Lock>(lock: L, ttl: number): Promise<L> {
     if (lock instanceof Lock && lock.reentered) return lock.extend(ttl);
-    return this.#extend(lock, ttl);
+    await this.#extend(lock, ttl); // resolves to `lock` itself, its expiration moved
+    return lock;
   }
 
   /**

@@ -23,6 +23,12 @@ describe('fencing tokens', () => {
     expectTypeOf<FencedLock['fencingToken']>().toEqualTypeOf<number>();
   });
 
+  it('a fenced lock stays fenced through extend (lock.extend and redlock.extend resolve to the same lock)', async () => {
+    const lock = await redlock.acquire('r', 1_000, { fencing: true });
+    expectTypeOf((await lock.extend(1_000)).fencingToken).toEqualTypeOf<number>();
+    expectTypeOf((await redlock.extend(lock, 1_000)).fencingToken).toEqualTypeOf<number>();
+  });
+
   it('without fencing (or with a boolean only known at run time) the token may be undefined', () => {
     expectTypeOf(redlock.acquire('r', 1_000)).resolves.toEqualTypeOf<Lock>();
     expectTypeOf(redlock.acquire('r', 1_000, { retryCount: 0 })).resolves.toEqualTypeOf<Lock>();

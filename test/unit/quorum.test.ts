@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { NodeStatus } from '../../src/errors.js';
-import { Tally, fanOut, type NodeOperation } from '../../src/quorum.js';
+import { Tally, fanOut, type Answer, type NodeOperation } from '../../src/quorum.js';
 
 describe('Tally (vote counting)', () => {
   it('is reached at the quorum and impossible once too many said no', () => {
@@ -66,7 +66,8 @@ function masters(plan: ReadonlyArray<{ status: NodeStatus; afterMs: number } | '
     cancellation.onCancel(() => (aborted[index] = true));
     const step = plan[index]!;
     if (step === 'silent') return new Promise(() => undefined);
-    return new Promise((resolve) => setTimeout(() => resolve({ status: step.status }), step.afterMs));
+    const answer: Answer = step.status === 'locked' ? { status: 'locked', pttlMs: 1_000 } : { status: step.status };
+    return new Promise((resolve) => setTimeout(() => resolve(answer), step.afterMs));
   };
   return { operation, aborted };
 }
