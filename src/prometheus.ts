@@ -58,7 +58,7 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
  * - counters `redlock_acquisitions_{attempted,succeeded,failed,reentered}_total`,
  *   `redlock_extensions_{succeeded,failed,automatic}_total`, `redlock_releases_total`,
  *   `redlock_losses_total`, and `redlock_master_responses_total{master="host:port",
- *   outcome="granted|refused|timeout|error"}` (refused: held by another value);
+ *   outcome="granted|refused|timeout|error"}` (refused: held by another value, or another waiter first in line);
  * - gauge `redlock_locks_held`: acquired and neither released nor lost yet;
  * - histograms `redlock_acquire_wait_seconds` (successful acquires, call to lock) and
  *   `redlock_lock_hold_seconds{ended="released|lost"}` (acquired to released, or to lost).
@@ -122,7 +122,7 @@ export function registerRedlockMetrics(redlock: Redlock, registry: Registry = re
 
   new Counter({
     name: `${prefix}master_responses_total`,
-    help: 'Answers of each master to acquire, extend and release operations (refused: held by another value)',
+    help: 'Answers of each master to acquire, extend and release operations (refused: held by another value, or another waiter first in line)',
     labelNames: ['master', 'outcome'],
     registers,
     collect() {
