@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { clientKinds } from './test/harness/clients.js';
+import SlowestFirst from './test/harness/sequencer.js';
 
 /**
  * The integration files that run once per client kind (test/harness/clients.ts): every behaviour
@@ -26,6 +27,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Integration files start their own masters for destructive faults; 2 cores, so 2 at a time.
     maxWorkers: 2,
+    // The slowest files first, so both workers end together (test/harness/sequencer.ts).
+    sequence: { sequencer: SlowestFirst },
     // The JSON report is what .ci/run counts from; the default reporter is for people.
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
