@@ -8,7 +8,10 @@
  * everything written, including commander's own messages, goes through `redact` first, which
  * removes the password of every URL given.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Redlock } from './redlock.js';
 import { normalizeResources } from './settings.js';
@@ -116,6 +119,7 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
 
   const program = new Command('redlock-quorum')
     .description('Inspect, watch and force-release redlock-quorum locks on their Redis masters.')
+    .version(packageVersion(), '-V, --version', 'the version of redlock-quorum')
     .exitOverride()
     .configureOutput({ writeOut: out, writeErr: err })
     .showHelpAfterError('(add --help for usage)')
@@ -266,6 +270,21 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
 
 function allAnswered(inspections: readonly ResourceInspection[]): boolean {
   return inspections.every((inspection) => inspection.masters.every((master) => master.state !== 'unavailable'));
+}
+
+/**
+ * This package's version, from its package.json: the nearest one above this file (src/ when run
+ * from the repository, dist/cjs/ when installed, where dist/cjs/package.json only sets the type).
+ */
+function packageVersion(): string {
+  for (let directory = dirname(fileURLToPath(import.meta.url)); ; directory = dirname(directory)) {
+    const file = join(directory, 'package.json');
+    if (existsSync(file)) {
+      const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (manifest.name === 'redlock-quorum' && manifest.version) return manifest.version;
+    }
+    if (dirname(directory) === directory) return 'unknown';
+  }
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */

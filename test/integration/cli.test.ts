@@ -5,6 +5,7 @@
  * one needs a password.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/scripts/index.js';
 import { closeAll, directClients, eventually, sleep, uniquePrefix, urlOf, useOwnMasters } from '../harness/cluster.js';
@@ -126,6 +127,9 @@ describe('redlock-quorum inspect', () => {
     const help = await cli(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/Exit codes:\n {2}0 {2}done/);
+    const version = await cli(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toBe((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version);
   });
 });
 

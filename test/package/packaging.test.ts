@@ -208,7 +208,7 @@ describe('the packed package', () => {
     expect(result.modules).toEqual(expect.arrayContaining(['/dist/cjs/index.js', '/dist/cjs/observe.js', '/dist/cjs/opentelemetry.js', '/dist/cjs/prometheus.js']));
   });
 
-  it('runs its bin from the unpacked tarball, as npm links it: --help, and inspect against a real master', () => {
+  it('runs its bin from the unpacked tarball, as npm links it: --help, --version, and inspect against a real master', () => {
     const packageDir = join(installed, 'redlock-quorum');
     const { bin } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { bin: Record<string, string> };
     expect(Object.keys(bin)).toEqual(['redlock-quorum']);
@@ -221,6 +221,8 @@ describe('the packed package', () => {
     const help = execFileSync(join(links, 'redlock-quorum'), ['--help'], { cwd: work, encoding: 'utf8' });
     expect(help).toMatch(/^Usage: redlock-quorum/);
     expect(help).toMatch(/inspect/);
+    const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
+    expect(execFileSync(join(links, 'redlock-quorum'), ['--version'], { cwd: work, encoding: 'utf8' }).trim()).toBe(version);
     const inspect = execFileSync(join(links, 'redlock-quorum'), ['inspect', '--nodes', `redis://127.0.0.1:${masters[0]!.port}`, 'bin-check'], {
       cwd: work,
       encoding: 'utf8',
