@@ -45,6 +45,13 @@ function dependencies(): string[] {
   return Object.keys(manifest.dependencies);
 }
 
+/** Type-check and compile a throw-away project's index.ts into out/, as its tsconfig says. */
+function compile(project: string, module: string, moduleResolution: string): void {
+  const compilerOptions = { module, moduleResolution, target: 'ES2022', strict: true, types: ['node'], typeRoots: [join(installed, '@types')], outDir: 'out' };
+  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['index.ts'] }));
+  execFileSync(process.execPath, [tsc, '-p', project], { cwd: project, stdio: 'pipe' });
+}
+
 const cleanup: string[] = [];
 afterAll(() => {
   for (const directory of [work, ...cleanup]) rmSync(directory, { recursive: true, force: true });
@@ -115,22 +122,7 @@ describe('the packed package', () => {
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }));
     writeFileSync(join(project, 'index.ts'), usage);
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module,
-          moduleResolution: resolution,
-          target: 'ES2022',
-          strict: true,
-          types: ['node'],
-          typeRoots: [join(installed, '@types')],
-          outDir: 'out',
-        },
-        files: ['index.ts'],
-      }),
-    );
-    execFileSync(process.execPath, [tsc, '-p', project], { cwd: project, stdio: 'pipe' });
+    compile(project, module, resolution);
     const output = execFileSync(process.execPath, [join(project, 'out', 'index.js')], { cwd: project, encoding: 'utf8' });
     expect(output.trim()).toBe('function function function');
   }, 120_000); // a tsc run takes ~8 s alone, several times that on a loaded machine
@@ -264,22 +256,7 @@ describe('the packed package', () => {
          process.exitCode = 1;
        });`,
     );
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'node16',
-          moduleResolution: 'node16',
-          target: 'ES2022',
-          strict: true,
-          types: ['node'],
-          typeRoots: [join(installed, '@types')],
-          outDir: 'out',
-        },
-        files: ['index.ts'],
-      }),
-    );
-    execFileSync(process.execPath, [tsc, '-p', project], { cwd: project, stdio: 'pipe' });
+    compile(project, 'node16', 'node16');
     // Compiled to CommonJS: require() calls, no import statement.
     const compiled = readFileSync(join(project, 'out', 'index.js'), 'utf8');
     expect(compiled).toContain('require("redlock-quorum/prometheus")');
