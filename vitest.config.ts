@@ -35,7 +35,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'urls', include: ['test/**/*.test.ts'] } },
       // The public types: tsc checks test/types (expectTypeOf, @ts-expect-error); nothing runs.
-      { extends: true, test: { name: 'types', include: [], typecheck: { enabled: true, only: true, include: ['test/types/**/*.test-d.ts'] } } },
+      { extends: true, test: { name: 'types', include: [], typecheck: { enabled: true, only: true, include: ['test/types/**/*.test-d.ts'], tsconfig: './tsconfig.types.json' } } },
       ...clientKinds
         .filter((kind) => kind !== 'urls')
         .map((kind) => ({
