@@ -271,6 +271,14 @@ local function line()
   }
   return lines
 end
+-- A release's announcement, "<who>:<first ticket in line, or ''>:<key>": the waiter whose turn it
+-- is wakes at once. Answers that first ticket. Best effort (pcall): a refused PUBLISH comes after
+-- the delete and must not turn a done release into an error.
+local function announce(key, q, who)
+  local head = q and line().first(q)
+  redis.pcall(ARGV[n - 2], ARGV[n - 1], who .. ':' .. (head or '') .. ':' .. key)
+  return head
+end
 local reply = {}
 local first = 1
 local i = inline + 1
@@ -382,8 +390,7 @@ while i <= n - 4 do
       -- it held back may go.
       if not who and left and type(current) ~= 'string' then who = ticket end
       if who then
-        local head = q and line().first(q)
-        redis.pcall(ARGV[n - 2], ARGV[n - 1], who .. ':' .. (head or '') .. ':' .. K[k])
+        local head = announce(K[k], q, who)
         if head and detail == 0 then detail = head end
       end
     end
@@ -400,8 +407,7 @@ while i <= n - 4 do
     end
     local held = read('TYPE', key)
     held = held and held.ok or 'none'
-    local t = redis.pcall('TIME')
-    local now = type(t) == 'table' and t[1] and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local now = line().clock()
     local holder, readers = '', 0
     if held == 'string' then holder = read('GET', key) or '' end
     -- Counted with ZRANGEBYSCORE, which the lock-only ACL allows already (docs/security.md).
@@ -424,9 +430,8 @@ while i <= n - 4 do
     if held == 'string' or held == 'zset' then
       status = redis.call('DEL', key)
       local q = queue_of(key)
-      local head = redis.pcall('EXISTS', q) == 1 and line().first(q)
-      redis.pcall(ARGV[n - 2], ARGV[n - 1], value .. ':' .. (head or '') .. ':' .. key)
-      if head then detail = head end
+      if redis.pcall('EXISTS', q) ~= 1 then q = false end
+      detail = announce(key, q, value) or 0
     elseif held ~= 'none' then
       status, detail = 2, 'not a lock: a key of type ' .. held .. ', left alone'
     end
