@@ -10,7 +10,7 @@
 import type { Voter } from './node.js';
 import { fanOut, type Answer } from './quorum.js';
 import type { KeySnapshot, LockOperation, OperationReply } from './scripts/index.js';
-import { defaultQuorum, describe } from './settings.js';
+import { checkNodeTimeout, checkSignal, defaultQuorum, describe } from './settings.js';
 import { newLockValue } from './values.js';
 
 /** The per-master timeout of an inspection or a force release when neither the call nor the constructor sets one. */
@@ -179,11 +179,8 @@ export function operatorSettings(options: unknown, constructorNodeTimeoutMs: num
     if (key !== 'signal' && key !== 'nodeTimeout') throw new TypeError(`unknown option '${key}'; known options: signal, nodeTimeout`);
   }
   const { signal, nodeTimeout } = record;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError(`signal must be an AbortSignal, got ${describe(signal)}`);
-  if (nodeTimeout !== undefined) {
-    if (typeof nodeTimeout !== 'number') throw new TypeError(`nodeTimeout must be a number, got ${describe(nodeTimeout)}`);
-    if (!Number.isFinite(nodeTimeout) || nodeTimeout <= 0) throw new RangeError(`nodeTimeout must be > 0 ms, got ${nodeTimeout}`);
-  }
+  checkSignal(signal);
+  if (nodeTimeout !== undefined) checkNodeTimeout(nodeTimeout);
   return { nodeTimeoutMs: nodeTimeout ?? constructorNodeTimeoutMs ?? DEFAULT_INSPECT_TIMEOUT_MS, ...(signal ? { signal } : {}) };
 }
 

@@ -241,10 +241,7 @@ export function validateSettings(
     requireNumber(name, value);
     if (value < 0) throw new RangeError(`${name} must be ≥ 0 ms, got ${value}`);
   }
-  if (nodeTimeout !== undefined) {
-    requireNumber('nodeTimeout', nodeTimeout);
-    if (nodeTimeout <= 0) throw new RangeError(`nodeTimeout must be > 0 ms, got ${nodeTimeout}`);
-  }
+  if (nodeTimeout !== undefined) checkNodeTimeout(nodeTimeout);
   if (quorum !== undefined) {
     requireInteger('quorum', quorum);
     if (quorum <= nodeCount / 2 || quorum > nodeCount) {
@@ -253,11 +250,21 @@ export function validateSettings(
       );
     }
   }
-  const signal = record['signal'];
+  checkSignal(record['signal']);
+  return record;
+}
+
+/** A per-master timeout: a finite number of ms above 0 (a setting, or an inspection's option). */
+export function checkNodeTimeout(nodeTimeout: unknown): asserts nodeTimeout is number {
+  requireNumber('nodeTimeout', nodeTimeout);
+  if (nodeTimeout <= 0) throw new RangeError(`nodeTimeout must be > 0 ms, got ${nodeTimeout}`);
+}
+
+/** A call's cancelling signal, if given. */
+export function checkSignal(signal: unknown): asserts signal is AbortSignal | undefined {
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new TypeError(`signal must be an AbortSignal, got ${describe(signal)}`);
   }
-  return record;
 }
 
 /** Merge defaults ← constructor ← call, for a call with this ttl on N masters. */
