@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Redlock } from './redlock.js';
 import { normalizeResources } from './settings.js';
+import { sleep } from './timers.js';
 import type { ForceReleaseResult, MasterInspection, ResourceInspection } from './inspect.js';
 
 /** What the process exits with. Few, and each one documented (--help, docs/cli.md). */
@@ -204,7 +205,8 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
           const clear = io.stdoutIsTTY ? '\x1b[H\x1b[2J' : '';
           out(`${clear}every ${intervalMs} ms, at ${new Date(now).toISOString()} (Ctrl-C to stop)\n${renderInspections(inspections, now)}\n`);
         }
-        await pause(intervalMs, signal);
+        // Until the next refresh, or Ctrl-C, which ends the loop above.
+        await sleep(intervalMs, signal).catch(() => undefined);
       }
       code = EXIT.done;
     });
@@ -285,20 +287,6 @@ function packageVersion(): string {
     }
     if (dirname(directory) === directory) return 'unknown';
   }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** One table per resource, a row per master, then the quorum's verdict. */

@@ -181,20 +181,13 @@ export function registerRedlockMetrics(redlock: Redlock, registry: Registry = re
   };
 }
 
-/** Duck-typed, not instanceof: a Redlock from another copy of the package works as well. */
-function isRedlock(value: unknown): value is Redlock {
-  const candidate = value as Partial<Record<'stats' | 'on' | 'off', unknown>> | null;
-  return typeof candidate === 'object' && candidate !== null && [candidate.stats, candidate.on, candidate.off].every((method) => typeof method === 'function');
+/** Duck-typed, not instanceof: a Redlock from another copy of the package (or a registry of another prom-client) works as well. */
+function hasMethods(value: unknown, names: readonly string[]): boolean {
+  return typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
 }
 
-function isRegistry(value: unknown): value is Registry {
-  const candidate = value as Partial<Record<'getSingleMetric' | 'removeSingleMetric' | 'registerMetric', unknown>> | null;
-  return (
-    typeof candidate === 'object' &&
-    candidate !== null &&
-    [candidate.getSingleMetric, candidate.removeSingleMetric, candidate.registerMetric].every((method) => typeof method === 'function')
-  );
-}
+const isRedlock = (value: unknown): value is Redlock => hasMethods(value, ['stats', 'on', 'off']);
+const isRegistry = (value: unknown): value is Registry => hasMethods(value, ['getSingleMetric', 'removeSingleMetric', 'registerMetric']);
 
 function buckets(option: string, bounds: unknown): number[] {
   if (!Array.isArray(bounds) || bounds.length === 0) throw new TypeError(`registerRedlockMetrics: options.${option} must be a non-empty array of numbers`);
