@@ -234,8 +234,9 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
       }
       const redlock = redlockFor(options);
       if (!options.yes) {
-        // What would be deleted, then the question (both on stderr: stdout stays the result).
-        err(renderInspections(await inspect(redlock, resources), Date.now()));
+        // What would be deleted, then the question (both on stderr: stdout stays the result). Ctrl-C
+        // while a master keeps this inspection waiting ends it, as it ends `inspect` (exit 2).
+        err(renderInspections(await inspect(redlock, resources, io.interrupted), Date.now()));
         const them = resources.length === 1 ? 'it' : 'them';
         const answer = await io.ask(`Release ${resources.join(', ')} on ${redlock.nodes.length} masters, whatever holds ${them}? [y/N] `);
         if (!/^y(es)?$/i.test(answer.trim())) {

@@ -77,6 +77,39 @@ async function cli(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<Ru
 
 const nodes = (): string => own.ports.map(urlOf).join(',');
 
+/** A word for sh, quoted. */
+const quoted = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * Start `redlock-quorum args…` on a terminal of its own (a pseudo-terminal from util-linux
+ * `script`), as an operator at a shell: `type()` is the keyboard (Ctrl-C is '\x03'), `screen()`
+ * what it showed so far (stdout and stderr together).
+ */
+function onTerminal(args: readonly string[]): { screen: () => string; type: (keys: string) => void; run: Promise<Run> } {
+  const command = ['exec', process.execPath, '--import', 'tsx', 'src/cli.ts', ...args].map(quoted).join(' ');
+  const child = spawn('script', ['--quiet', '--return', '--command', command, '/dev/null'], { cwd: root, env: envWith(), stdio: ['pipe', 'pipe', 'pipe'] });
+  children.add(child);
+  let screen = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (screen += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const run = new Promise<Run>((resolve) => {
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve({ code, stdout: screen, stderr });
+    });
+  });
+  return { screen: () => screen, type: (keys) => void child.stdin?.write(keys), run };
+}
+
+/** Scripts a master has run (EVAL and EVALSHA), from its command statistics. */
+async function scriptCalls(client: (typeof own.direct)[number]): Promise<number> {
+  const stats = await client.info('commandstats');
+  return [...stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+}
+
 describe('redlock-quorum inspect', () => {
   it('prints a row per master and the quorum\'s verdict; exit 0', async () => {
     const lock = await own.lockOn().acquire(key('held'), 20_000, { fencing: true });
@@ -175,6 +208,48 @@ describe('redlock-quorum release', () => {
       expect(await client.get(key('stuck') + FENCE_SUFFIX)).toBe(String(lock.fencingToken));
     }
     await next.release();
+  });
+});
+
+describe('redlock-quorum release --force on a terminal', () => {
+  it('shows what it would delete, then asks: "n" keeps it (exit 3), "y" deletes it (exit 0); Ctrl-C while a paused master holds up what it shows ends it (exit 2), nothing deleted', async () => {
+    const lock = await own.lockOn().acquire(key('asked'), 60_000);
+    oracle.ignore(lock); // taken from under it, on purpose
+    await sleep(20);
+    const args = ['release', '--force', '--nodes', nodes(), key('asked')];
+    const held = async (): Promise<(string | null)[]> => Promise.all(own.direct.map((client) => client.get(key('asked'))));
+
+    const no = onTerminal(args);
+    await eventually(() => no.screen().includes('[y/N]'), 15_000);
+    expect(no.screen()).toMatch(/held by quorum \(3\/3\)/);
+    no.type('n\r');
+    const kept = await no.run;
+    expect(kept.code).toBe(3);
+    expect(kept.stdout).toContain('not released');
+    expect(await held()).toEqual(Array(3).fill(lock.value));
+
+    own.masters[2]!.pause();
+    const before = await scriptCalls(own.direct[0]!);
+    const stopped = onTerminal(['release', '--force', '--node-timeout', '20000', '--nodes', nodes(), key('asked')]);
+    // Its inspection is under way: master 0 answered it, the paused master keeps it waiting.
+    await eventually(async () => (await scriptCalls(own.direct[0]!)) > before, 15_000);
+    const interruptedAt = Date.now();
+    stopped.type('\x03');
+    const interrupted = await stopped.run;
+    expect(interrupted.code).toBe(2);
+    expect(Date.now() - interruptedAt).toBeLessThan(5_000);
+    expect(interrupted.stdout).toMatch(/error: interrupted/);
+    expect(interrupted.stdout).not.toContain('[y/N]');
+    own.masters[2]!.resume();
+    expect(await held()).toEqual(Array(3).fill(lock.value));
+
+    const yes = onTerminal(args);
+    await eventually(() => yes.screen().includes('[y/N]'), 15_000);
+    yes.type('y\r');
+    const released = await yes.run;
+    expect(released.code).toBe(0);
+    expect(released.stdout).toMatch(/released: deleted on 3\/3 masters/);
+    expect(await held()).toEqual([null, null, null]);
   });
 });
 
