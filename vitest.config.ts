@@ -5,12 +5,13 @@ import SlowestFirst from './test/harness/sequencer.js';
 /**
  * The integration files that run once per client kind (test/harness/clients.ts): every behaviour
  * the library promises whatever client reaches the masters. The rest (argument checks, packaging,
- * examples, the migration guide, security, OpenTelemetry, Sentinel) runs once, with the default kind.
+ * examples, the migration guide, security, OpenTelemetry, Sentinel, the CLI) runs once, with the
+ * default kind.
  * One kind per driver (node-redis clients of yours, the ioredis family) runs all of them; the other
  * majors of the same driver run the core (what touches the client: commands, replies, connections,
  * subscriptions, faults), which keeps `npm test` within CI's time on 2 cores.
  */
-const coreFiles = ['acquire', 'batching', 'extend-release', 'faults', 'long-delays', 'observability', 'reentrancy', 'waiting'];
+const coreFiles = ['acquire', 'batching', 'extend-release', 'faults', 'inspect', 'long-delays', 'observability', 'reentrancy', 'waiting'];
 const allFiles = [...coreFiles, 'fencing', 'lifetime', 'read-write', 'restart-guard', 'safety', 'semaphore'];
 const fullKinds: readonly string[] = ['node-redis-6', 'ioredis-5'];
 const files = (names: readonly string[]): string[] => names.map((name) => `test/integration/${name}.test.ts`);

@@ -78,7 +78,7 @@ describe.each<VoterKind>(['ioredis sentinels', 'node-redis createSentinel option
     voterKind = kind;
   });
 
-  it('is a voter: reached through the Sentinel, labelled by its master name', async () => {
+  it('is a voter: reached through the Sentinel, labelled by its master name; inspect() and forceRelease() reach it too', async () => {
     const redlock = lockOn({});
     expect(redlock.nodes[0]).toBe(`${group.name} (sentinel 127.0.0.1:${group.sentinelPort})`);
     const key = uniquePrefix('sentinel-voter');
@@ -92,6 +92,16 @@ describe.each<VoterKind>(['ioredis sentinels', 'node-redis createSentinel option
       await lock.release();
       return held === lock.value;
     });
+    // An operator reaches it the same way: inspect() reads the lock on the Sentinel's master, and
+    // forceRelease() deletes it there.
+    const lock = await redlock.acquire(key('inspected'), 5_000);
+    oracle.ignore(lock); // taken from under it, on purpose
+    const [inspection] = await redlock.inspect(key('inspected'));
+    expect(inspection!.masters[0]).toMatchObject({ master: redlock.nodes[0], state: 'held', holder: lock.value.slice(0, 8) });
+    expect(inspection!.heldByQuorum).toBe(true);
+    const [released] = await redlock.forceRelease(key('inspected'));
+    expect(released!.masters.map((master) => master.status)).toEqual(['deleted', 'deleted', 'deleted']);
+    expect(await onMaster.get(key('inspected'))).toBeNull();
   });
 
   it('without replicas: a failover to a replica without the key lets client B in while A still holds the lock', async () => {
