@@ -106,12 +106,12 @@ describe('batching', () => {
   });
 
   it('a batch where one master times out: every lock still returns at quorum, and the master ends clean', async () => {
-    const redlock = await warmRedlock({ nodeTimeout: 300 });
+    const redlock = await warmRedlock({ nodeTimeout: 900 });
     const key = uniquePrefix('timeout');
     masters[0]!.pause();
     const start = performance.now();
     const locks = await Promise.all(Array.from({ length: 10 }, (_, i) => redlock.acquire(key(`r${i}`), 5_000)));
-    expect(performance.now() - start).toBeLessThan(250);
+    expect(performance.now() - start).toBeLessThan(600); // not the paused master's 900 ms timeout
     for (const lock of locks) expect(lock.expiration).toBeGreaterThan(Date.now() + 4_000);
     const released = await Promise.all(locks.map((lock) => lock.release()));
     expect(released.every((result) => result.released)).toBe(true);

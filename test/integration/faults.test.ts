@@ -141,16 +141,17 @@ describe('one slow master costs nothing', () => {
     expect(released.value.released).toBe(true);
   });
 
-  it('a master 40 ms away through the proxy adds no latency to acquire', async () => {
+  it('a master 150 ms away through the proxy adds no latency to acquire', async () => {
     const proxy = await FaultProxy.start(ports[0]!);
     cleanups.push(() => proxy.close());
     const redlock = lockOn([proxy.port, ...ports.slice(1)]);
     const key = uniquePrefix('latency');
     await redlock.acquire(key('warm'), 5_000).then((lock) => lock.release());
-    proxy.latencyMs = 40;
+    proxy.latencyMs = 150;
     const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 5_000));
-    // That master's answer takes ≥ 80 ms (40 ms each way); anything well under proves nobody waited.
-    expect(ms).toBeLessThan(60);
+    // That master's answer takes ≥ 300 ms (150 ms each way); anything well under proves nobody
+    // waited, with room for a busy machine.
+    expect(ms).toBeLessThan(200);
     expect(lock.expiration).toBeGreaterThan(Date.now() + 4_000);
     await lock.release();
   });
@@ -290,7 +291,7 @@ describe('no command waits in an offline queue', () => {
     await grantedByFirstMaster(redlock, key('warm'));
     await masters[0]!.kill();
     const { value: lock, ms } = await timed(() => redlock.acquire(key('r'), 10_000));
-    expect(ms).toBeLessThan(500);
+    expect(ms).toBeLessThan(2_000); // not the 5 s per-master timeout
     await lock.release();
     // Once the client knows the master is down, the call fails for it at once (not after a timeout).
     await Promise.all(direct.slice(1, 4).map((client) => client.set(key('held'), 'other', { PX: 10_000 })));
@@ -301,7 +302,7 @@ describe('no command waits in an offline queue', () => {
       return first.error instanceof NodeUnavailableError;
     });
     expect(first!.status).toBe('error');
-    expect(first!.latencyMs).toBeLessThan(50);
+    expect(first!.latencyMs).toBeLessThan(1_000); // not the 5 s per-master timeout
     await masters[0]!.heal();
     await grantedByFirstMaster(redlock, key('back'));
     await sleep(200);

@@ -167,8 +167,8 @@ describe('read-write lock', () => {
     const short = await own.lockOn().readWrite(name).read.acquire(400); // never released
     const long = await own.lockOn().readWrite(name).read.acquire(10_000);
     await long.release(); // the key now expires with the short reader
-    const pttls = await Promise.all(direct.map((client) => client.pTTL(name)));
-    for (const pttl of pttls) expect(pttl).toBeLessThanOrEqual(400);
+    // On every master: the release returned at quorum, so a master beyond it may still be running it.
+    await eventually(async () => (await Promise.all(direct.map((client) => client.pTTL(name)))).every((pttl) => pttl <= 400));
     const start = performance.now();
     const writer = await own.lockOn({ retryDelay: 50 }).readWrite(name).write.acquire(5_000, { retryCount: 100 });
     held.push(writer);
