@@ -66,7 +66,8 @@ describe('fair queue', () => {
     expect(order).toEqual(['first', 'second', 'third', 'fourth']);
     // Each hand-off woken by the announcement, not a 5 s fallback.
     expect(performance.now() - start).toBeLessThan(2_000);
-    expect(await queueKeysOf(key)).toEqual([0, 0, 0, 0, 0]);
+    // The last release returned at quorum: the masters beyond it may still be running it.
+    await eventually(async () => (await queueKeysOf(key)).every((exists) => exists === 0));
   });
 
   it('4 Redlocks × 4 workers on one key with default retry settings: no acquisition gives up, each Redlock gets its share', async () => {
@@ -134,11 +135,12 @@ describe('fair queue', () => {
     const start = performance.now();
     const lock = await waiting;
     expect(performance.now() - start).toBeLessThan(1_000);
-    expect(await Promise.all(direct.map((client) => client.get(key)))).toEqual(Array(5).fill(lock.value));
+    // On every master once the grant reached it (the acquire returned at quorum).
+    await eventually(async () => (await Promise.all(direct.map((client) => client.get(key)))).every((value) => value === lock.value));
     // Its ticket stays first in line while it holds the key; its release takes it out.
     expect(await queuesOf(key)).toEqual(Array(5).fill([lock.ticket]));
     await lock.release();
-    expect(await queueKeysOf(key)).toEqual([0, 0, 0, 0, 0]);
+    await eventually(async () => (await queueKeysOf(key)).every((exists) => exists === 0));
   });
 
   it('a cancelled waiter takes its ticket out of every queue', async () => {
@@ -183,7 +185,7 @@ describe('fair queue', () => {
     expect(granted.length).toBeGreaterThanOrEqual(3);
     queues.forEach((queue, index) => expect(queue).toEqual(granted.includes(index) ? [lock.ticket] : ['1-dead', lock.ticket]));
     await lock.release();
-    expect(await queueKeysOf(key)).toEqual([0, 0, 0, 0, 0]);
+    await eventually(async () => (await queueKeysOf(key)).every((exists) => exists === 0));
   });
 
   it('a holder granted by a quorum leaves no ticket on the master that refused it: its release takes it out', async () => {
