@@ -60,6 +60,12 @@ afterAll(async () => {
  * A Redlock that the test's cleanup quits. A port (of a master or a proxy) is reached with this
  * test process' client kind (clients.ts), whose user clients the cleanup closes after the quit.
  */
+/**
+ * Tests whose clients are the same whatever this run's kind (node-redis clients of yours, URLs, the
+ * harness alone) run once, in the URL run: in the other kinds they would repeat it exactly.
+ */
+const inUrlRun = clientKind === 'urls';
+
 function lockOn(nodes: readonly (number | NodeInput)[], settings?: ConstructorParameters<typeof Redlock>[1]): Redlock {
   const inputs = nodes.map((node) => {
     if (typeof node !== 'number') return node;
@@ -190,7 +196,7 @@ describe('one slow master costs nothing', () => {
 });
 
 describe('a connection whose replies no longer line up with its commands', () => {
-  it('harness: a blackholed proxy holds bytes back and, once it passes again, delivers them in order (TCP never loses bytes mid-stream)', async () => {
+  it.runIf(inUrlRun)('harness: a blackholed proxy holds bytes back and, once it passes again, delivers them in order (TCP never loses bytes mid-stream)', async () => {
     const proxy = await FaultProxy.start(ports[0]!);
     cleanups.push(() => proxy.close());
     const client = createClient({ url: proxy.url });
@@ -236,7 +242,7 @@ describe('a connection whose replies no longer line up with its commands', () =>
     await Promise.allSettled([early.release(), free.status === 'fulfilled' ? free.value.release() : undefined]);
   });
 
-  it('the check reads the echoed tag whatever your client maps strings to (Buffer, RESP3)', async () => {
+  it.runIf(inUrlRun)('the check reads the echoed tag whatever your client maps strings to (Buffer, RESP3)', async () => {
     const yours = await Promise.all(
       ports.slice(0, 3).map(async (port) => {
         const client = createClient({ url: urlOf(port), RESP: 3, commandOptions: { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } });
@@ -255,7 +261,7 @@ describe('a connection whose replies no longer line up with its commands', () =>
     await lock.release();
   });
 
-  it('on a client of yours, such a reply is not counted either, and an error event names it', async () => {
+  it.runIf(inUrlRun)('on a client of yours, such a reply is not counted either, and an error event names it', async () => {
     const proxy = await FaultProxy.start(ports[0]!);
     cleanups.push(() => proxy.close());
     const yours = createClient({ url: proxy.url });
@@ -554,7 +560,7 @@ describe('connections', () => {
       expect(drainedMs, `round ${round}: ms from quit() resolving to an empty event loop: ${output()}`).toBeLessThan(200);
     }
   }, 60_000);
-  it('quit() while a reset master\'s reconnect attempts are still connecting: the process exits by itself', async () => {
+  it.runIf(inUrlRun)('quit() while a reset master\'s reconnect attempts are still connecting: the process exits by itself', async () => {
     // node-redis (6.3) cannot destroy a connect attempt whose TCP connect is pending: it connected
     // after quit() and kept the process alive (seen in chaos runs). Three rounds: the window is narrow.
     const proxies = await Promise.all(ports.map((port) => FaultProxy.start(port)));
@@ -680,7 +686,7 @@ describe('master health', () => {
     await grantedByFirstMaster(redlock, key('back'));
   });
 
-  it('a paused master on a connection of yours is suspect while commands wait unanswered, and up once it answers', async () => {
+  it.runIf(inUrlRun)('a paused master on a connection of yours is suspect while commands wait unanswered, and up once it answers', async () => {
     // A node-redis client of yours (never reset by the library) whatever this run's kind.
     const yours = createClient({ url: urlOf(ports[0]!) });
     yours.on('error', () => undefined);
