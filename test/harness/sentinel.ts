@@ -90,30 +90,73 @@ export class SentinelGroup {
     }
   }
 
-  /** What the Sentinel says of the master (its flags, failover state, replicas), for a failure's message. */
-  async #masterState(): Promise<string> {
+  /** A command to the Sentinel, on a connection of its own. */
+  async #ask<T>(command: string[]): Promise<T> {
     const client = createClient({ socket: { host: '127.0.0.1', port: this.sentinelPort } });
     client.on('error', () => undefined);
     try {
       await client.connect();
-      const fields = await client.sendCommand<string[]>(['SENTINEL', 'MASTER', this.name]);
-      const replicas = await client.sendCommand<string[][]>(['SENTINEL', 'REPLICAS', this.name]);
-      const pick = (list: string[], names: string[]): string =>
-        names.map((name) => `${name}=${list[list.indexOf(name) + 1] ?? '?'}`).join(' ');
-      const master = pick(fields, ['flags', 'failover-state', 'num-slaves']);
-      return [`master ${master}`, ...replicas.map((replica) => `replica ${pick(replica, ['name', 'flags', 'master-link-down-time', 'slave-priority'])}`)].join('; ');
-    } catch (error) {
-      return `the Sentinel did not say: ${String(error)}`;
+      return await client.sendCommand<T>(command);
     } finally {
       client.destroy();
     }
   }
 
-  /** Until the Sentinel has promoted the replica (after the master was killed). */
+  /** Whether the Sentinel is in TILT mode (its timer was starved for over 2 s: it acts on nothing for 30 s). */
+  async #tilted(): Promise<boolean> {
+    return /sentinel_tilt:1/.test(await this.#ask<string>(['INFO', 'sentinel']).catch(() => ''));
+  }
+
+  /** What the Sentinel says of the master (its flags, failover state, replicas) and of itself, for a failure's message. */
+  async #masterState(): Promise<string> {
+    // A map reply: node-redis gives an object (RESP2 would be a flat list of names and values).
+    const fieldsOf = (reply: unknown): Record<string, string | undefined> => {
+      if (!Array.isArray(reply)) return reply as Record<string, string | undefined>;
+      const entries: Array<[string, string]> = [];
+      for (let index = 0; index + 1 < reply.length; index += 2) entries.push([String(reply[index]), String(reply[index + 1])]);
+      return Object.fromEntries(entries);
+    };
+    const pick = (reply: unknown, names: readonly string[]): string => {
+      const fields = fieldsOf(reply);
+      return names.map((name) => `${name}=${fields[name] ?? '?'}`).join(' ');
+    };
+    try {
+      const master = pick(await this.#ask(['SENTINEL', 'MASTER', this.name]), ['flags', 'failover-state', 'num-slaves']);
+      const replicas = (await this.#ask<unknown[]>(['SENTINEL', 'REPLICAS', this.name])).map(
+        (replica) => `replica ${pick(replica, ['name', 'flags', 'master-link-down-time', 'info-refresh', 'slave-priority'])}`,
+      );
+      const info = await this.#ask<string>(['INFO', 'sentinel']);
+      const tilt = ['sentinel_tilt', 'sentinel_tilt_since_seconds'].map((name) => new RegExp(`^${name}:.*$`, 'm').exec(info)?.[0].trim() ?? `${name}:?`);
+      return [`master ${master}`, ...replicas, ...tilt].join('; ');
+    } catch (error) {
+      return `the Sentinel did not say: ${String(error)}`;
+    }
+  }
+
+  /**
+   * Until the Sentinel has promoted the replica (after the master was killed). The Sentinel starts
+   * the failover itself, normally within 2 s. While the replica is not master after 3 s, it is
+   * asked to, every 2 s (SENTINEL FAILOVER: the same promotion, refused while one is under way): an
+   * attempt the Sentinel gave up (say, its view of the replica was stale on a loaded machine) is not
+   * retried before 2 × failover-timeout. A Sentinel in TILT mode does nothing for 30 s, so the wait
+   * is that much longer once it is seen.
+   */
   async waitForFailover(timeoutMs = 15_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    const started = Date.now();
+    let deadline = started + timeoutMs;
+    let askedAt = started + 1_000;
+    let tiltSeen = false;
     while ((await this.masterPort()) !== this.replica.port) {
-      if (Date.now() > deadline) throw new Error(`the Sentinel did not fail over to the replica in time (${await this.#masterState()})`);
+      const now = Date.now();
+      if (now - askedAt >= 2_000) {
+        askedAt = now;
+        await this.#ask(['SENTINEL', 'FAILOVER', this.name]).catch(() => undefined);
+        if (!tiltSeen && (await this.#tilted())) {
+          tiltSeen = true;
+          deadline += 30_000;
+        }
+      }
+      if (now > deadline) throw new Error(`the Sentinel did not fail over to the replica in time (${await this.#masterState()})`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await waitForPing(this.replica.port);
