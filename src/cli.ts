@@ -344,9 +344,11 @@ function renderReleases(results: readonly ForceReleaseResult[]): string {
       const table = columns([['MASTER', 'RELEASE', ''], ...rows]);
       const total = result.masters.length;
       const notLocks = result.other === 0 ? '' : `; left alone on ${result.other}: not a lock there (a key of another type)`;
+      const free = total - result.deleted - result.other - result.unavailable;
+      const nothing = free === 0 ? '' : ` (nothing there on the other ${free})`;
       const summary =
         result.unavailable === 0
-          ? `released: deleted on ${result.deleted}/${total} masters (nothing there on the others)${notLocks}`
+          ? `released: deleted on ${result.deleted}/${total} masters${nothing}${notLocks}`
           : `not released everywhere: deleted on ${result.deleted}/${total}, ${result.unavailable} did not answer (run it again)${notLocks}`;
       return `${result.resource}\n${table.map((line) => `  ${line}`).join('\n')}\n  ${summary}\n`;
     })
