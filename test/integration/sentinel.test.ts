@@ -50,6 +50,9 @@ function lockOn(settings: ConstructorParameters<typeof Redlock>[1]): Redlock {
   return redlock;
 }
 
+/** A test that fails the master over: its wait allows for a Sentinel in TILT mode (harness/sentinel.ts). */
+const FAILOVER_TEST_MS = 75_000;
+
 /**
  * Client A locks `key` while another holder has it on standalone master 1 (for 1.5 s), so A's lock
  * needs the Sentinel voter; the replica is cut off from the master's latest writes; then the master
@@ -118,7 +121,7 @@ describe.each<VoterKind>(['ioredis sentinels', 'node-redis createSentinel option
     const now = Date.now();
     expect(lockA!.expiration).toBeGreaterThan(now);
     expect(lockB.expiration).toBeGreaterThan(now);
-  });
+  }, FAILOVER_TEST_MS);
 
   it('with replicas: 1, the grant the replica never acknowledged is not counted: A is refused, and after the failover B alone holds it', async () => {
     const key = uniquePrefix('failover-cure')('r');
@@ -138,7 +141,7 @@ describe.each<VoterKind>(['ioredis sentinels', 'node-redis createSentinel option
       if (lockB) await lockB.release();
       return lockB !== undefined;
     }, 10_000);
-  });
+  }, FAILOVER_TEST_MS);
 
   it('with replicas: 1, the first grant on a fresh connection is not counted while the replica is cut off', async () => {
     // The WAIT must follow the grant: one sent before it would count this connection's earlier
