@@ -54,6 +54,13 @@ export const ownConnections = clientKind !== 'node-redis-6' && clientKind !== 'n
  */
 export const seesDisconnects = clientKind !== 'glide';
 
+/**
+ * The URL run, where tests whose clients are the same whatever the run's kind (node-redis clients
+ * of yours, URLs, a child process, node-redis cluster options, the harness alone) run once: in the
+ * other kinds they would repeat it exactly.
+ */
+export const inUrlRun = clientKind === 'urls';
+
 /** A GLIDE standalone configuration for the master on `port`. */
 export const glideConfiguration = (port: number): { addresses: { host: string; port: number }[] } => ({
   addresses: [{ host: '127.0.0.1', port }],

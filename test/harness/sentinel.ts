@@ -79,15 +79,8 @@ export class SentinelGroup {
 
   /** The port the Sentinel names as master now. */
   async masterPort(): Promise<number> {
-    const client = createClient({ socket: { host: '127.0.0.1', port: this.sentinelPort } });
-    client.on('error', () => undefined);
-    await client.connect();
-    try {
-      const reply = await client.sendCommand<string[] | null>(['SENTINEL', 'get-master-addr-by-name', this.name]);
-      return Number(reply?.[1]);
-    } finally {
-      client.destroy();
-    }
+    const reply = await this.#ask<string[] | null>(['SENTINEL', 'get-master-addr-by-name', this.name]);
+    return Number(reply?.[1]);
   }
 
   /** A command to the Sentinel, on a connection of its own. */
@@ -109,15 +102,9 @@ export class SentinelGroup {
 
   /** What the Sentinel says of the master (its flags, failover state, replicas) and of itself, for a failure's message. */
   async #masterState(): Promise<string> {
-    // A map reply: node-redis gives an object (RESP2 would be a flat list of names and values).
-    const fieldsOf = (reply: unknown): Record<string, string | undefined> => {
-      if (!Array.isArray(reply)) return reply as Record<string, string | undefined>;
-      const entries: Array<[string, string]> = [];
-      for (let index = 0; index + 1 < reply.length; index += 2) entries.push([String(reply[index]), String(reply[index + 1])]);
-      return Object.fromEntries(entries);
-    };
+    // node-redis (6.3) gives these map replies as objects of field names and values.
     const pick = (reply: unknown, names: readonly string[]): string => {
-      const fields = fieldsOf(reply);
+      const fields = reply as Record<string, string | undefined>;
       return names.map((name) => `${name}=${fields[name] ?? '?'}`).join(' ');
     };
     try {

@@ -46,22 +46,29 @@ function envWith(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Start `redlock-quorum args…` (src/cli.ts under tsx), stdin not a terminal. */
-function start(args: readonly string[], env = envWith()): { child: ChildProcess; run: Promise<Run> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+/** Follow a child to its exit (killed after `killAfterMs`, if given): what it printed so far, and its run. */
+function follow(child: ChildProcess, killAfterMs?: number): { stdout: () => string; run: Promise<Run> } {
   children.add(child);
-  child.stdin?.end();
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   const run = new Promise<Run>((resolve) => {
     child.on('exit', (code) => {
+      clearTimeout(timer);
       children.delete(child);
       resolve({ code, stdout, stderr });
     });
   });
-  return { child, run };
+  return { stdout: () => stdout, run };
+}
+
+/** Start `redlock-quorum args…` (src/cli.ts under tsx), stdin not a terminal. */
+function start(args: readonly string[], env = envWith()): { child: ChildProcess; run: Promise<Run> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin?.end();
+  return { child, run: follow(child).run };
 }
 
 /** Run it to the end (it must exit by itself within 20 s). */
@@ -91,20 +98,8 @@ const quoted = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
 function onTerminal(args: readonly string[]): { screen: () => string; type: (keys: string) => void; run: Promise<Run> } {
   const command = ['exec', process.execPath, '--import', 'tsx', 'src/cli.ts', ...args].map(quoted).join(' ');
   const child = spawn('script', ['--quiet', '--return', '--command', command, '/dev/null'], { cwd: root, env: envWith(), stdio: ['pipe', 'pipe', 'pipe'] });
-  children.add(child);
-  let screen = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (screen += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const run = new Promise<Run>((resolve) => {
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      children.delete(child);
-      resolve({ code, stdout: screen, stderr });
-    });
-  });
-  return { screen: () => screen, type: (keys) => void child.stdin?.write(keys), run };
+  const { stdout, run } = follow(child, 20_000);
+  return { screen: stdout, type: (keys) => void child.stdin?.write(keys), run };
 }
 
 /** Scripts a master has run (EVAL and EVALSHA), from its command statistics. */

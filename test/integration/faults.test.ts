@@ -15,7 +15,7 @@ import {
   type NodeInput,
   type NodeOutcome,
 } from '../../src/index.js';
-import { clientKind, nodesFor, nodesInScript, ownConnections, seesDisconnects } from '../harness/clients.js';
+import { clientKind, inUrlRun, nodesFor, nodesInScript, ownConnections, seesDisconnects } from '../harness/clients.js';
 import { nodeRedisConnection } from '../../src/clients.js';
 import { createClient as createClient5 } from 'redis5';
 import { QUEUE_SUFFIX, lockScript } from '../../src/scripts/index.js';
@@ -60,12 +60,6 @@ afterAll(async () => {
  * A Redlock that the test's cleanup quits. A port (of a master or a proxy) is reached with this
  * test process' client kind (clients.ts), whose user clients the cleanup closes after the quit.
  */
-/**
- * Tests whose clients are the same whatever this run's kind (node-redis clients of yours, URLs, the
- * harness alone) run once, in the URL run: in the other kinds they would repeat it exactly.
- */
-const inUrlRun = clientKind === 'urls';
-
 function lockOn(nodes: readonly (number | NodeInput)[], settings?: ConstructorParameters<typeof Redlock>[1]): Redlock {
   const inputs = nodes.map((node) => {
     if (typeof node !== 'number') return node;
@@ -598,7 +592,7 @@ describe('connections', () => {
 });
 
 describe('connections of ours', () => {
-  it.runIf(clientKind === 'urls').each(['node-redis 6', 'node-redis 5'])(
+  it.runIf(inUrlRun).each(['node-redis 6', 'node-redis 5'])(
     'a %s connection without a reconnect loop says it ended, once, when its master goes away',
     async (major) => {
     const options = { url: urlOf(ports[0]!), disableOfflineQueue: true, socket: { reconnectStrategy: false as const } };

@@ -9,7 +9,7 @@ import { Redlock, type Lock } from '../../src/index.js';
 import { clusterCompanionKey } from '../../src/cluster.js';
 import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/scripts/index.js';
 import { eventually, monitor, sleep, uniquePrefix, useOwnMasters } from '../harness/cluster.js';
-import { clientKind } from '../harness/clients.js';
+import { inUrlRun } from '../harness/clients.js';
 import { freePort } from '../harness/redis-server.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { oracle } from '../harness/oracle-session.js';
@@ -229,8 +229,8 @@ describe('a Redis Cluster voter', () => {
   let cluster: RedisCluster | undefined;
   afterAll(() => cluster?.stop());
 
-  // Its voter is node-redis cluster options whatever the run's kind: once, in the URL run.
-  it.runIf(clientKind === 'urls')('is inspected and force-released on the master that owns the resource\'s slot', async () => {
+  // Its voter is node-redis cluster options whatever the run's kind.
+  it.runIf(inUrlRun)('is inspected and force-released on the master that owns the resource\'s slot', async () => {
     cluster = await RedisCluster.start(3);
     const redlock = new Redlock([{ rootNodes: [{ url: cluster.urls[0]! }] }]);
     redlock.on('error', () => undefined);

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, LockLostError } from '../../src/index.js';
 import { lockScript } from '../../src/scripts/index.js';
-import { clientKind } from '../harness/clients.js';
+import { inUrlRun } from '../harness/clients.js';
 import type { RedisMaster } from '../harness/redis-server.js';
 import {
   eventually,
@@ -236,9 +236,8 @@ describe('autoExtend locks', () => {
 });
 
 describe('await using', () => {
-  // Compiled by tsc and run in a child process that reaches the masters by URL: the same in every
-  // client kind, so it runs once (with URLs) rather than once per kind.
-  it.runIf(clientKind === 'urls')('real `await using` code compiled by the project TypeScript releases at scope exit', () => {
+  // Compiled by tsc and run in a child process that reaches the masters by URL.
+  it.runIf(inUrlRun)('real `await using` code compiled by the project TypeScript releases at scope exit', () => {
     const fixture = fileURLToPath(new URL('../fixtures/await-using.ts', import.meta.url));
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'test/fixtures/tsconfig.json'], {
