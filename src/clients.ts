@@ -18,6 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import { describe } from './settings.js';
+import { withoutKeyPrefix } from './scripts/index.js';
 
 /**
  * node-redis client options (`createClient`'s), for the clients we create from them: `url` or
@@ -715,10 +716,7 @@ class IORedisDriver implements Driver {
       connect: () => client.connect(),
       subscribe: (channel, listener) => {
         client.on('message', (from: string, message: string) => {
-          if (from !== channel) return;
-          const colon = message.indexOf(':');
-          const stripped = prefix !== '' && message.startsWith(prefix, colon + 1);
-          listener(stripped ? message.slice(0, colon + 1) + message.slice(colon + 1 + prefix.length) : message);
+          if (from === channel) listener(withoutKeyPrefix(message, prefix));
         });
         return client.subscribe(channel);
       },

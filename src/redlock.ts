@@ -22,6 +22,7 @@ import { RenewalScheduler, type LockSignal } from './lifetime.js';
 import { EXCLUSIVE, Lock, type FencedLock, type LeaseKind } from './lock.js';
 import { ReadWriteLock, Semaphore, splitUsing, type Admission, type LeaseOwner } from './primitives.js';
 import { Notifier, type Waiter } from './waiting.js';
+import { MasterClock } from './master-clock.js';
 import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
 import { RedisNode, type Voter } from './node.js';
 import { ClusterVoter, clusterConfigOf, clusterKeysProblem } from './cluster.js';
@@ -92,6 +93,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   readonly #clock: Clock = systemClock;
   readonly #renewals = new RenewalScheduler();
   readonly #notifier: Notifier;
+  /** Where this process' waiters stand in the masters' lines (master-clock.ts). */
+  readonly #masterClock = new MasterClock(() => this.#clock.monotonicMs());
   /** Per async chain: the resources held by enclosing `using()` routines, and by which lock. */
   readonly #scope = new AsyncLocalStorage<ReadonlyMap<string, Lock>>();
   readonly #stats: StatsRecorder;
@@ -209,9 +212,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     }
     this.#assertOpen();
     signal?.throwIfAborted();
-    // A routine holding the resources exclusively re-enters them (a writer may also read); a permit
-    // is always another permit.
-    const outer = effective.reentrant && kind !== 'permit' ? this.#heldInScope(keys) : undefined;
+    // A routine holding the resources exclusively re-enters them (a writer may also read), one
+    // holding them to read re-enters them to read again; a permit is always another permit.
+    const outer = effective.reentrant && kind !== 'permit' ? this.#heldInScope(keys, kind === 'read') : undefined;
     if (outer) {
       if (fencing && outer.fencingToken === undefined) {
         throw new TypeError(
@@ -225,9 +228,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
     const startMs = this.#clock.monotonicMs();
     const attempts: AttemptRecord[] = [];
-    // This call's place in the keys' queues on the masters, kept across its attempts (waiting.ts).
-    // Only exclusive holders wait in line there; a reader or a permit's ticket names its waiter here.
-    const ticket = newTicket(this.#clock.epochMs(), ticketTtlOf(effective));
+    // This call's place in the keys' queues on the masters, kept across its attempts (waiting.ts);
+    // each master places it by its own clock, from the age each attempt carries. Only exclusive
+    // holders wait in line there; a reader or a permit's ticket names its waiter here.
+    const ticket = newTicket(ticketTtlOf(effective));
     const inLine = kind === 'acquire' ? ticket : '';
     let firstSlot = 0;
     // Retries used up. A retry woken by a release costs none while the acquire has waited no longer
@@ -243,8 +247,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       for (let attempt = 1; ; attempt++) {
         this.#assertOpen(); // quit() while waiting ends the wait
         const value = newLockValue();
-        const acquire: LockOperation = { kind, keys, value, ttlMs, fenced: fencing === true, ticket: inLine, firstSlot };
         const start = this.#attemptStart();
+        const ageMs = start.monotonicMs - startMs;
+        const placeMs = inLine ? this.#masterClock.placeOf(startMs) : undefined;
+        const acquire: LockOperation = { kind, keys, value, ttlMs, fenced: fencing === true, ticket: inLine, ageMs, placeMs, firstSlot };
         const first = await this.#vote(acquire, effective, attempt, start, signal);
         let { record } = first;
         let succeeded = first.vote.reached && record.validityMs > 0;
@@ -285,7 +291,15 @@ export class Redlock extends EventEmitter<RedlockEvents> {
             const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
             throw new Failure(acquireFailure(admission.description ?? formatResources(keys), attempt, effective, record), keys, attempts);
           }
-          waiter ??= this.#notifier.register(keys, ticket, kind === 'read');
+          if (inLine && this.#masterClock.stale) {
+            // The first wait of this process (or the first in a while): read the masters' clocks, so
+            // its tickets get the place every master agrees on. The first time, try again at once to
+            // give it: until then each master placed the ticket by its own clock.
+            const unplaced = placeMs === undefined;
+            const reading = this.#masterClock.sample(() => this.#readMasterClocks(keys[0]!, effective));
+            if (unplaced && (await reading, this.#masterClock.placeOf(startMs) !== undefined)) continue;
+          }
+          waiter ??= this.#notifier.register(keys, ticket, startMs, kind === 'read');
           waiter.ownValue = value;
           const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
           if ((wokenBy !== 'turn' && wokenBy !== 'released') || this.#clock.monotonicMs() - startMs > patienceMs) retries++;
@@ -315,13 +329,15 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   /**
-   * The lock an enclosing `using()` routine holds all of `keys` with, if any (and still valid).
-   * Throws ReentrancyError for a partial overlap, which would otherwise wait for itself.
+   * The lock an enclosing `using()` routine holds all of `keys` with, if any (and still valid): an
+   * exclusive one, or for a read (`toRead`) a read hold too. Throws ReentrancyError for a partial
+   * overlap, which would otherwise wait for itself.
    */
-  #heldInScope(keys: readonly string[]): Lock | undefined {
+  #heldInScope(keys: readonly string[], toRead: boolean): Lock | undefined {
     const scope = this.#scope.getStore();
     if (!scope) return undefined;
-    const holders = keys.map((key) => scope.get(key));
+    // A read hold never lets an exclusive hold in: that would be two holders, one of them a writer.
+    const holders = keys.map((key) => scope.get(key)).map((lock) => (lock && (toRead || lock.lease.type === 'lock') ? lock : undefined));
     const nowMs = this.#clock.epochMs();
     // A released or lost lock is never re-entered: the call goes to the masters instead.
     const live = (lock: Lock | undefined): lock is Lock => lock !== undefined && lock.isLive(nowMs);
@@ -569,8 +585,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const lock = await this.#acquire(admission, ttl, { ...callSettings, autoExtend: true });
     try {
       let result: T;
-      // The routine's async chain is a reentrancy scope: nested calls see what it holds exclusively.
-      if (lock.lease.type !== 'lock') {
+      // The routine's async chain is a reentrancy scope: nested calls see what it holds, exclusively
+      // or to read (#heldInScope says who may re-enter what).
+      if (lock.lease.type === 'permit') {
         result = await routine(lock.signal, lock as FencedLock);
       } else {
         const scope = new Map(this.#scope.getStore());
@@ -673,6 +690,24 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       slot: vote.slot,
     };
     return { vote, record: attemptRecord(fields, this.#voters, effective.quorum, operation.keys) };
+  }
+
+  /**
+   * Each master's TIME, read on the master serving `key`, as offsets from this process' monotonic
+   * clock (TIME minus the round trip's midpoint), for the masters that answered within the timeout.
+   */
+  async #readMasterClocks(key: string, effective: EffectiveSettings): Promise<number[]> {
+    const operation: LockOperation = { kind: 'clock', keys: [key], value: newLockValue(), ttlMs: 0 };
+    const offsets: number[] = [];
+    const read: NodeOperation<OperationReply> = (index, cancellation) => {
+      const sentMs = this.#clock.monotonicMs();
+      return this.#nodes[index]!.submit(operation, cancellation, effective.batching).then((reply) => {
+        if (reply.status === 1) offsets.push(reply.detail - (sentMs + this.#clock.monotonicMs()) / 2);
+        return reply;
+      });
+    };
+    await fanOut(this.#labels, read, { quorum: effective.quorum, timeoutMs: effective.nodeTimeoutMs, waitForAll: true }, judgeHeld);
+    return offsets;
   }
 
   /** Send an operation to every master and wait until each answered or timed out. */

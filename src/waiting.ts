@@ -51,6 +51,8 @@ export class Waiter {
     readonly keys: readonly string[],
     /** Its place in the masters' queues (a reader's or a permit's names it in this process only). */
     readonly ticket: string,
+    /** When its acquire began, on this process' monotonic clock: what the masters order tickets by. */
+    readonly startedMs: number,
     private readonly notifier: Notifier,
     /** A reader: a release with nobody in line wakes every reader of the key, not only the oldest waiter. */
     readonly shared = false,
@@ -125,17 +127,10 @@ export class Waiter {
  */
 function oldest(queue: readonly Waiter[], among: (waiter: Waiter) => boolean = () => true): Waiter | undefined {
   let first: Waiter | undefined;
-  for (const waiter of queue) if (among(waiter) && (!first || ticketBefore(waiter.ticket, first.ticket))) first = waiter;
+  for (const waiter of queue) if (among(waiter) && (!first || waiter.startedMs < first.startedMs)) first = waiter;
   return first;
 }
 const exclusive = (waiter: Waiter): boolean => !waiter.shared;
-
-/** Whether ticket `a` comes before `b` in the masters' queues: by order, then as strings (the script's contract). */
-function ticketBefore(a: string, b: string): boolean {
-  const orderA = Number(a.slice(0, a.indexOf('-')));
-  const orderB = Number(b.slice(0, b.indexOf('-')));
-  return orderA !== orderB ? orderA < orderB : a < b;
-}
 
 /** The number of bits set in `bits` (a non-negative integer below 2^53). */
 function bitCount(bits: number): number {
@@ -162,9 +157,9 @@ export class Notifier {
     this.#listeners = subscribers.map((_, master) => this.#listenerOf(master));
   }
 
-  /** Start waiting for `keys` with `ticket`; subscriptions open now if they are not open yet. */
-  register(keys: readonly string[], ticket: string, shared = false): Waiter {
-    const waiter = new Waiter(keys, ticket, this, shared);
+  /** Start waiting for `keys` with `ticket`, asked for at `startedMs` (monotonic); subscriptions open now if they are not open yet. */
+  register(keys: readonly string[], ticket: string, startedMs: number, shared = false): Waiter {
+    const waiter = new Waiter(keys, ticket, startedMs, this, shared);
     for (const key of keys) {
       const queue = this.#queues.get(key);
       if (queue) queue.push(waiter);

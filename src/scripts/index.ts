@@ -10,13 +10,14 @@ import { createHash, randomBytes } from 'node:crypto';
  * acquire: an exclusive hold (a lock, a write hold); read: a shared hold (readers share, writers
  * wait); permit: one of a semaphore's slots (its keys are the slots: the first free one is taken).
  * inspect and force-release are an operator's (inspect.ts): a read-only snapshot of one key, and a
- * delete of one key whatever holds it.
+ * delete of one key whatever holds it. clock reads the master's TIME (master-clock.ts), on the master
+ * that serves its key.
  */
-export type OperationKind = 'acquire' | 'read' | 'permit' | 'extend' | 'release' | 'fence' | 'inspect' | 'force-release';
+export type OperationKind = 'acquire' | 'read' | 'permit' | 'extend' | 'release' | 'fence' | 'inspect' | 'force-release' | 'clock';
 
 /** Whether an operation may write a grant (so `replicas` waits for it and the restart guard holds it back). */
 export function grants(kind: OperationKind): boolean {
-  return kind !== 'release' && kind !== 'inspect' && kind !== 'force-release';
+  return kind !== 'release' && kind !== 'inspect' && kind !== 'force-release' && kind !== 'clock';
 }
 
 /** One lock's operation on one master. */
@@ -35,6 +36,15 @@ export interface LockOperation {
    * place, but still waits behind the queue). Release: the ticket to take out of the queues.
    */
   readonly ticket?: string;
+  /**
+   * Acquire with a ticket: its place in line, when the acquire began on the masters' clock (their
+   * median, as this process reads it: master-clock.ts), the same on every master. Unknown before
+   * this process has read the masters' clocks: each master then places it itself, at its own TIME
+   * minus `ageMs` (ms since the acquire began, on the client's monotonic clock), until a place is
+   * given. Either way no client's wall clock orders the line.
+   */
+  readonly placeMs?: number;
+  readonly ageMs?: number;
   /** Permit: the slot (index into `keys`) each master tries first; the others follow in order, wrapping. */
   readonly firstSlot?: number;
   /** With `replicas`: how long the WAIT behind a grant may block (not sent to the script). */
@@ -54,14 +64,14 @@ export type FenceKey = (resource: string) => string;
 export const fenceKey: FenceKey = (resource) => resource + FENCE_SUFFIX;
 
 /**
- * A ticket, "<order>-<ttl>-<id>": the waiter's order (ms on its own clock when its acquire began),
- * how long a master keeps it without a new attempt (ms, on the master's clock), and an id unique
- * across processes (a random prefix drawn once, then a counter: a ticket orders waiters and names
- * them, it guards nothing, so it needs no CSPRNG draw of its own). Every master sorts its queue by
- * the order, then the whole ticket, so masters that know the same tickets agree on who is first.
+ * A ticket, "<ttl>-<id>": how long a master keeps it without a new attempt (ms, on the master's
+ * clock), and an id unique across processes (a random prefix drawn once, then a counter: a ticket
+ * names a waiter, it guards nothing, so it needs no CSPRNG draw of its own). It says nothing of when
+ * its waiter came: each master places it by its own clock, from the age each attempt carries (see
+ * the script's Queues), so a client whose wall clock is off neither jumps the line nor starves.
  */
-export function newTicket(orderMs: number, ttlMs: number): string {
-  return `${Math.floor(orderMs)}-${Math.ceil(ttlMs)}-${TICKET_PREFIX}${(++lastTicket).toString(36)}`;
+export function newTicket(ttlMs: number): string {
+  return `${Math.ceil(ttlMs)}-${TICKET_PREFIX}${(++lastTicket).toString(36)}`;
 }
 const TICKET_PREFIX = randomBytes(8).toString('hex');
 let lastTicket = 0;
@@ -116,6 +126,7 @@ const kindCode: Record<OperationKind, string> = {
   fence: 'f',
   inspect: 'i',
   'force-release': 'x',
+  clock: 't',
 };
 
 /**
@@ -124,12 +135,13 @@ const kindCode: Record<OperationKind, string> = {
  *       ARGV instead ("inline": a batch on a cluster master whose keys are in several of its slots,
  *       which declared keys may not be).
  * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 's' read, 'p' permit,
- *       'e' extend, 'r' release, 'f' fence, 'i' inspect, 'x' force release), lock value (inspect,
- *       force release: the call's own, unique), ttl in ms (fence: the token; release, inspect and
- *       force release: ignored), number of keys it owns in KEYS: its n lock keys (a permit: its
- *       semaphore's slots; inspect, force release: one), and for 'A', 'f' and 'i' then their n
- *       fence counters. An acquire and a release add a fifth: the
- *       acquire's ticket, or the ticket a release drops ('' for none); a permit adds the slot to try
+ *       'e' extend, 'r' release, 'f' fence, 'i' inspect, 'x' force release, 't' clock), lock value
+ *       (inspect, force release, clock: the call's own, unique), ttl in ms (fence: the token;
+ *       release, inspect, force release and clock: ignored), number of keys it owns in KEYS: its n
+ *       lock keys (a permit: its semaphore's slots; inspect, force release, clock: one), and for
+ *       'A', 'f' and 'i' then their n fence counters. An acquire adds three: its ticket ('' for
+ *       none), the age of its acquire (ms) and its place ('' for not known yet; see Queues); a
+ *       release adds one, the ticket it drops ('' for none); a permit adds one, the slot to try
  *       first (0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
  *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
  *       master's own (a cluster shard). Last, the call's tag (unique in the process), echoed as the
@@ -138,11 +150,15 @@ const kindCode: Record<OperationKind, string> = {
  *       counted as that call's votes.
  * Queues: one sorted set per resource: "<resource>:redlock-queue", or on a cluster shard
  *       "{<resource>}:redlock-queue" when the resource has no hash tag (so it is in the resource's
- *       slot). It holds each waiting ticket t twice: t scored by its order, and '~'..t scored by
- *       minus its deadline on this master's clock (TIME + the ticket's ttl). A ticket whose
- *       deadline passed is dropped by whoever reads the queue next; the set's own PEXPIRE is the
- *       longest ticket ttl seen, so it dies with its last waiter. The first ticket is the live one
- *       with the lowest order. Queues are not declared keys and every queue command (TIME included)
+ *       slot). It holds each waiting ticket t twice: t scored by its place, and '~'..t scored by
+ *       minus its deadline on this master's clock (TIME + the ticket's ttl). The place is when the
+ *       acquire began on the masters' clock, given by the acquire (the same number on every
+ *       master, so masters that know the same tickets agree on who is first); an acquire that
+ *       cannot give it yet (its process has not read the masters' clocks) is placed by this master
+ *       at its own TIME minus the acquire's age, until it does. No client's wall clock enters it.
+ *       A ticket whose deadline passed is dropped by whoever reads the queue next; the set's own
+ *       PEXPIRE is the longest ticket ttl seen, so it dies with its last waiter. The first ticket
+ *       is the live one with the lowest place. Queues are not declared keys and every queue command (TIME included)
  *       is a pcall: a queue the master cannot serve now (a slot being migrated, the queue already
  *       moved; an ACL without the command) is no queue for this call, and the lock keys alone
  *       decide, as they would without queues. (A declared queue would turn such a release into
@@ -155,10 +171,13 @@ const kindCode: Record<OperationKind, string> = {
  *   acquire {1, 0} no key existed and, on each key's queue, no other ticket was first: every key is
  *           now the value with PX ttl. A ticket in line stays there (the lock's release takes it
  *           out): a grant that makes no quorum must not cost the waiter its place on this master
- *           {0, pttl} a key exists (of any type): nothing written; pttl is its remaining ms (−1 = none)
+ *           {0, pttl} a key exists (of any type): nothing written; pttl is the first such key's
+ *           remaining ms (−1 = none)
  *           {3, 0} the keys are free but another ticket is first in a queue: nothing written
- *           on {0, _} and {3, _} the ticket (if not '') joins every key's queue or, already there,
- *           keeps its place with a new deadline
+ *           on {0, _} and {3, _} the ticket (if not '') joins the queue of each key that refused it
+ *           (held, or another ticket first) or, already there, keeps its place with a new deadline;
+ *           and it leaves the queue of each key that did not, announced as a release is: a waiter
+ *           never keeps anyone out of a key it is not waiting for here (no hold-and-wait)
  *   read    {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
  *           first in a key's queue: the value joins each key's readers until TIME + ttl
  *           {0, pttl} a key is held exclusively (or is of another type); {3, 0} a waiter is in line
@@ -183,6 +202,7 @@ const kindCode: Record<OperationKind, string> = {
  *           the waiter whose turn it is wakes once, at once, instead of polling; best effort (pcall): a refused PUBLISH (an ACL without +publish; a
  *           shard channel resharded away) comes after the DEL and must not turn a done release
  *           into an error
+ *   clock   {1, ms} this master's TIME in ms; {2, "TIME refused: …"} an ACL without +time
  *   inspect {1, {type, value, pttl, readers, fence, queued}} reads one key and writes nothing: its
  *           TYPE, a string's value ('' otherwise), its PTTL, a read-hold key's live readers, its fence
  *           counter as stored ('' for none) and the live tickets in its queue (readers and tickets
@@ -256,11 +276,14 @@ local function line()
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       return head and head[1]
     end,
-    join = function(q, ticket)
+    -- The ticket's place: the one its acquire gives (the same on every master), or until it gives
+    -- one, this master's own estimate of when the acquire began (TIME minus its age), kept (NX).
+    join = function(q, ticket, age, place)
       local at = clock()
-      local order, ttl = string.match(ticket, '^(%d+)%-(%d+)%-')
-      ttl = tonumber(ttl)
-      if at and ttl and queue('ZADD', q, order, ticket, -(at + ttl), '~' .. ticket) then
+      local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
+      if not (at and ttl) then return end
+      local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
+      if placed and queue('ZADD', q, -(at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
@@ -296,7 +319,7 @@ while i <= n - 4 do
     end
   end
   local locks = (kind == 'A' or kind == 'f') and (first + last - 1) / 2 or last
-  if kind == 'a' or kind == 'A' or kind == 'r' or kind == 'p' then width = 5 end
+  if kind == 'a' or kind == 'A' then width = 7 elseif kind == 'r' or kind == 'p' then width = 5 end
   if status == -1 then
     detail = 0
   elseif kind == 's' then
@@ -335,22 +358,35 @@ while i <= n - 4 do
       end
     end
   elseif kind == 'a' or kind == 'A' then
-    local ticket = ARGV[i + 4]
+    local ticket, age, place = ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+    -- Per key: held, or another ticket clearly first in its line. Without a ticket the first such
+    -- key decides; with one, every key is looked at: the ticket waits in the lines of those alone.
+    local blocked = {}
     for k = first, locks do
       -- One EXISTS for the key and its queue: an uncontended acquire pays nothing for queues.
       local q = queue_of(K[k])
       local found = redis.pcall('EXISTS', K[k], q)
       if type(found) ~= 'number' then found, q = redis.call('EXISTS', K[k]), false end
       if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
-        status, detail = 0, redis.call('PTTL', K[k])
-        break
-      elseif found == 1 and status == 1 then
+        if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
+        blocked[k] = true
+      elseif found == 1 then
         local head = line().first(q)
-        if head and head ~= ticket then status = 3 end
+        if head and head ~= ticket then
+          if status == 1 then status = 3 end
+          blocked[k] = true
+        end
       end
+      if status ~= 1 and ticket == '' then break end
     end
     if status ~= 1 and ticket ~= '' then
-      for k = first, locks do line().join(queue_of(K[k]), ticket) end
+      -- No hold-and-wait: the ticket stands in the lines of the keys that refused it, and leaves
+      -- those of the keys it could have had here (announcing it: free, they may go to the next).
+      for k = first, locks do
+        local q = queue_of(K[k])
+        if blocked[k] then line().join(q, ticket, age, place)
+        elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
+      end
     end
     if status == 1 then
       for k = locks + 1, last do
@@ -394,6 +430,9 @@ while i <= n - 4 do
         if head and detail == 0 then detail = head end
       end
     end
+  elseif kind == 't' then
+    status, detail = 1, line().clock()
+    if not detail then status, detail = 2, 'TIME refused: ordering the line needs TIME on the master' end
   elseif kind == 'i' then
     -- Reads only, each a pcall: a refused command fails this inspection alone, never the batch.
     local key, refused = K[first], nil
@@ -498,6 +537,17 @@ export function parseReleased(message: string): { value: string; head: string | 
   return { value: message.slice(0, colon), head: head === '' ? undefined : head, key: message.slice(second + 1) };
 }
 
+/**
+ * A release announcement with `prefix` (an ioredis keyPrefix, which the script's keys carry) taken
+ * off its key: the key is the third field, after the two colons (who left, and the head ticket).
+ */
+export function withoutKeyPrefix(message: string, prefix: string): string {
+  if (prefix === '') return message;
+  const second = message.indexOf(':', message.indexOf(':') + 1);
+  if (second < 0 || !message.startsWith(prefix, second + 1)) return message;
+  return message.slice(0, second + 1) + message.slice(second + 1 + prefix.length);
+}
+
 export const lockScript = { source, sha: createHash('sha1').update(source).digest('hex') } as const;
 
 /** Where a master announces releases: PUBLISH on the shared channel, or SPUBLISH on a cluster shard's own channel. */
@@ -528,7 +578,8 @@ export function encodeBatch(
     // One plain operation on one key, the usual call: built in one go (this runs per master per operation).
     const ttl = String(lone.ttlMs);
     if (lone.kind === 'extend') return [head[0]!, head[1]!, '1', lone.keys[0]!, 'e', lone.value, ttl, '1', '0', command, channel, tag];
-    return [head[0]!, head[1]!, '1', lone.keys[0]!, kindCode[lone.kind], lone.value, ttl, '1', lone.ticket ?? '', '0', command, channel, tag];
+    if (lone.kind === 'release') return [head[0]!, head[1]!, '1', lone.keys[0]!, 'r', lone.value, ttl, '1', lone.ticket ?? '', '0', command, channel, tag];
+    return [head[0]!, head[1]!, '1', lone.keys[0]!, 'a', lone.value, ttl, '1', lone.ticket ?? '', ...placeOf(lone), '0', command, channel, tag];
   }
   const keys: string[] = [];
   const args: string[] = [];
@@ -540,11 +591,18 @@ export function encodeBatch(
     if (counters) for (const key of own) keys.push(fenceKeyOf(key));
     const number = kind === 'fence' ? operation.token : operation.ttlMs;
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(counters ? 2 * own.length : own.length));
-    if (kind === 'acquire' || kind === 'release') args.push(operation.ticket ?? '');
+    if (kind === 'acquire') args.push(operation.ticket ?? '', ...placeOf(operation));
+    else if (kind === 'release') args.push(operation.ticket ?? '');
     else if (kind === 'permit') args.push(String(operation.firstSlot ?? 0));
   }
   if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
   return [...head, String(keys.length), ...keys, ...args, '0', command, channel, tag];
+}
+
+/** An acquire's age and place ('' unknown), as the script reads them (µs precision is plenty). */
+function placeOf(operation: LockOperation): [string, string] {
+  const { ageMs = 0, placeMs } = operation;
+  return [String(Math.round(ageMs * 1000) / 1000), placeMs === undefined ? '' : String(Math.round(placeMs * 1000) / 1000)];
 }
 
 /**

@@ -13,8 +13,8 @@ const own = useOwnMasters(5);
 let direct: DirectClient[];
 beforeAll(() => ({ direct } = own));
 
-/** order-ttl-id; the ttl for retryDelay 5000, retryJitter 0 and a 10 s lock (per-master timeout 500 ms): 2 × 5000 + 500. */
-const TICKET = /^\d+-10500-[0-9a-f]{16}[0-9a-z]+$/;
+/** ttl-id; the ttl for retryDelay 5000, retryJitter 0 and a 10 s lock (per-master timeout 500 ms): 2 × 5000 + 500. */
+const TICKET = /^10500-[0-9a-f]{16}[0-9a-z]+$/;
 
 /** The tickets in `resource`'s queue on every master, first in line first. */
 function queuesOf(resource: string): Promise<string[][]> {

@@ -212,6 +212,30 @@ describe('read-write lock', () => {
     });
   });
 
+  it('a read nested in a read hold of the same name re-enters it, also while a writer waits in line', async () => {
+    const name = uniquePrefix('rw-nested-read')('doc');
+    const rw = own.lockOn({ retryDelay: 5_000, retryJitter: 0 }).readWrite(name);
+    let writing: Promise<Lock> | undefined;
+    await rw.read.using(10_000, async (_, outer) => {
+      writing = own.lockOn({ retryDelay: 5_000, retryJitter: 0 }).readWrite(name).write.acquire(10_000);
+      // The writer is in line on a quorum: a new reader would be refused (write preference).
+      await eventually(async () => (await Promise.all(direct.map((client) => client.zCard(name + QUEUE_SUFFIX)))).filter((size) => size === 2).length >= 3);
+      const startedAt = performance.now();
+      const inner = await rw.read.using(10_000, { retryCount: 0 }, (__, nested) => {
+        expect(nested.reentered).toBe(true);
+        expect(nested.value).toBe(outer.value);
+        return 'nested';
+      });
+      expect(inner).toBe('nested');
+      expect(performance.now() - startedAt).toBeLessThan(1_000);
+      // Its release freed nothing: the outer read hold is still on a quorum.
+      await eventually(async () => (await readersOn(name)).filter((readers) => readers.has(outer.value)).length >= 3);
+    });
+    const writer = await writing!;
+    held.push(writer);
+    await heldByQuorum(name, writer.value);
+  });
+
   it('writers get fencing tokens, strictly increasing; a reader asking for one is refused before any network call', async () => {
     const name = uniquePrefix('rw-fence')('doc');
     const rw = own.lockOn().readWrite(name);

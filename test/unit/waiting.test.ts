@@ -8,6 +8,9 @@ async function outcomes(sleeps: ReadonlyArray<Promise<WakeSource>>): Promise<Arr
   return Promise.all(sleeps.map((sleep) => Promise.race([sleep, asleep])));
 }
 
+/** When a test's waiter began waiting: the number its ticket starts with (0 for none), standing for its monotonic start. */
+const startOf = (ticket: string): number => Number.parseInt(ticket, 10) || 0;
+
 /** A Notifier over `masters` fake masters, and the listener each master's subscription was given. */
 function notifierOver(masters: number): { notifier: Notifier; listeners: ReleaseListener[] } {
   const listeners: ReleaseListener[] = [];
@@ -21,7 +24,7 @@ function notifierOver(masters: number): { notifier: Notifier; listeners: Release
 describe('Notifier', () => {
   it('an announcement naming a ticket wakes that waiter only, once a majority of masters made it', async () => {
     const { notifier } = notifierOver(5);
-    const waiters = ['t1', 't2', 't3'].map((ticket) => notifier.register(['k'], ticket));
+    const waiters = ['t1', 't2', 't3'].map((ticket) => notifier.register(['k'], ticket, startOf(ticket)));
     const sleeps = waiters.map((waiter) => waiter.sleep(60_000));
     notifier.released('k', 'value-1', 't2', 0);
     notifier.released('k', 'value-1', 't2', 1);
@@ -35,7 +38,7 @@ describe('Notifier', () => {
 
   it("an announcement naming another process' ticket wakes nobody here", async () => {
     const { notifier } = notifierOver(1);
-    const waiter = notifier.register(['k'], 't1');
+    const waiter = notifier.register(['k'], 't1', startOf('t1'));
     const sleep = waiter.sleep(60_000);
     notifier.released('k', 'value-1', 'elsewhere', 0);
     expect(await outcomes([sleep])).toEqual(['asleep']);
@@ -45,9 +48,9 @@ describe('Notifier', () => {
 
   it('an announcement naming nobody wakes the waiter with the oldest ticket of the key', async () => {
     const { notifier } = notifierOver(1);
-    // Registered in another order than their tickets': the masters' queues go by the ticket.
-    const waiters = ['200-1000-b', '100-1000-a'].map((ticket) => notifier.register(['k'], ticket));
-    const other = notifier.register(['other'], '50-1000-c');
+    // Registered in another order than they began waiting: the masters' queues go by when each began.
+    const waiters = ['200-1000-b', '100-1000-a'].map((ticket) => notifier.register(['k'], ticket, startOf(ticket)));
+    const other = notifier.register(['other'], '50-1000-c', startOf('50-1000-c'));
     const sleeps = [...waiters, other].map((waiter) => waiter.sleep(60_000));
     notifier.released('k', 'value-1', undefined, 0);
     expect(await outcomes(sleeps)).toEqual(['asleep', 'released', 'asleep']);
@@ -57,8 +60,8 @@ describe('Notifier', () => {
 
   it('named by a minority of masters and named by nobody on the rest (their queues empty), the oldest waiter wakes', async () => {
     const { notifier } = notifierOver(5);
-    const waiter = notifier.register(['k'], '100-1000-a');
-    const younger = notifier.register(['k'], '200-1000-b');
+    const waiter = notifier.register(['k'], '100-1000-a', startOf('100-1000-a'));
+    const younger = notifier.register(['k'], '200-1000-b', startOf('200-1000-b'));
     const sleeps = [waiter.sleep(60_000), younger.sleep(60_000)];
     notifier.released('k', 'value-1', '100-1000-a', 0);
     notifier.released('k', 'value-1', '100-1000-a', 1);
@@ -72,7 +75,7 @@ describe('Notifier', () => {
 
   it('every master announcing the same release wakes the waiter once; its own rollback wakes nobody', async () => {
     const { notifier } = notifierOver(3);
-    const waiter = notifier.register(['k'], 't1');
+    const waiter = notifier.register(['k'], 't1', startOf('t1'));
     waiter.ownValue = 'own-attempt';
     for (const master of [0, 1, 2]) notifier.released('k', 'own-attempt', 't1', master);
     for (const master of [0, 1, 2]) notifier.released('k', 'value-1', 't1', master);
@@ -86,9 +89,9 @@ describe('Notifier', () => {
 describe('Notifier, readers', () => {
   it('a release naming nobody wakes the oldest exclusive waiter and every reader of the key; one naming a writer wakes that writer only', async () => {
     const { notifier } = notifierOver(3);
-    const writer = notifier.register(['k'], '1-0-w');
-    const readers = ['2-0-r1', '3-0-r2'].map((ticket) => notifier.register(['k'], ticket, true));
-    const other = notifier.register(['k'], '4-0-x');
+    const writer = notifier.register(['k'], '1-0-w', startOf('1-0-w'));
+    const readers = ['2-0-r1', '3-0-r2'].map((ticket) => notifier.register(['k'], ticket, startOf(ticket), true));
+    const other = notifier.register(['k'], '4-0-x', startOf('4-0-x'));
     let sleeps = [writer, ...readers, other].map((waiter) => waiter.sleep(60_000));
     for (const master of [0, 1]) notifier.released('k', 'value-1', '1-0-w', master);
     expect(await outcomes(sleeps)).toEqual(['turn', 'asleep', 'asleep', 'asleep']);
@@ -103,8 +106,8 @@ describe('Notifier, readers', () => {
 
   it('a release naming nobody counts for the oldest writer even when a reader here is older: masters that name the writer and masters with no line add up', async () => {
     const { notifier } = notifierOver(5);
-    const reader = notifier.register(['k'], '1-0-r', true);
-    const writer = notifier.register(['k'], '2-0-w');
+    const reader = notifier.register(['k'], '1-0-r', startOf('1-0-r'), true);
+    const writer = notifier.register(['k'], '2-0-w', startOf('2-0-w'));
     const sleeps = [reader, writer].map((waiter) => waiter.sleep(60_000));
     // The last reader left: two masters name the writer first in line, the other three have no line.
     for (const master of [0, 1]) notifier.released('k', 'reader-value', '2-0-w', master);
@@ -118,7 +121,7 @@ describe('Notifier, readers', () => {
 describe('Notifier subscriptions', () => {
   it('subscriptions taking on a majority of masters wake the longest waiter of each key once (a release before them was missed)', async () => {
     const { notifier, listeners } = notifierOver(3);
-    const waiters = [notifier.register(['a'], 't1'), notifier.register(['a'], 't2'), notifier.register(['b'], 't3')];
+    const waiters = [notifier.register(['a'], 't1', startOf('t1')), notifier.register(['a'], 't2', startOf('t2')), notifier.register(['b'], 't3', startOf('t3'))];
     const sleeps = waiters.map((waiter) => waiter.sleep(60_000));
     expect(listeners).toHaveLength(3); // one per master, opened with the first waiter
     listeners[0]!.subscribed();
