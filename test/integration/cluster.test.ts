@@ -12,7 +12,7 @@ import { clusterCompanionKey } from '../../src/cluster.js';
 import { FENCE_SUFFIX } from '../../src/scripts/index.js';
 
 const clusterFenceKey = (resource: string): string => clusterCompanionKey(resource, FENCE_SUFFIX);
-import { eventually, settled, sleep, uniquePrefix } from '../harness/cluster.js';
+import { eventually, monitor, settled, sleep, uniquePrefix } from '../harness/cluster.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { MasterReader } from '../harness/master-reader.js';
 
@@ -294,6 +294,52 @@ describe('Redis Cluster voters', () => {
     expect((await held.release()).released).toBe(true);
     await eventually(async () => (await holders(held.resources[0]!)).pttl.every((pttl) => pttl === -2));
     expect((await holders(key)).pttl).toEqual([-2, -2, -2]);
+  }, 60_000);
+
+  it('a reshard copies readers\' deadlines verbatim (absolute times, judged by the new owner\'s clock) and keys\' expiries as remaining ms', async () => {
+    // docs/safety.md, "Clocks within a voter": the mechanism, on real servers. Their clocks are
+    // this machine's one clock, so what an offset would do follows from what is carried, not seen.
+    const redlock = lockOnClusters({ retryCount: 0 });
+    await warm(redlock);
+    const tag = `{${uniquePrefix('cluster-reshard-read')('t')}}`;
+    const rw = redlock.readWrite(`${tag}:doc`);
+    const readers = [await rw.read.acquire(20_000), await rw.read.acquire(30_000)];
+    const lock = await redlock.acquire(`${tag}:lock`, 20_000);
+    const cluster = clusters[0]!;
+    const slot = await cluster.slotOf(rw.name);
+    const from = await cluster.ownerOf(slot);
+    const to = (from + 1) % 3;
+    // Each reader's score on a master: its deadline on that master's clock (TIME + ttl).
+    const deadlinesOn = async (index: number): Promise<number[]> =>
+      Promise.all(readers.map(async (reader) => Number(await cluster.client(index).sendCommand(['ZSCORE', rw.name, reader.value]))));
+    await eventually(async () => (await deadlinesOn(from)).every((deadline) => deadline > 0));
+    const before = await deadlinesOn(from);
+    // At or past the expiration its holder believes in: that margin is all a faster clock may eat.
+    for (const [i, reader] of readers.entries()) expect(before[i]).toBeGreaterThanOrEqual(reader.expiration);
+    const tap = await monitor(cluster.ports[to]!);
+    cleanups.push(() => tap.stop());
+    await cluster.moveSlot(slot, to);
+    // The scores arrive as they were: the new owner drops a reader once its own TIME passes them.
+    expect(await deadlinesOn(to)).toEqual(before);
+    // The keys themselves are restored with their remaining ms (no ABSTTL): re-anchored to the
+    // new owner's clock, whatever it reads.
+    const restoredTtl = (key: string): number[] =>
+      tap.lines.flatMap((line) => {
+        const match = /"RESTORE(?:-ASKING)?" "([^"]*)" "(\d+)"/.exec(line);
+        if (match?.[1] !== key) return [];
+        expect(line).not.toMatch(/ABSTTL/i);
+        return [Number(match[2])];
+      });
+    await eventually(() => restoredTtl(rw.name).length === 1 && restoredTtl(lock.resources[0]!).length === 1);
+    for (const [key, ttlMs] of [[rw.name, 30_000], [lock.resources[0]!, 20_000]] as const) {
+      const [remainingMs] = restoredTtl(key);
+      expect(remainingMs).toBeGreaterThan(0);
+      expect(remainingMs).toBeLessThanOrEqual(ttlMs);
+    }
+    // The holders carry on at the new owner (extend and release follow MOVED).
+    await readers[0]!.extend(20_000);
+    for (const hold of [...readers, lock]) expect((await hold.release()).released).toBe(true);
+    await eventually(async () => (await holders(rw.name)).pttl.every((pttl) => pttl === -2));
   }, 60_000);
 
   it('the safety oracle reads a cluster voter\'s keys wherever they are while their slot migrates (before, during and after MIGRATE)', async () => {

@@ -190,6 +190,51 @@ describe.each<VoterKind>(['ioredis sentinels', 'node-redis createSentinel option
   });
 });
 
+describe('deadlines across a failover (docs/safety.md, "Clocks within a voter")', () => {
+  it('a replica gets every expiry as the master\'s absolute time (SET PXAT, PEXPIREAT), scores as they are, and keeps them once promoted', async () => {
+    // The mechanism, on real servers: their clocks are this machine's one clock, so what an offset
+    // would do follows from what is carried, not seen. The replica gets the writes a second late:
+    // an expiry sent as a ttl would land a second later there; an absolute one lands unchanged.
+    voterKind = 'ioredis sentinels';
+    const redlock = lockOn({ retryCount: 0 });
+    const key = uniquePrefix('failover-clock');
+    const onMaster = new Redis({ host: '127.0.0.1', port: group.master.port });
+    const onReplica = new Redis({ host: '127.0.0.1', port: group.replica.port });
+    onMaster.on('error', () => undefined); // the master is killed below
+    cleanups.push(() => onMaster.disconnect());
+    cleanups.push(() => onReplica.disconnect());
+    await eventually(async () => {
+      const lock = await redlock.acquire(key('warm'), 5_000);
+      await sleep(20);
+      const held = await onMaster.get(key('warm'));
+      await lock.release();
+      return held === lock.value;
+    });
+    group.link.mode = 'blackhole';
+    const lock = await redlock.acquire(key('lock'), 20_000);
+    await lock.extend(30_000); // a PEXPIRE on the master
+    const rw = redlock.readWrite(key('doc'));
+    const reader = await rw.read.acquire(30_000);
+    const keys = [lock.resources[0]!, rw.name];
+    // What the master holds: each key's expiry (epoch ms on its clock) and the reader's deadline.
+    const heldOn = async (client: Redis): Promise<number[]> => [
+      ...(await Promise.all(keys.map(async (held) => Number(await client.pexpiretime(held))))),
+      Number(await client.zscore(rw.name, reader.value)),
+    ];
+    await eventually(async () => (await heldOn(onMaster)).every((ms) => ms > 0));
+    const onTheMaster = await heldOn(onMaster);
+    expect(await heldOn(onReplica)).toEqual([-2, -2, 0]);
+    await sleep(1_000);
+    group.link.mode = 'pass';
+    await eventually(async () => (await heldOn(onReplica)).every((ms) => ms > 0));
+    expect(await heldOn(onReplica)).toEqual(onTheMaster);
+    // Promoted, the replica expires them at those times, read on its own clock.
+    await group.master.kill();
+    await group.waitForFailover();
+    expect(await heldOn(onReplica)).toEqual(onTheMaster);
+  }, FAILOVER_TEST_MS);
+});
+
 describe('a Sentinel-managed voter from node-redis createSentinel options', () => {
   it('a Sentinel that accepts connections and never answers is passed over: the next one names the master; a url in nodeClientOptions does not override that address', async () => {
     const silent = await FaultProxy.start(group.sentinelPort);
