@@ -111,6 +111,17 @@ export const channels = Object.fromEntries(
   Object.entries(channelNames).map(([event, name]) => [event, diagnosticsChannel.channel(name)]),
 ) as Record<RedlockEventName, diagnosticsChannel.Channel>;
 
+/**
+ * A listener's throw, which no caller can receive (the call that emitted goes on unchanged): an
+ * uncaught exception on the next tick, as Node raises a throw from a diagnostics_channel subscriber
+ * or an EventTarget listener. It crashes the process unless an 'uncaughtException' handler takes it.
+ */
+export function reportListenerError(error: unknown): void {
+  process.nextTick(() => {
+    throw error;
+  });
+}
+
 /** Percentiles of a duration, ms (0 when nothing was recorded). */
 export interface DurationSummary {
   readonly count: number;

@@ -23,7 +23,7 @@ import { EXCLUSIVE, Lock, type FencedLock, type LeaseKind } from './lock.js';
 import { ReadWriteLock, Semaphore, splitUsing, type Admission, type LeaseOwner } from './primitives.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { MasterClock } from './master-clock.js';
-import { channels, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
+import { channels, reportListenerError, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
 import { RedisNode, type Voter } from './node.js';
 import { ClusterVoter, clusterConfigOf, clusterKeysProblem } from './cluster.js';
 import type { HealthHooks, MasterHealth } from './health.js';
@@ -760,15 +760,27 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   /**
    * Emit an event and publish it on its diagnostics channel, building the payload only if someone
    * listens. With no listener an 'error' event would crash the process, so none is emitted then
-   * (master errors are also in the outcomes).
+   * (master errors are also in the outcomes). A listener runs inside an acquire, extend, release or
+   * a connection's handler: its throw must change no call's outcome (an acquire that rejected would
+   * leave its lock held, and auto-extended, by a Lock no one has) nor keep the later listeners from
+   * the event. So each listener is called on its own, and its throw is reported as Node reports a
+   * diagnostics_channel subscriber's or an EventTarget listener's: an uncaught exception on the
+   * next tick (observe.ts). publish() already does that for subscribers.
    */
   #emit<E extends keyof RedlockEvents>(event: E, payload: () => RedlockEvents[E][0]): void {
     const channel = channels[event];
-    const listened = this.listenerCount(event) > 0;
-    if (!listened && !channel.hasSubscribers) return;
+    // A copy: a `once` listener removes itself while called, and a listener may add or remove others.
+    const listeners = this.rawListeners(event) as Array<(this: this, payload: RedlockEvents[E][0]) => unknown>;
+    if (listeners.length === 0 && !channel.hasSubscribers) return;
     const built = payload();
     if (channel.hasSubscribers) channel.publish(built);
-    if (listened) (this.emit as (event: E, payload: RedlockEvents[E][0]) => boolean)(event, built);
+    for (const listener of listeners) {
+      try {
+        listener.call(this, built);
+      } catch (error) {
+        reportListenerError(error);
+      }
+    }
   }
 
 }

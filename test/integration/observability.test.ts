@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   channelNames,
   ExecutionError,
+  type RedlockEventName,
   LockLostError,
   Redlock,
   type AcquiredEvent,
@@ -16,7 +17,7 @@ import {
   type ReleasedEvent,
 } from '../../src/index.js';
 import { FaultProxy } from '../harness/proxy.js';
-import { eventually, sleep, uniquePrefix, urlOf, useSharedMasters } from '../harness/cluster.js';
+import { eventually, sleep, uniquePrefix, urlOf, useSharedMasters, valuesOn } from '../harness/cluster.js';
 
 const shared = useSharedMasters();
 const proxies: FaultProxy[] = [];
@@ -170,5 +171,118 @@ describe('diagnostics_channel', () => {
     } finally {
       for (const unsubscribe of subscribers) unsubscribe();
     }
+  });
+});
+
+/**
+ * Runs `body` with the process' uncaught exceptions collected instead of reported (vitest's own
+ * handlers are set aside meanwhile, and restored): where the library reports a listener's throw.
+ */
+async function collectingUncaught<T>(body: (thrown: unknown[]) => Promise<T>): Promise<T> {
+  const thrown: unknown[] = [];
+  const saved = process.listeners('uncaughtException');
+  process.removeAllListeners('uncaughtException');
+  const collect = (error: unknown): void => void thrown.push(error);
+  process.on('uncaughtException', collect);
+  try {
+    return await body(thrown);
+  } finally {
+    process.off('uncaughtException', collect);
+    for (const listener of saved) process.on('uncaughtException', listener);
+  }
+}
+
+describe('a listener that throws', () => {
+  it('acquired: acquire() still resolves with a valid lock, the error is an uncaught exception, and release leaves nothing', async () => {
+    const redlock = fresh();
+    const boom = new Error('acquired listener failed');
+    const seen: AcquiredEvent[] = [];
+    redlock.on('acquired', () => {
+      throw boom;
+    });
+    redlock.on('acquired', (event) => seen.push(event)); // a later listener still sees the event
+    const key = uniquePrefix('throwing-acquired')('r');
+    await collectingUncaught(async (thrown) => {
+      const lock = await redlock.acquire(key, 5_000);
+      expect(lock.expiration).toBeGreaterThan(Date.now());
+      expect(seen.map((event) => event.lock)).toEqual([lock]);
+      const values = await valuesOn(shared.direct, key);
+      expect(values.filter((value) => value === lock.value).length).toBeGreaterThanOrEqual(3);
+      await eventually(() => thrown.length > 0);
+      expect(thrown).toEqual([boom]);
+      expect((await lock.release()).released).toBe(true);
+    });
+    await eventually(async () => (await valuesOn(shared.direct, key)).every((value) => value === null));
+    expect(redlock.stats().held).toBe(0);
+  });
+
+  it('acquired: using() runs the routine, resolves with its result and releases (nothing extended afterwards)', async () => {
+    const redlock = fresh();
+    const boom = new Error('acquired listener failed in using');
+    redlock.on('acquired', () => {
+      throw boom;
+    });
+    const key = uniquePrefix('throwing-using')('r');
+    const extended: ExtendedEvent[] = [];
+    redlock.on('extended', (event) => extended.push(event));
+    await collectingUncaught(async (thrown) => {
+      // A short ttl: the lock extends itself while the routine runs, and must stop when it ends.
+      const result = await redlock.using(key, 1_000, async (signal, lock) => {
+        const values = await valuesOn(shared.direct, key);
+        expect(values.filter((value) => value === lock.value).length).toBeGreaterThanOrEqual(3);
+        await sleep(1_200); // past the ttl: extended meanwhile
+        expect(signal.aborted).toBe(false);
+        return 'routine ran';
+      });
+      expect(result).toBe('routine ran');
+      expect(thrown).toEqual([boom]);
+    });
+    expect(extended.length).toBeGreaterThanOrEqual(1);
+    expect(await valuesOn(shared.direct, key)).toEqual([null, null, null, null, null]);
+    const after = extended.length;
+    await sleep(1_200);
+    expect(extended).toHaveLength(after);
+    expect(redlock.stats().held).toBe(0);
+  });
+
+  it('on every event: no call changes its outcome, later listeners still see the event, each error is an uncaught exception', async () => {
+    const events: RedlockEventName[] = ['acquired', 'extended', 'released', 'lost', 'failed', 'error', 'nodeDown', 'nodeUp'];
+    const redlock = new Redlock([proxies[0]!.url, ...ports.slice(1).map(urlOf)], { retryDelay: 20, retryJitter: 10 });
+    opened.push(redlock);
+    const heard = new Map<RedlockEventName, number>();
+    for (const event of events) {
+      redlock.on(event, () => {
+        throw new Error(`listener of ${event}`);
+      });
+      redlock.on(event, () => void heard.set(event, (heard.get(event) ?? 0) + 1));
+    }
+    const other = fresh();
+    const key = uniquePrefix('throwing-every');
+    await collectingUncaught(async (thrown) => {
+      const lock = await redlock.acquire(key('a'), 5_000);
+      await expect(redlock.extend(lock, 5_000)).resolves.toBe(lock);
+      expect((await lock.release()).released).toBe(true);
+      const held = await other.acquire(key('b'), 5_000);
+      await expect(redlock.acquire(key('b'), 5_000, { retryCount: 0 })).rejects.toBeInstanceOf(ExecutionError);
+      await held.release();
+      const late = await redlock.acquire(key('c'), 100);
+      await sleep(150);
+      expect((await late.release()).released).toBe(false); // lost, then released
+      await eventually(() => redlock.health().every((master) => master.state === 'up'));
+      try {
+        proxies[0]!.mode = 'refuse';
+        proxies[0]!.resetAll();
+        await eventually(() => redlock.health()[0]!.state === 'down');
+      } finally {
+        proxies[0]!.mode = 'pass';
+      }
+      await eventually(() => redlock.health()[0]!.state === 'up', 10_000);
+      await eventually(() => events.every((event) => heard.has(event)));
+      await sleep(20); // the last emissions' reports, on the next tick
+      const messages = thrown.map((error) => (error instanceof Error ? error.message : String(error)));
+      expect(new Set(messages)).toEqual(new Set(events.map((event) => `listener of ${event}`)));
+      expect(messages).toHaveLength([...heard.values()].reduce((sum, count) => sum + count, 0));
+    });
+    for (const name of ['a', 'b', 'c']) expect(await valuesOn(shared.direct, key(name))).toEqual([null, null, null, null, null]);
   });
 });
