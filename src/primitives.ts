@@ -8,7 +8,7 @@ import { clusterCompanionKey } from './cluster.js';
 import type { FencedLock, Lock, LeaseKind } from './lock.js';
 import type { Routine } from './redlock.js';
 import type { OperationKind } from './scripts/index.js';
-import type { CallSettings, FencedSettings, UsingSettings } from './settings.js';
+import { describe, type CallSettings, type FencedSettings, type UsingSettings } from './settings.js';
 
 /** How a lease is admitted: the acquire operation, the keys it is sent, and what it makes. */
 export interface Admission {
@@ -44,6 +44,10 @@ export function splitUsing<T, S extends object, L extends Lock>(
 ): [S | undefined, Routine<T, L>] {
   const [settings, routine] = typeof settingsOrRoutine === 'function' ? [undefined, settingsOrRoutine] : [settingsOrRoutine, maybeRoutine];
   if (typeof routine !== 'function') throw new TypeError(`using needs a routine: ${shape}`);
+  // As acquire's settings are checked (validateSettings): null or a string would otherwise pass as no settings, or as odd ones.
+  if (settings !== undefined && (typeof settings !== 'object' || settings === null || Array.isArray(settings))) {
+    throw new TypeError(`settings must be an object, got ${describe(settings)}`);
+  }
   return [settings, routine];
 }
 

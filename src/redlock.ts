@@ -40,10 +40,12 @@ import type { NodeInput } from './clients.js';
 import { Cancellation, fanOut, type Answer, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
 import { QUEUED, newTicket, type LockOperation, type OperationReply } from './scripts/index.js';
 import {
+  checkName,
   normalizeResources,
   resolveSettings,
   validateAutoExtension,
   validateSettings,
+  validateLimit,
   validateTtl,
   describe,
   type CallSettings,
@@ -166,10 +168,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * a Lock with the lock's whole lifetime (extend, release, signal, autoExtend, `await using`).
    */
   semaphore(name: string, limit: number): Semaphore {
-    normalizeResources(name);
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be an integer ≥ 1, got ${String(limit)}`);
-    if (limit > MAX_PERMITS) throw new RangeError(`limit must be at most ${MAX_PERMITS} (a permit's acquire asks for every slot), got ${limit}`);
-    return new Semaphore(this.#leaseOwner, name, limit, this.#clustered);
+    checkName(name);
+    return new Semaphore(this.#leaseOwner, name, validateLimit(limit, MAX_PERMITS), this.#clustered);
   }
 
   /**
@@ -177,7 +177,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * waiting writer stops new readers. The write hold is `acquire(name)` itself.
    */
   readWrite(name: string): ReadWriteLock {
-    normalizeResources(name);
+    checkName(name);
     return new ReadWriteLock(this.#leaseOwner, name);
   }
 

@@ -326,17 +326,39 @@ export function normalizeResources(resources: unknown): string[] {
   return [...new Set(list as string[])];
 }
 
+/**
+ * A semaphore's or read-write lock's name: one string, checked as a resource is (a list of names
+ * would otherwise reach the masters as one odd key).
+ */
+export function checkName(name: unknown): asserts name is string {
+  if (typeof name !== 'string') throw new TypeError(`name must be a string (one resource), got ${describe(name)}`);
+  checkResource(name, -1);
+}
+
+/** A semaphore's limit: an integer from 1 to `maxPermits`. */
+export function validateLimit(limit: unknown, maxPermits: number): number {
+  if (typeof limit !== 'number') throw new TypeError(`limit must be a number, got ${describe(limit)}`);
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be an integer ≥ 1, got ${limit}`);
+  if (limit > maxPermits) throw new RangeError(`limit must be at most ${maxPermits} (a permit's acquire asks for every slot), got ${limit}`);
+  return limit;
+}
+
+/** How errors name a resource: `index` −1 is a primitive's name (checkName). Built only for an error. */
+function resourceLabel(index: number): string {
+  return index < 0 ? 'name' : `resources[${index}]`;
+}
+
 function checkResource(resource: unknown, index: number): asserts resource is string {
   if (typeof resource !== 'string') {
-    throw new TypeError(`resources[${index}] must be a string, got ${describe(resource)}`);
+    throw new TypeError(`${resourceLabel(index)} must be a string, got ${describe(resource)}`);
   }
-  if (resource.length === 0) throw new RangeError(`resources[${index}] is an empty string`);
+  if (resource.length === 0) throw new RangeError(`${resourceLabel(index)} is an empty string`);
   if (!resource.isWellFormed()) {
     // node-redis sends a lone surrogate as U+FFFD: two different names would be one key.
-    throw new TypeError(`resources[${index}] is not well-formed UTF-16 (it has a lone surrogate), so it has no exact key on the masters`);
+    throw new TypeError(`${resourceLabel(index)} is not well-formed UTF-16 (it has a lone surrogate), so it has no exact key on the masters`);
   }
   for (const [suffix, what] of companionSuffixes) {
-    if (resource.endsWith(suffix)) throw new RangeError(`resources[${index}] ends in '${suffix}', which names ${what}; choose another name`);
+    if (resource.endsWith(suffix)) throw new RangeError(`${resourceLabel(index)} ends in '${suffix}', which names ${what}; choose another name`);
   }
 }
 

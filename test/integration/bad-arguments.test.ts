@@ -74,16 +74,68 @@ const acquireCases: Array<[string, Call, typeof TypeError | typeof RangeError, R
   ['release of something not a Lock', () => redlock.release(null as unknown as Lock), TypeError, /needs a Lock/],
 ];
 
+/** `call` fails with `type` and `message`, and no lock command reaches any master. */
+async function refusedBeforeTheNetwork(call: Call, type: typeof TypeError | typeof RangeError, message: RegExp): Promise<void> {
+  const taps = await Promise.all(masters.map((master) => monitor(master.port)));
+  const before = await Promise.all(direct.map((client) => client.dbSize()));
+  await expect(Promise.resolve().then(call)).rejects.toThrow(type);
+  await expect(Promise.resolve().then(call)).rejects.toThrow(message);
+  await sleep(20);
+  for (const tap of taps) tap.stop();
+  expect(taps.flatMap((tap) => tap.lines).filter((line) => /"EVAL(SHA)?"/i.test(line))).toEqual([]);
+  expect(await Promise.all(direct.map((client) => client.dbSize()))).toEqual(before);
+}
+
 describe('bad arguments to acquire, extend and release', () => {
   it.each(acquireCases)('%s → typed error, no lock command sent', async (_name, call, type, message) => {
-    const taps = await Promise.all(masters.map((master) => monitor(master.port)));
-    const before = await Promise.all(direct.map((client) => client.dbSize()));
-    await expect(Promise.resolve().then(call)).rejects.toThrow(type);
-    await expect(Promise.resolve().then(call)).rejects.toThrow(message);
-    await sleep(20);
-    for (const tap of taps) tap.stop();
-    expect(taps.flatMap((tap) => tap.lines).filter((line) => /"EVAL(SHA)?"/i.test(line))).toEqual([]);
-    expect(await Promise.all(direct.map((client) => client.dbSize()))).toEqual(before);
+    await refusedBeforeTheNetwork(call, type, message);
+  });
+});
+
+const routine = (): string => 'ran';
+const semaphore = (name: unknown, limit: unknown): Call => () => redlock.semaphore(name as string, limit as number).acquire(1_000);
+const readWrite = (name: unknown): Call => () => redlock.readWrite(name as string).read.acquire(1_000);
+const using = (settings: unknown): Call => () => redlock.using('r', 1_000, settings as undefined as never, routine);
+
+// A wrong type is a TypeError, a wrong value of the right type a RangeError. A name is one string,
+// checked as a resource is.
+const otherCallCases: Array<[string, Call, typeof TypeError | typeof RangeError, RegExp]> = [
+  ['a semaphore limit as a string', semaphore('pool', '2'), TypeError, /limit must be a number, got the string "2"/],
+  ['a semaphore limit as a bigint', semaphore('pool', 2n), TypeError, /limit must be a number, got bigint 2/],
+  ['a semaphore limit as an object', semaphore('pool', { limit: 2 }), TypeError, /limit must be a number, got an object \(Object\)/],
+  ['no semaphore limit', semaphore('pool', undefined), TypeError, /limit must be a number, got undefined/],
+  ['a fractional semaphore limit', semaphore('pool', 1.5), RangeError, /limit must be an integer ≥ 1, got 1\.5/],
+  ['a NaN semaphore limit', semaphore('pool', Number.NaN), RangeError, /limit must be an integer ≥ 1, got NaN/],
+  ['an infinite semaphore limit', semaphore('pool', Number.POSITIVE_INFINITY), RangeError, /limit must be an integer ≥ 1/],
+  ['a semaphore limit of 0', semaphore('pool', 0), RangeError, /limit must be an integer ≥ 1, got 0/],
+  ['a semaphore limit above 1024', semaphore('pool', 1025), RangeError, /limit must be at most 1024/],
+  ['a semaphore named by an array', semaphore(['p', 'q'], 1), TypeError, /name must be a string \(one resource\), got an array/],
+  ['a semaphore named by a number', semaphore(7, 1), TypeError, /name must be a string/],
+  ['a semaphore without a name', semaphore(undefined, 1), TypeError, /name must be a string/],
+  ['a semaphore named by an empty string', semaphore('', 1), RangeError, /name is an empty string/],
+  ['a semaphore named like a wait queue', semaphore('pool:redlock-queue', 1), RangeError, /name ends in ':redlock-queue'/],
+  ['a permit with a ttl as a string', () => redlock.semaphore('pool', 2).acquire('1000' as unknown as number), TypeError, /ttl must be a number/],
+  ['a permit with fencing', () => redlock.semaphore('pool', 2).acquire(1_000, { fencing: true } as object), TypeError, /fencing tokens order exclusive holders/],
+  ['a permit using() with settings as an array', () => redlock.semaphore('pool', 2).using(1_000, [] as object, routine), TypeError, /settings must be an object, got an array/],
+  ['a read-write lock named by an array', readWrite(['doc', 'x']), TypeError, /name must be a string \(one resource\), got an array/],
+  ['a read-write lock named by an object', readWrite({ name: 'doc' }), TypeError, /name must be a string/],
+  ['a read-write lock without a name', readWrite(undefined), TypeError, /name must be a string/],
+  ['a read-write lock named by an empty string', readWrite(''), RangeError, /name is an empty string/],
+  ['a read-write lock named with a lone surrogate', readWrite('doc\uD800'), TypeError, /name is not well-formed UTF-16/],
+  ['a write hold with a negative ttl', () => redlock.readWrite('doc').write.acquire(-1), RangeError, /positive safe integer/],
+  ['a read hold with fencing', () => redlock.readWrite('doc').read.acquire(1_000, { fencing: true } as object), TypeError, /fencing tokens order exclusive holders/],
+  ['using() with settings as a string', using('fast'), TypeError, /settings must be an object, got the string "fast"/],
+  ['using() with null settings', using(null), TypeError, /settings must be an object, got null/],
+  ['using() without a routine', () => redlock.using('r', 1_000, undefined as never), TypeError, /using needs a routine/],
+  ['using() with an unknown onLost', using({ onLost: 'ignore' }), TypeError, /onLost must be 'resolve' or 'reject'/],
+  ['inspect of an empty array', () => redlock.inspect([]), RangeError, /at least one resource/],
+  ['inspect with a nodeTimeout as a string', () => redlock.inspect('r', { nodeTimeout: '5' as unknown as number }), TypeError, /nodeTimeout must be a number/],
+  ['forceRelease of a number', () => redlock.forceRelease(5 as unknown as string), TypeError, /resources must be a string or an array/],
+];
+
+describe('bad arguments to semaphore, readWrite, using and the operator calls', () => {
+  it.each(otherCallCases)('%s → typed error, no lock command sent', async (_name, call, type, message) => {
+    await refusedBeforeTheNetwork(call, type, message);
   });
 });
 

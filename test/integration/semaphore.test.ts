@@ -254,7 +254,8 @@ describe('semaphore', () => {
     expect(() => redlock.semaphore('pool', 0)).toThrow(RangeError);
     expect(() => redlock.semaphore('pool', 1.5)).toThrow(RangeError);
     expect(() => redlock.semaphore('pool', Number.NaN)).toThrow(RangeError);
-    expect(() => redlock.semaphore('pool', '2' as unknown as number)).toThrow(RangeError);
+    expect(() => redlock.semaphore('pool', '2' as unknown as number)).toThrow(TypeError); // a wrong type (bad-arguments.test.ts has the rest)
+    expect(() => redlock.semaphore(['p', 'q'] as unknown as string, 2)).toThrow(TypeError); // a name is one string
     expect(() => redlock.semaphore('', 2)).toThrow(RangeError);
     expect(() => redlock.semaphore(7 as unknown as string, 2)).toThrow(TypeError);
     await expect(redlock.semaphore('pool', 2).acquire(-1)).rejects.toThrow(RangeError);
