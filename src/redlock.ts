@@ -291,14 +291,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
             const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
             throw new Failure(acquireFailure(admission.description ?? formatResources(keys), attempt, effective, record), keys, attempts);
           }
-          if (inLine && this.#masterClock.stale) {
-            // The first wait of this process (or the first in a while): read the masters' clocks, so
-            // its tickets get the place every master agrees on. The first time, try again at once to
-            // give it: until then each master placed the ticket by its own clock.
-            const unplaced = placeMs === undefined;
-            const reading = this.#masterClock.sample(() => this.#readMasterClocks(keys[0]!, effective));
-            if (unplaced && (await reading, this.#masterClock.placeOf(startMs) !== undefined)) continue;
-          }
+ if (inLine && this.#masterClock.stale) this.#readMasterClocks(keys, ticket, startMs, placeMs === undefined, effective);
           waiter ??= this.#notifier.register(keys, ticket, startMs, kind === 'read');
           waiter.ownValue = value;
           const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
@@ -693,21 +686,34 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   /**
-   * Each master's TIME, read on the master serving `key`, as offsets from this process' monotonic
-   * clock (TIME minus the round trip's midpoint), for the masters that answered within the timeout.
+   * The first wait of this process, or the first in a while: read the masters' clocks in the
+   * background (the waiter sleeps meanwhile), so tickets get the place every master agrees on
+   * (master-clock.ts). A ticket that was `unplaced` (each master placed it by its own clock) is then
+   * given that place where it stands in line: a 'clock' operation with the ticket, not an attempt.
    */
-  async #readMasterClocks(key: string, effective: EffectiveSettings): Promise<number[]> {
-    const operation: LockOperation = { kind: 'clock', keys: [key], value: newLockValue(), ttlMs: 0 };
-    const offsets: number[] = [];
-    const read: NodeOperation<OperationReply> = (index, cancellation) => {
-      const sentMs = this.#clock.monotonicMs();
-      return this.#nodes[index]!.submit(operation, cancellation, effective.batching).then((reply) => {
-        if (reply.status === 1) offsets.push(reply.detail - (sentMs + this.#clock.monotonicMs()) / 2);
-        return reply;
-      });
-    };
-    await fanOut(this.#labels, read, { quorum: effective.quorum, timeoutMs: effective.nodeTimeoutMs, waitForAll: true }, judgeHeld);
-    return offsets;
+  #readMasterClocks(keys: readonly string[], ticket: string, startMs: number, unplaced: boolean, effective: EffectiveSettings): void {
+    const value = newLockValue();
+    const reading = this.#masterClock.sample(async () => {
+      const offsets: number[] = [];
+      const read: NodeOperation<OperationReply> = (index, cancellation) => {
+        const sentMs = this.#clock.monotonicMs();
+        return this.#nodes[index]!.submit({ kind: 'clock', keys: [keys[0]!], value, ttlMs: 0 }, cancellation, effective.batching).then((reply) => {
+          // The master's TIME against the midpoint of the round trip on our monotonic clock.
+          if (reply.status === 1) offsets.push(reply.detail - (sentMs + this.#clock.monotonicMs()) / 2);
+          return reply;
+        });
+      };
+      await fanOut(this.#labels, read, { quorum: effective.quorum, timeoutMs: effective.nodeTimeoutMs, waitForAll: true }, judgeHeld);
+      return offsets;
+    });
+    if (!unplaced) return;
+    reading
+      .then(() => {
+        const placeMs = this.#masterClock.placeOf(startMs);
+        if (placeMs === undefined || this.#closed) return;
+        return this.#runEverywhere({ kind: 'clock', keys, value, ttlMs: 0, ticket, placeMs }, effective);
+      })
+      .catch(() => undefined); // best effort: the next attempt gives the place anyway
   }
 
   /** Send an operation to every master and wait until each answered or timed out. */

@@ -138,10 +138,12 @@ const kindCode: Record<OperationKind, string> = {
  *       'e' extend, 'r' release, 'f' fence, 'i' inspect, 'x' force release, 't' clock), lock value
  *       (inspect, force release, clock: the call's own, unique), ttl in ms (fence: the token;
  *       release, inspect, force release and clock: ignored), number of keys it owns in KEYS: its n
- *       lock keys (a permit: its semaphore's slots; inspect, force release, clock: one), and for
+ *       lock keys (a permit: its semaphore's slots; inspect, force release: one; clock: the keys whose
+ *       queues its ticket is placed in, or one), and for
  *       'A', 'f' and 'i' then their n fence counters. An acquire adds three: its ticket ('' for
  *       none), the age of its acquire (ms) and its place ('' for not known yet; see Queues); a
- *       release adds one, the ticket it drops ('' for none); a permit adds one, the slot to try
+ *       release adds one, the ticket it drops ('' for none); a clock adds two, a ticket and its
+ *       place ('': none); a permit adds one, the slot to try
  *       first (0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
  *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
  *       master's own (a cluster shard). Last, the call's tag (unique in the process), echoed as the
@@ -202,7 +204,8 @@ const kindCode: Record<OperationKind, string> = {
  *           the waiter whose turn it is wakes once, at once, instead of polling; best effort (pcall): a refused PUBLISH (an ACL without +publish; a
  *           shard channel resharded away) comes after the DEL and must not turn a done release
  *           into an error
- *   clock   {1, ms} this master's TIME in ms; {2, "TIME refused: …"} an ACL without +time
+ *   clock   {1, ms} this master's TIME in ms; {2, "TIME refused: …"} an ACL without +time. With a
+ *           ticket and a place, the ticket also takes that place in each key's queue it is in
  *   inspect {1, {type, value, pttl, readers, fence, queued}} reads one key and writes nothing: its
  *           TYPE, a string's value ('' otherwise), its PTTL, a read-hold key's live readers, its fence
  *           counter as stored ('' for none) and the live tickets in its queue (readers and tickets
@@ -319,7 +322,7 @@ while i <= n - 4 do
     end
   end
   local locks = (kind == 'A' or kind == 'f') and (first + last - 1) / 2 or last
-  if kind == 'a' or kind == 'A' then width = 7 elseif kind == 'r' or kind == 'p' then width = 5 end
+  if kind == 'a' or kind == 'A' then width = 7 elseif kind == 't' then width = 6 elseif kind == 'r' or kind == 'p' then width = 5 end
   if status == -1 then
     detail = 0
   elseif kind == 's' then
@@ -433,6 +436,11 @@ while i <= n - 4 do
   elseif kind == 't' then
     status, detail = 1, line().clock()
     if not detail then status, detail = 2, 'TIME refused: ordering the line needs TIME on the master' end
+    -- With a ticket and its place: the ticket takes that place where it stands in line (XX).
+    local ticket, place = ARGV[i + 4], tonumber(ARGV[i + 5])
+    if ticket ~= '' and place then
+      for k = first, last do redis.pcall('ZADD', queue_of(K[k]), 'XX', place, ticket) end
+    end
   elseif kind == 'i' then
     -- Reads only, each a pcall: a refused command fails this inspection alone, never the batch.
     local key, refused = K[first], nil
@@ -593,6 +601,7 @@ export function encodeBatch(
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(counters ? 2 * own.length : own.length));
     if (kind === 'acquire') args.push(operation.ticket ?? '', ...placeOf(operation));
     else if (kind === 'release') args.push(operation.ticket ?? '');
+    else if (kind === 'clock') args.push(operation.ticket ?? '', placeOf(operation)[1]);
     else if (kind === 'permit') args.push(String(operation.firstSlot ?? 0));
   }
   if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
