@@ -4,8 +4,14 @@
  * its start, it gets no vote, so no lock can be granted by young masters while an older holder's
  * keys still live on the others: the Redlock spec's "delayed restart", enforced by the client.
  *
+ * The first run id seen at an address is judged by its uptime. A run id that changes there later is
+ * judged from when the change was seen, whatever its uptime: the server may be another one (a VIP,
+ * DNS name or proxy switched to a standby) that has been up for days without ever seeing the locks
+ * granted here.
+ *
  * Pure logic over what `INFO` says (its server section); node.ts asks it on every (re)connection.
  */
+
 export interface ServerInfo {
   readonly runId: string;
   /**
@@ -31,14 +37,14 @@ export class RestartGuard {
   constructor(readonly graceMs: number) {}
 
   /**
-   * What INFO said at `nowMs`, on a new connection. A new run id (or the first sight of this
-   * master) starts the grace from the master's start; the same run id keeps the earlier verdict.
+   * What INFO said at `nowMs`, on a new connection. The first run id seen starts the grace from the
+   * master's start (its uptime); a changed one starts it now; the same run id keeps the earlier verdict.
    */
   observe(info: ServerInfo, nowMs: number): void {
     this.#confirmed = true;
     if (info.runId === this.#runId) return;
+    const surelyUpMs = this.#runId === undefined ? Math.max(0, info.uptimeSeconds - 1) * 1000 : 0;
     this.#runId = info.runId;
-    const surelyUpMs = Math.max(0, info.uptimeSeconds - 1) * 1000;
     this.#eligibleAtMs = nowMs + Math.max(0, this.graceMs - surelyUpMs);
   }
 

@@ -55,7 +55,7 @@ export function valuesOn(clients: readonly DirectClient[], key: string): Promise
  * A Redlock on the given ports, with an error listener so tests see no noise, reaching them with
  * this test process' client kind (clients.ts); user clients made for it are closed after its quit().
  */
-export function redlockOn(ports: readonly number[], settings?: Omit<CallSettings, 'signal'>): Redlock {
+export function redlockOn(ports: readonly number[], settings?: ConstructorParameters<typeof Redlock>[1]): Redlock {
   const { nodes, close } = nodesFor(ports);
   const redlock = new Redlock(nodes, settings);
   redlock.on('error', () => undefined);

@@ -17,12 +17,21 @@ const ALIASES = Symbol.for('redlock-quorum.master-aliases');
 const registry = globalThis as typeof globalThis & { [ALIASES]?: Map<number, number> };
 const aliases = (registry[ALIASES] ??= new Map<number, number>());
 
-export function aliasMaster(proxyPort: number, masterPort: number): void {
+/** Proxy port → when it was pointed at the master it stands for now, if it was switched (FaultProxy.retarget). */
+const SWITCHES = Symbol.for('redlock-quorum.master-switches');
+const switchRegistry = globalThis as typeof globalThis & { [SWITCHES]?: Map<number, number> };
+const switches = (switchRegistry[SWITCHES] ??= new Map<number, number>());
+
+/** `switchedAtMs`: the proxy was switched to this master then; it serves the proxy's address only since. */
+export function aliasMaster(proxyPort: number, masterPort: number, switchedAtMs?: number): void {
   aliases.set(proxyPort, masterPort);
+  if (switchedAtMs === undefined) switches.delete(proxyPort);
+  else switches.set(proxyPort, switchedAtMs);
 }
 
 export function unaliasMaster(proxyPort: number): void {
   aliases.delete(proxyPort);
+  switches.delete(proxyPort);
 }
 
 /**
@@ -150,10 +159,17 @@ export class MasterReader implements KeyReader {
     return this.#firstSeen.get(clusters.has(label) ? label : portOf(this.resolve(label)))?.get(runId);
   }
 
-  /** When the master's current run was ready, if this process started it (a cluster: its latest master's). */
+  /**
+   * When the master's current run was ready, if this process started it (a cluster: its latest
+   * master's); behind a switched proxy, not before the switch: only then did it take the address.
+   */
   startedAtMs(label: string): number | undefined {
     const shards = clusters.get(label);
-    if (!shards) return starts.get(portOf(this.resolve(label)));
+    if (!shards) {
+      const started = starts.get(portOf(this.resolve(label)));
+      const switched = switches.get(portOf(label));
+      return switched === undefined ? started : Math.max(started ?? switched, switched);
+    }
     const each = shards.map((shard) => starts.get(shard));
     return each.every((ms) => ms !== undefined) ? Math.max(...(each)) : undefined;
   }

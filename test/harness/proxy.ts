@@ -1,8 +1,9 @@
 /**
  * An in-process TCP proxy in front of a master, for network faults that `tc netem` would give:
  * added latency, blackhole (bytes held back, TCP left open), connection reset, refusing new
- * connections; and one no network gives (`drop`). Listens on a free loopback port; `close()` ends
- * every socket it opened.
+ * connections; and one no network gives (`drop`). It can also be pointed at another server
+ * (`retarget`), as a VIP, DNS name or proxy is switched to a standby. Listens on a free loopback
+ * port; `close()` ends every socket it opened.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { aliasMaster, unaliasMaster } from './master-reader.js';
@@ -33,8 +34,17 @@ export class FaultProxy {
   private constructor(
     private readonly server: Server,
     readonly port: number,
-    readonly targetPort: number,
-  ) {}
+    targetPort: number,
+  ) {
+    this.#targetPort = targetPort;
+  }
+
+  #targetPort: number;
+
+  /** The port of the server behind this proxy now. */
+  get targetPort(): number {
+    return this.#targetPort;
+  }
 
   static async start(targetPort: number): Promise<FaultProxy> {
     const server = createServer();
@@ -74,6 +84,17 @@ export class FaultProxy {
     this.#afterNextRequest = change;
   }
 
+  /**
+   * Send new connections to the server on `targetPort` and reset the open ones, as a switched VIP
+   * or DNS name does: clients reconnect to the same address and meet another server. The oracle
+   * reads that server from now on, counting it as the address' server only since now.
+   */
+  retarget(targetPort: number): void {
+    this.#targetPort = targetPort;
+    aliasMaster(this.port, targetPort, Date.now());
+    this.resetAll();
+  }
+
   /** Reset every open connection (RST), as a flaky network or a restarted load balancer would. */
   resetAll(): void {
     for (const socket of this.#sockets) socket.resetAndDestroy();
@@ -91,7 +112,7 @@ export class FaultProxy {
       client.resetAndDestroy();
       return;
     }
-    const upstream = createConnection({ host: '127.0.0.1', port: this.targetPort });
+    const upstream = createConnection({ host: '127.0.0.1', port: this.#targetPort });
     for (const socket of [client, upstream]) {
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));

@@ -5,11 +5,16 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExecutionError, MasterRestartedError, Redlock, type Lock } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
-import { eventually, sleep, uniquePrefix } from '../harness/cluster.js';
+import { closeAll, directClients, eventually, redlockOn, sleep, uniquePrefix, type DirectClient } from '../harness/cluster.js';
+import { FaultProxy } from '../harness/proxy.js';
 import { oracle } from '../harness/oracle-session.js';
 
 let masters: RedisMaster[] = [];
 const opened: Redlock[] = [];
+/** Servers, proxies and direct clients a test starts beyond the five masters. */
+const extras: RedisMaster[] = [];
+const proxies: FaultProxy[] = [];
+const direct: DirectClient[] = [];
 
 beforeEach(async () => {
   masters = await startMasters(5);
@@ -17,7 +22,9 @@ beforeEach(async () => {
 
 afterEach(async () => {
   for (const redlock of opened.splice(0)) await redlock.quit();
-  for (const master of masters) master.stop();
+  await closeAll(direct.splice(0));
+  for (const proxy of proxies.splice(0)) await proxy.close();
+  for (const master of [...masters, ...extras.splice(0)]) master.stop();
 });
 
 afterAll(() => {
@@ -30,6 +37,29 @@ function lockOn(settings: ConstructorParameters<typeof Redlock>[1] = {}): Redloc
   redlock.on('error', () => undefined);
   opened.push(redlock);
   return redlock;
+}
+
+/** A Redlock on `ports` reaching them with this run's client kind (the user's clients, or URLs). */
+function lockOnPorts(ports: readonly number[], settings: Parameters<typeof redlockOn>[1] = {}): Redlock {
+  const redlock = redlockOn(ports, { nodeTimeout: 1_000, ...settings });
+  opened.push(redlock);
+  return redlock;
+}
+
+async function proxyTo(port: number): Promise<FaultProxy> {
+  const proxy = await FaultProxy.start(port);
+  proxies.push(proxy);
+  return proxy;
+}
+
+/** The first acquire of `redlock` that succeeds (masters younger than the grace vote only once it has passed). */
+async function firstGrant(redlock: Redlock, key: string, timeoutMs: number): Promise<Lock> {
+  let lock: Lock | undefined;
+  await eventually(async () => {
+    lock = await redlock.acquire(key, TTL_MS).catch(() => undefined);
+    return lock !== undefined;
+  }, timeoutMs);
+  return lock!;
 }
 
 const TTL_MS = 3_000;
@@ -87,6 +117,65 @@ describe('restart guard', () => {
       return lockB !== undefined;
     }, graceMs + 3_000);
     expect(Date.now() - restartedAt).toBeGreaterThanOrEqual(graceMs - 1_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(lockA.expiration);
+  });
+
+  it('a new server behind a known address (a VIP switched to a standby) gets no vote until the grace since the switch, whatever its uptime', async () => {
+    const key = uniquePrefix('switch')('r');
+    const graceMs = TTL_MS;
+    const [standby] = await startMasters(1);
+    extras.push(standby!);
+    const standbyReadyAt = Date.now();
+    // Master 0 behind an address that will be switched; masters 3 and 4 behind proxies that will
+    // hold A's acquire back, so A's lock lives on exactly a quorum: masters 0, 1 and 2.
+    const vip = await proxyTo(masters[0]!.port);
+    const [front3, front4] = [await proxyTo(masters[3]!.port), await proxyTo(masters[4]!.port)];
+    const ports = [vip.port, masters[1]!.port, masters[2]!.port, front3.port, front4.port];
+    direct.push(...(await directClients([masters[0]!.port, masters[1]!.port, masters[2]!.port, masters[3]!.port, masters[4]!.port, standby!.port])));
+    const [onX, , , on3, on4, onStandby] = direct;
+    const a = lockOnPorts(ports, { retryCount: 0, restartGuard: { graceMs } });
+    const b = lockOnPorts(ports, { retryCount: 0, restartGuard: { graceMs } });
+    // Both have met master 0 at the address, and every master votes for both (past its grace).
+    for (const redlock of [a, b]) await (await firstGrant(redlock, `${key}:warm`, graceMs + 5_000)).release();
+
+    front3.mode = 'blackhole';
+    front4.mode = 'blackhole';
+    const lockA = await a.acquire(key, TTL_MS);
+    // A's script calls to masters 3 and 4 are discarded with their connections, never run.
+    front3.resetAll();
+    front4.resetAll();
+    await sleep(50);
+    front3.mode = 'pass';
+    front4.mode = 'pass';
+    expect(await Promise.all([on3!.get(key), on4!.get(key)])).toEqual([null, null]);
+
+    // The standby has been up longer than the grace (INFO's whole seconds: one more to be sure).
+    await sleep(Math.max(0, standbyReadyAt + graceMs + 1_500 - Date.now()));
+    const reconnected = new Promise<void>((resolve) => b.on('nodeUp', (event) => void (event.node === `127.0.0.1:${vip.port}` && resolve())));
+    vip.retarget(standby!.port);
+    const switchedAt = Date.now();
+    await reconnected;
+    // B has masters 3 and 4 and the standby, which never saw A's lock: without the rule, a quorum.
+    const refused = await b.acquire(key, TTL_MS).catch((error: unknown) => error);
+    const refusedAt = Date.now();
+    expect(refused).toBeInstanceOf(ExecutionError);
+    const atVip = (refused as ExecutionError).attempts[0]!.outcomes[0]!;
+    if (atVip.status === 'pending') await eventually(() => atVip.late === 'error');
+    else expect(atVip.error).toBeInstanceOf(MasterRestartedError);
+    expect(refusedAt).toBeLessThan(lockA.expiration); // refused while A's lock was valid
+    expect(await onStandby!.get(key)).toBeNull();
+    expect(await onX!.get(key)).toBe(lockA.value); // A's key where it was granted, behind the old target
+
+    // After the grace since the switch the standby votes (A's lock may have expired sooner: then
+    // masters 1–4 are a quorum without it), and A's validity has ended by then.
+    let lockB: Lock | undefined;
+    await eventually(async () => {
+      const lock = await b.acquire(key, TTL_MS).catch(() => undefined);
+      if (lock && (await onStandby!.get(key)) === lock.value) lockB = lock;
+      else await lock?.release();
+      return lockB !== undefined;
+    }, graceMs + 3_000);
+    expect(Date.now() - switchedAt).toBeGreaterThanOrEqual(graceMs);
     expect(Date.now()).toBeGreaterThanOrEqual(lockA.expiration);
   });
 

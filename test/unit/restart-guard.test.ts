@@ -31,4 +31,20 @@ describe('restart guard', () => {
     guard.observe(parseServerInfo(info('bbbb', 1))!, 200_000); // restarted; uptime 1 may mean 1 ms
     expect(guard.waitMs(200_000)).toBe(10_000);
   });
+
+  it('a changed run id waits the whole grace from when it was seen, whatever uptime it reports (a VIP switched to a standby)', () => {
+    const guard = new RestartGuard(10_000);
+    guard.observe(parseServerInfo(info('aaaa', 3600))!, 0);
+    guard.forget();
+    // Another server at the same address, up for days: it never saw the locks granted here.
+    guard.observe(parseServerInfo(info('bbbb', 500_000))!, 50_000);
+    expect(guard.waitMs(50_000)).toBe(10_000);
+    expect(guard.waitMs(59_999)).toBe(1);
+    expect(guard.waitMs(60_000)).toBe(0);
+    // Switched back: the first server missed what the standby granted meanwhile.
+    guard.forget();
+    guard.observe(parseServerInfo(info('aaaa', 3700))!, 70_000);
+    expect(guard.waitMs(70_000)).toBe(10_000);
+  });
+
 });
