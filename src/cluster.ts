@@ -475,6 +475,7 @@ export class ClusterVoter implements Voter {
   /**
    * The voter's health: `up` when every master that owns slots is up, else the worst of them;
    * `shards` has each master's own (their transitions are nodeDown / nodeUp events of their own).
+   * `withheld`: the longest of theirs (the keys on that master get no vote).
    */
   health(): MasterHealth {
     const owning = new Set(this.#owners.filter((node): node is RedisNode => node !== undefined));
@@ -486,12 +487,14 @@ export class ClusterVoter implements Voter {
     const inState = counted.filter((health) => health.state === state);
     const since = inState.length > 0 ? Math.max(...inState.map((health) => health.since)) : this.#since;
     const lastError = latest?.lastError ?? (this.#lastError === undefined ? undefined : new NodeError(this.label, this.#lastError));
+    const withheld = counted.flatMap((health) => (health.withheld ? [health.withheld] : [])).sort((a, b) => b.waitMs - a.waitMs)[0];
     return {
       node: this.label,
       state,
       since,
       errors,
       ...(lastError ? { lastError, lastErrorAt: latest?.lastErrorAt ?? this.#lastErrorAt ?? this.#since } : {}),
+      ...(withheld && state !== 'down' ? { withheld } : {}),
       shards: shards.map(({ health }) => health),
     };
   }

@@ -361,11 +361,11 @@ export class MasterRestartedError extends Error {
   override name = 'MasterRestartedError';
   constructor(
     readonly node: string,
-    /** Ms until it may vote again (Infinity: its INFO has not been read since it reconnected). */
+    /** Ms until it may vote again (Infinity: its INFO has not been read on this connection yet). */
     readonly waitMs: number,
   ) {
     super(
-      `redis master ${node} ${Number.isFinite(waitMs) ? `restarted recently: no vote for another ${Math.ceil(waitMs)} ms` : 'reconnected and has not yet said whether it restarted: no vote'} (restartGuard)`,
+      `redis master ${node} ${Number.isFinite(waitMs) ? `restarted (or changed run id) recently: no vote for another ${Math.ceil(waitMs)} ms` : 'has not yet said on this connection whether it restarted (INFO unread or failed, asked again): no vote'} (restartGuard)`,
     );
   }
 }

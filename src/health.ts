@@ -27,10 +27,27 @@ export interface MasterHealth {
   /** Round trips of its latest answered commands (up to the last 64), ms; undefined before the first answer. */
   readonly latencyMs?: { readonly last: number; readonly p50: number; readonly max: number; readonly samples: number };
   /**
+   * With `restartGuard`: present while the guard withholds this master's acquire and extend votes,
+   * though its connection may be `up`. Absent when it votes (and while it is `down`).
+   */
+  readonly withheld?: WithheldVote;
+  /**
    * A Redis Cluster voter: each of its masters' own health (the voter is `up` when every master
    * that owns slots is, else the worst of theirs; masters' transitions are their own nodeDown / nodeUp).
    */
   readonly shards?: readonly MasterHealth[];
+}
+
+/** Why the restart guard withholds a master's vote, and for how long. */
+export interface WithheldVote {
+  /**
+   * `grace`: it (re)started, or a server with another run id appeared at its address, less than
+   * `graceMs` ago. `unchecked`: its `INFO` has not been read on this connection yet (not yet
+   * answered, or failed: asked again with backoff).
+   */
+  readonly reason: 'grace' | 'unchecked';
+  /** Ms until it votes (Infinity while `unchecked`). */
+  readonly waitMs: number;
 }
 
 /** A master stopped being up. */

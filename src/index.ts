@@ -33,7 +33,7 @@ export {
   type Settings,
   type UsingSettings,
 } from './settings.js';
-export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent } from './health.js';
+export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './health.js';
 export type { ForceReleaseResult, InspectOptions, MasterInspection, MasterRelease, MasterState, ResourceInspection } from './inspect.js';
 export type { ClusterInput, GlideClientLike, GlideConfiguration, IORedisLike, NodeInput, RedisClientLike, RedisClientOptions, SubscriberClient } from './clients.js';
 export {

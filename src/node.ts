@@ -157,6 +157,8 @@ export class RedisNode implements Voter {
   #lastProgressAt = 0;
   #stallTimer: NodeJS.Timeout | undefined;
   #readinessTimer: NodeJS.Timeout | undefined;
+  /** The next INFO on a connection whose INFO failed, with the restart guard (see #retryInfo). */
+  #infoRetryTimer: NodeJS.Timeout | undefined;
 
   constructor(input: unknown, index: number, hooks: HealthHooks, restartGraceMs?: number, replicas = 0, shard?: ShardRole) {
     this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
@@ -182,7 +184,10 @@ export class RedisNode implements Voter {
   }
 
   health(): MasterHealth {
-    return this.#health.snapshot();
+    const health = this.#health.snapshot();
+    // A master the guard keeps from voting says so: its connection may well be up.
+    const withheld = health.state === 'down' ? undefined : this.#guard?.withheld(Date.now());
+    return withheld ? { ...health, withheld } : health;
   }
 
   /** Listen to `client`. The listeners ignore it once it is replaced or this node is closed. */
@@ -550,6 +555,7 @@ export class RedisNode implements Voter {
     clearTimeout(this.#stallTimer);
     clearTimeout(this.#readinessTimer);
     clearTimeout(this.#reconnectTimer);
+    clearTimeout(this.#infoRetryTimer);
     this.#wakeWaiters();
     // Yours: we stop listening. Ours: our listeners stay, silent (clients.ts).
     this.client.detach();
@@ -592,33 +598,26 @@ export class RedisNode implements Voter {
     this.#everReady = true;
     this.#failedConnects = 0;
     this.#lastError = undefined;
+    clearTimeout(this.#infoRetryTimer); // this connection gets its own first INFO
     const client = this.client;
     // A connection of ours that was replaced fails its commands: that is no news.
     const onFailure = (error: unknown): void => void (client === this.#client && !this.#closed && this.#handleError(error));
     // One INFO (its default sections include server and cluster, on every Redis version) serves the
-    // cluster-mode check and the restart guard. Refused (an ACL without +info), it matters only to the guard.
+    // cluster-mode check and the restart guard. Refused (an ACL without +info), it matters only to
+    // the guard, which asks again (#retryInfo).
     let replica = false;
     const done = this.#watched(() => client.send(['INFO']))
-      .then((info) => {
-        const text = String(info);
-        this.#clusterMode = /^cluster_enabled:1\r?$/m.test(text);
-        if (this.#clusterMode && !this.#shard) this.#health.down(new ClusterModeError(this.label));
-        const parsed = parseServerInfo(text);
-        if (parsed) this.#guard?.observe(parsed, Date.now());
-        // Sentinels that named a replica (a stale one, or mid-failover): ask them again, after a backoff.
-        replica = this.#driver.followsFailover && /^role:slave\r?$/m.test(text);
-        if (replica && client === this.#client && !this.#closed) {
-          this.#onReplica = client;
-          this.#dropped(new NodeError(this.label, new Error('the server the Sentinels named is a replica (INFO role:slave): asking them again')));
-          this.#failedConnects = this.#replicaReached++; // a stale Sentinel gets a growing backoff
-          this.#scheduleReconnect();
-        }
+      .then((info) => void (replica = this.#learn(client, String(info))))
+      .catch((error: unknown) => {
+        if (!this.#guard) return;
+        onFailure(error);
+        this.#retryInfo(client, 0);
       })
-      .catch((error: unknown) => void (this.#guard && onFailure(error)))
       .finally(() => {
         check.settled = true;
         if (check.waiting === 0 && this.#infoCheck === check) this.#infoCheck = undefined;
-        // Up once it can vote: answered (or refused) its INFO and is no cluster-mode master.
+        // Up once it takes commands: answered (or refused) its INFO and is no cluster-mode master.
+        // (Whether the guard lets it vote is health()'s `withheld`.)
         if (client === this.#client && !this.#closed && client.isReady && !replica && (!this.#clusterMode || this.#shard)) {
           this.#replicaReached = 0;
           this.#health.up();
@@ -630,6 +629,46 @@ export class RedisNode implements Voter {
     client.send(['SCRIPT', 'LOAD', lockScript.source]).catch(onFailure);
     this.#wakeWaiters();
   };
+
+  /** What a connection's INFO says: cluster mode, the restart guard's run id and uptime, a replica. Returns whether it is one. */
+  #learn(client: Connection, info: string): boolean {
+    this.#clusterMode = /^cluster_enabled:1\r?$/m.test(info);
+    if (this.#clusterMode && !this.#shard) this.#health.down(new ClusterModeError(this.label));
+    const parsed = parseServerInfo(info);
+    if (parsed) this.#guard?.observe(parsed, Date.now());
+    // Sentinels that named a replica (a stale one, or mid-failover): ask them again, after a backoff.
+    const replica = this.#driver.followsFailover && /^role:slave\r?$/m.test(info);
+    if (replica && client === this.#client && !this.#closed) {
+      this.#onReplica = client;
+      this.#dropped(new NodeError(this.label, new Error('the server the Sentinels named is a replica (INFO role:slave): asking them again')));
+      this.#failedConnects = this.#replicaReached++; // a stale Sentinel gets a growing backoff
+      this.#scheduleReconnect();
+    }
+    return replica;
+  }
+
+  /**
+   * With the restart guard, a connection whose INFO failed (BUSY during a long script, a
+   * transient error) has no vote: ask again on it, after a capped backoff, until it answers or the
+   * connection is dropped, replaced or closed. Otherwise one failure would cost the vote for as
+   * long as the connection lives.
+   */
+  #retryInfo(client: Connection, failures: number): void {
+    clearTimeout(this.#infoRetryTimer);
+    const current = (): boolean => client === this.#client && !this.#closed && client.isReady;
+    this.#infoRetryTimer = setTimeout(() => {
+      this.#infoRetryTimer = undefined;
+      if (!current()) return;
+      this.#watched(() => client.send(['INFO'])).then(
+        (info) => void (current() && this.#learn(client, String(info))),
+        (error: unknown) => {
+          if (!current()) return;
+          this.#handleError(error);
+          this.#retryInfo(client, failures + 1);
+        },
+      );
+    }, reconnectDelayMs(failures)).unref();
+  }
 
   readonly #handleError = (error: unknown): void => {
     this.#lastError = error;
@@ -646,6 +685,7 @@ export class RedisNode implements Voter {
    */
   #dropped(failure?: NodeError): void {
     this.#guard?.forget();
+    clearTimeout(this.#infoRetryTimer); // the next connection reads its own
     for (const command of this.#inFlight) command.abort(this.#unavailable());
     this.#health.down(failure);
   }

@@ -11,6 +11,7 @@
  *
  * Pure logic over what `INFO` says (its server section); node.ts asks it on every (re)connection.
  */
+import type { WithheldVote } from './health.js';
 
 export interface ServerInfo {
   readonly runId: string;
@@ -56,5 +57,12 @@ export class RestartGuard {
   /** Ms until the master may vote (0 = it may; Infinity = unknown). */
   waitMs(nowMs: number): number {
     return this.#confirmed ? Math.max(0, this.#eligibleAtMs - nowMs) : Number.POSITIVE_INFINITY;
+  }
+
+  /** Why and for how long the master may not vote at `nowMs`, for health(); undefined when it may. */
+  withheld(nowMs: number): WithheldVote | undefined {
+    const waitMs = this.waitMs(nowMs);
+    if (waitMs === 0) return undefined;
+    return { reason: this.#confirmed ? 'grace' : 'unchecked', waitMs };
   }
 }

@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExecutionError, MasterRestartedError, Redlock, type Lock } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../harness/redis-server.js';
-import { closeAll, directClients, eventually, redlockOn, sleep, uniquePrefix, type DirectClient } from '../harness/cluster.js';
+import { closeAll, directClients, eventually, redlockOn, sleep, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
 import { FaultProxy } from '../harness/proxy.js';
 import { oracle } from '../harness/oracle-session.js';
 
@@ -177,6 +177,33 @@ describe('restart guard', () => {
     }, graceMs + 3_000);
     expect(Date.now() - switchedAt).toBeGreaterThanOrEqual(graceMs);
     expect(Date.now()).toBeGreaterThanOrEqual(lockA.expiration);
+  });
+
+  it('a master whose INFO check failed is checked again until it answers; meanwhile health() says it does not vote', async () => {
+    const key = uniquePrefix('info')('r');
+    direct.push(...(await directClients(masters.map((master) => master.port))));
+    // Master 0 refuses INFO (an ACL without +info): one failure like a BUSY during a long script.
+    await direct[0]!.sendCommand(['ACL', 'SETUSER', 'default', '-info']);
+    const redlock = lockOnPorts(
+      masters.map((master) => master.port),
+      { retryCount: 0, restartGuard: { graceMs: 500 } },
+    );
+    const first = await firstGrant(redlock, `${key}:1`, 5_000);
+    expect((await valuesOn(direct, first.resources[0]!))[0]).toBeNull(); // granted without master 0
+    const [zero] = redlock.health();
+    expect(zero!.state).toBe('up'); // its connection takes commands...
+    expect(zero!.withheld).toEqual({ reason: 'unchecked', waitMs: Number.POSITIVE_INFINITY }); // ...but it does not vote
+    await first.release();
+
+    await direct[0]!.sendCommand(['ACL', 'SETUSER', 'default', '+info']);
+    // Checked again on the same connection (with backoff): master 0 votes.
+    await eventually(async () => {
+      const lock = await redlock.acquire(`${key}:2`, TTL_MS).catch(() => undefined);
+      const onMasters = lock ? await valuesOn(direct, lock.resources[0]!) : [];
+      await lock?.release();
+      return lock !== undefined && onMasters.every((value) => value === lock.value);
+    }, 8_000);
+    expect(redlock.health()[0]!.withheld).toBeUndefined();
   });
 
   it('rejects a bad restartGuard setting, and one passed per call', async () => {

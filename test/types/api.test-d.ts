@@ -13,6 +13,7 @@ import {
   type NodeOutcome,
   type Settings,
   type UsingSettings,
+  type WithheldVote,
 } from '../../src/index.js';
 
 declare const redlock: Redlock;
@@ -96,5 +97,14 @@ describe('outcomes', () => {
     } else {
       expectTypeOf(outcome.pttlMs).toEqualTypeOf<number | undefined>();
     }
+  });
+});
+
+describe('health', () => {
+  it("a master's health says whether the restart guard withholds its vote, why and for how long", () => {
+    const [master] = redlock.health();
+    expectTypeOf(master!.withheld).toEqualTypeOf<WithheldVote | undefined>();
+    expectTypeOf<WithheldVote['reason']>().toEqualTypeOf<'grace' | 'unchecked'>();
+    expectTypeOf<WithheldVote['waitMs']>().toEqualTypeOf<number>();
   });
 });

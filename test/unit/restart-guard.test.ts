@@ -47,4 +47,13 @@ describe('restart guard', () => {
     expect(guard.waitMs(70_000)).toBe(10_000);
   });
 
+  it('says why a master does not vote, for health(): its INFO is unread, or it is within the grace', () => {
+    const guard = new RestartGuard(10_000);
+    expect(guard.withheld(0)).toEqual({ reason: 'unchecked', waitMs: Number.POSITIVE_INFINITY });
+    guard.observe(parseServerInfo(info('aaaa', 3))!, 0);
+    expect(guard.withheld(0)).toEqual({ reason: 'grace', waitMs: 8_000 });
+    expect(guard.withheld(8_000)).toBeUndefined();
+    guard.forget(); // reconnecting: unknown until INFO is read again
+    expect(guard.withheld(9_000)).toEqual({ reason: 'unchecked', waitMs: Number.POSITIVE_INFINITY });
+  });
 });
