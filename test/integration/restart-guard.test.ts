@@ -137,6 +137,9 @@ describe('restart guard', () => {
     const b = lockOnPorts(ports, { retryCount: 0, restartGuard: { graceMs } });
     // Both have met master 0 at the address, and every master votes for both (past its grace).
     for (const redlock of [a, b]) await (await firstGrant(redlock, `${key}:warm`, graceMs + 5_000)).release();
+    // The standby has been up longer than the grace (INFO's whole seconds: one more to be sure).
+    // Waited for now, so that A's lock is young when B asks.
+    await sleep(Math.max(0, standbyReadyAt + graceMs + 1_500 - Date.now()));
 
     front3.mode = 'blackhole';
     front4.mode = 'blackhole';
@@ -149,8 +152,6 @@ describe('restart guard', () => {
     front4.mode = 'pass';
     expect(await Promise.all([on3!.get(key), on4!.get(key)])).toEqual([null, null]);
 
-    // The standby has been up longer than the grace (INFO's whole seconds: one more to be sure).
-    await sleep(Math.max(0, standbyReadyAt + graceMs + 1_500 - Date.now()));
     const reconnected = new Promise<void>((resolve) => b.on('nodeUp', (event) => void (event.node === `127.0.0.1:${vip.port}` && resolve())));
     vip.retarget(standby!.port);
     const switchedAt = Date.now();
