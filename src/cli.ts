@@ -26,7 +26,10 @@ const EXIT = {
   usage: 1,
   /** Some master did not answer in time or failed: the output is still printed, with the reason. */
   unavailable: 2,
-  /** `release` refused: no --force, not confirmed, no terminal to ask on and no --yes, or a key that is not a lock. */
+  /**
+   * `release` refused: no --force, not confirmed, no terminal to ask on and no --yes, a key that is not
+   * a lock, or a holder that changed since it was shown (before a master that did not answer: look again first).
+   */
   refused: 3,
 } as const;
 
@@ -47,7 +50,8 @@ Exit codes:
   2  some master did not answer within --node-timeout, or failed (the output is still printed);
      or Ctrl-C before every master answered
   3  release refused: no --force, not confirmed, or no terminal to ask on and no --yes;
-     or a key that is not a lock (another type) was left alone
+     or a key that is not a lock (another type) was left alone; or the holder changed
+     since it was shown (that master's key was left alone)
 
 Examples:
   REDLOCK_NODES=redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379 redlock-quorum inspect orders:42
@@ -233,10 +237,12 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
         return;
       }
       const redlock = redlockFor(options);
+      let shown: ResourceInspection[] | undefined;
       if (!options.yes) {
         // What would be deleted, then the question (both on stderr: stdout stays the result). Ctrl-C
         // while a master keeps this inspection waiting ends it, as it ends `inspect` (exit 2).
-        err(renderInspections(await inspect(redlock, resources, io.interrupted), Date.now()));
+        shown = await inspect(redlock, resources, io.interrupted);
+        err(renderInspections(shown, Date.now()));
         const them = resources.length === 1 ? 'it' : 'them';
         const answer = await io.ask(`Release ${resources.join(', ')} on ${redlock.nodes.length} masters, whatever holds ${them}? [y/N] `);
         if (!/^y(es)?$/i.test(answer.trim())) {
@@ -245,11 +251,18 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
           return;
         }
       }
-      const results = await redlock.forceRelease(resources, { signal: io.interrupted });
+      // What was shown, and nothing else: a lock that changed hands while the question was on screen
+      // belongs to a live holder, so each master deletes only the holders it showed.
+      const results = await redlock.forceRelease(resources, { signal: io.interrupted, ...(shown ? { expected: shown } : {}) });
       out(options.json ? `${JSON.stringify(results, null, 2)}\n` : renderReleases(results));
+      const changed = results.filter((result) => result.changed > 0).map((result) => result.resource);
+      if (changed.length > 0) {
+        err(`\n${changed.join(', ')} changed since it was shown: left alone there. What the masters hold now:\n`);
+        err(renderInspections(await inspect(redlock, changed, io.interrupted), Date.now()));
+      }
       const unanswered = results.some((result) => result.unavailable > 0);
       const notLocks = results.some((result) => result.other > 0);
-      code = unanswered ? EXIT.unavailable : notLocks ? EXIT.refused : EXIT.done;
+      code = changed.length > 0 || (!unanswered && notLocks) ? EXIT.refused : unanswered ? EXIT.unavailable : EXIT.done;
     });
 
   try {
@@ -344,12 +357,13 @@ function renderReleases(results: readonly ForceReleaseResult[]): string {
       const table = columns([['MASTER', 'RELEASE', ''], ...rows]);
       const total = result.masters.length;
       const notLocks = result.other === 0 ? '' : `; left alone on ${result.other}: not a lock there (a key of another type)`;
-      const free = total - result.deleted - result.other - result.unavailable;
+      const changed = result.changed === 0 ? '' : `; left alone on ${result.changed}: the holder changed since it was shown`;
+      const free = total - result.deleted - result.other - result.changed - result.unavailable;
       const nothing = free === 0 ? '' : ` (nothing there on the other ${free})`;
       const summary =
         result.unavailable === 0
-          ? `released: deleted on ${result.deleted}/${total} masters${nothing}${notLocks}`
-          : `not released everywhere: deleted on ${result.deleted}/${total}, ${result.unavailable} did not answer (run it again)${notLocks}`;
+          ? `released: deleted on ${result.deleted}/${total} masters${nothing}${notLocks}${changed}`
+          : `not released everywhere: deleted on ${result.deleted}/${total}, ${result.unavailable} did not answer (run it again)${notLocks}${changed}`;
       return `${result.resource}\n${table.map((line) => `  ${line}`).join('\n')}\n  ${summary}\n`;
     })
     .join('\n');

@@ -34,7 +34,7 @@ export {
   type UsingSettings,
 } from './settings.js';
 export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './health.js';
-export type { ForceReleaseResult, InspectOptions, MasterInspection, MasterRelease, MasterState, ResourceInspection } from './inspect.js';
+export type { ForceReleaseOptions, ForceReleaseResult, InspectOptions, MasterInspection, MasterRelease, MasterState, ResourceInspection } from './inspect.js';
 export type { ClusterInput, GlideClientLike, GlideConfiguration, IORedisLike, NodeInput, RedisClientLike, RedisClientOptions, SubscriberClient } from './clients.js';
 export {
   channelNames,

@@ -26,6 +26,16 @@ export interface InspectOptions {
   readonly nodeTimeout?: number;
 }
 
+export interface ForceReleaseOptions extends InspectOptions {
+  /**
+   * Delete only what these inspections (`redlock.inspect()` of the same resources) showed: on each
+   * master the key goes only if its holders are still the ones shown there (compared on the master,
+   * atomically, by `fingerprint`); otherwise it stays and that master's status is `changed`. A
+   * master the inspection has no answer from keeps its key. Without it: whatever holds the key.
+   */
+  readonly expected?: readonly ResourceInspection[];
+}
+
 /**
  * One master's view of a resource. `free`: no key. `held`: a lock (or a semaphore permit) holds it.
  * `read`: readers share it. `other`: a key of another type, no lock of ours (it still keeps every
@@ -49,6 +59,12 @@ export interface MasterInspection {
   readonly queued?: number;
   /** `other`: the key's type. */
   readonly keyType?: string;
+  /**
+   * Who holds the key here, as `forceRelease({ expected })` compares it: 'free', 'other', or a digest
+   * of the holder's value (or of the readers' values) that names them without handing them out.
+   * Absent when the master did not answer.
+   */
+  readonly fingerprint?: string;
   /** `unavailable`: why. */
   readonly error?: string;
 }
@@ -82,9 +98,10 @@ export interface MasterRelease {
   readonly master: string;
   /**
    * `deleted`: the key was there and is gone; `free`: there was none; `other`: the key is not a lock
-   * (another type; left alone, `error` says which); `unavailable`: no answer or a failure, see `error`.
+   * (another type, or a sorted set not of read holds; left alone, `error` says which); `changed`:
+   * with `expected`, not the holders shown (left alone); `unavailable`: no answer or a failure, see `error`.
    */
-  readonly status: 'deleted' | 'free' | 'other' | 'unavailable';
+  readonly status: 'deleted' | 'free' | 'other' | 'changed' | 'unavailable';
   readonly error?: string;
 }
 
@@ -96,6 +113,8 @@ export interface ForceReleaseResult {
   readonly unavailable: number;
   /** Masters whose key is not a lock (another type): left alone; asking again will not change it. */
   readonly other: number;
+  /** With `expected`: masters whose key is held by others than shown (left alone): inspect again. */
+  readonly changed: number;
   readonly masters: readonly MasterRelease[];
 }
 
@@ -160,7 +179,7 @@ export function readingOf(snapshot: KeySnapshot, receivedAtMs: number): MasterRe
       return { state: 'free', ...fence };
     case 'string':
       return { state: 'held', value: snapshot.value, ...timing, ...fence };
-    case 'zset':
+    case 'read':
       // A set whose readers all lapsed waits for its PEXPIREAT: nobody holds it.
       return snapshot.readers > 0 ? { state: 'read', ...timing, ...fence } : { state: 'free', ...fence };
     default:
@@ -169,14 +188,19 @@ export function readingOf(snapshot: KeySnapshot, receivedAtMs: number): MasterRe
 }
 
 /** The per-master timeout and signal of an inspection or a force release, checked before any network call. */
-export function operatorSettings(options: unknown, constructorNodeTimeoutMs: number | undefined): { nodeTimeoutMs: number; signal?: AbortSignal } {
+export function operatorSettings(
+  options: unknown,
+  constructorNodeTimeoutMs: number | undefined,
+  extra: readonly string[] = [],
+): { nodeTimeoutMs: number; signal?: AbortSignal } {
   if (options === undefined) return { nodeTimeoutMs: constructorNodeTimeoutMs ?? DEFAULT_INSPECT_TIMEOUT_MS };
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`options must be an object ({ signal, nodeTimeout }), got ${describe(options)}`);
+    throw new TypeError(`options must be an object ({ ${['signal', 'nodeTimeout', ...extra].join(', ')} }), got ${describe(options)}`);
   }
   const record = options as Record<string, unknown>;
+  const known = ['signal', 'nodeTimeout', ...extra];
   for (const key of Object.keys(record)) {
-    if (key !== 'signal' && key !== 'nodeTimeout') throw new TypeError(`unknown option '${key}'; known options: signal, nodeTimeout`);
+    if (!known.includes(key)) throw new TypeError(`unknown option '${key}'; known options: ${known.join(', ')}`);
   }
   const { signal, nodeTimeout } = record;
   checkSignal(signal);
@@ -200,13 +224,13 @@ const answered: Answer = Object.freeze({ status: 'granted' });
  * `operation` on every master at once, each bounded by the per-master timeout; every answer is
  * waited for (no quorum decides early). Rejects with the signal's reason if it aborts.
  */
-async function onEveryMaster(voters: readonly Voter[], operation: LockOperation, call: OperatorCall): Promise<Answered[]> {
+async function onEveryMaster(voters: readonly Voter[], operationFor: (index: number) => LockOperation, call: OperatorCall): Promise<Answered[]> {
   const replies: { reply: OperationReply; atMs: number }[] = [];
   const labels = voters.map((voter) => voter.label);
   const result = await fanOut(
     labels,
     (index, cancellation) =>
-      voters[index]!.submit(operation, cancellation, call.batching).then((reply) => {
+      voters[index]!.submit(operationFor(index), cancellation, call.batching).then((reply) => {
         replies[index] = { reply, atMs: Date.now() };
         return reply;
       }),
@@ -225,6 +249,37 @@ async function onEveryMaster(voters: readonly Voter[], operation: LockOperation,
 /** The operation's value: its own, so its announcement is one release to every waiter, and cluster routing tells calls apart. */
 const operationOf = (kind: 'inspect' | 'force-release', resource: string): LockOperation => ({ kind, keys: [resource], value: newLockValue(), ttlMs: 0 });
 
+/** What a master the inspection has no answer from is expected to hold: nothing matches it, so a key there stays. */
+const UNSEEN = 'unseen';
+
+/**
+ * Per resource, per master (in `labels` order), the fingerprint a force release may delete, from the
+ * `expected` inspections; checked before any network call.
+ */
+export function expectedFingerprints(expected: unknown, resources: readonly string[], labels: readonly string[]): Map<string, string[]> {
+  if (!Array.isArray(expected)) throw new TypeError(`expected must be the array redlock.inspect() returned, got ${describe(expected)}`);
+  const byResource = new Map<string, string[]>();
+  for (const [index, inspection] of (expected as unknown[]).entries()) {
+    const { resource, masters } = (typeof inspection === 'object' && inspection !== null ? inspection : {}) as Record<string, unknown>;
+    if (typeof resource !== 'string' || !Array.isArray(masters)) {
+      throw new TypeError(`expected[${index}] must be an inspection ({ resource, masters, … }), got ${describe(inspection)}`);
+    }
+    const seen = new Map<string, string>();
+    for (const master of masters as unknown[]) {
+      const { master: label, fingerprint } = (typeof master === 'object' && master !== null ? master : {}) as Record<string, unknown>;
+      if (typeof label !== 'string' || (fingerprint !== undefined && typeof fingerprint !== 'string')) {
+        throw new TypeError(`expected[${index}].masters must be the inspection's masters ({ master, fingerprint, … }), got ${describe(master)}`);
+      }
+      if (fingerprint !== undefined && fingerprint !== '') seen.set(label, fingerprint);
+    }
+    byResource.set(resource, labels.map((label) => seen.get(label) ?? UNSEEN));
+  }
+  for (const resource of resources) {
+    if (!byResource.has(resource)) throw new TypeError(`expected has no inspection of '${resource}': inspect every resource you release`);
+  }
+  return byResource;
+}
+
 /** Inspect each of `resources` (validated, deduplicated) on every master; see `ResourceInspection`. */
 export async function inspectOn(
   voters: readonly Voter[],
@@ -235,7 +290,8 @@ export async function inspectOn(
   const quorum = quorumSetting ?? defaultQuorum(voters.length);
   return Promise.all(
     resources.map(async (resource) => {
-      const answers = await onEveryMaster(voters, operationOf('inspect', resource), call);
+      const operation = operationOf('inspect', resource);
+      const answers = await onEveryMaster(voters, () => operation, call);
       const readings: MasterReading[] = [];
       const masters = answers.map((answer, index): MasterInspection => {
         const master = voters[index]!.label;
@@ -261,26 +317,37 @@ function masterInspection(master: string, reading: MasterReading, snapshot: KeyS
     ...(reading.fenceCounter === undefined ? {} : { fenceCounter: reading.fenceCounter }),
     queued: snapshot.queued,
   };
-  if (reading.state === 'held') return { ...common, holder: shortId(snapshot.value) };
-  if (reading.state === 'read') return { ...common, readers: snapshot.readers };
-  if (reading.state === 'other') return { ...common, keyType: snapshot.type };
-  return common;
+  if (reading.state === 'held') return { ...common, holder: shortId(snapshot.value), fingerprint: snapshot.fingerprint };
+  if (reading.state === 'read') return { ...common, readers: snapshot.readers, fingerprint: snapshot.fingerprint };
+  if (reading.state === 'other') return { ...common, keyType: snapshot.type, fingerprint: snapshot.fingerprint };
+  return { ...common, fingerprint: snapshot.fingerprint };
 }
 
-/** Delete each of `resources` on every master whatever holds it; see `Redlock.forceRelease`. */
-export async function forceReleaseOn(voters: readonly Voter[], resources: readonly string[], call: OperatorCall): Promise<ForceReleaseResult[]> {
+/**
+ * Delete each of `resources` on every master whatever holds it, or, with `expected` (from
+ * `expectedFingerprints`), only the holders shown there; see `Redlock.forceRelease`.
+ */
+export async function forceReleaseOn(
+  voters: readonly Voter[],
+  resources: readonly string[],
+  call: OperatorCall,
+  expected?: ReadonlyMap<string, readonly string[]>,
+): Promise<ForceReleaseResult[]> {
   return Promise.all(
     resources.map(async (resource) => {
-      const answers = await onEveryMaster(voters, operationOf('force-release', resource), call);
+      const operation = operationOf('force-release', resource);
+      const shown = expected?.get(resource);
+      const answers = await onEveryMaster(voters, (index) => (shown ? { ...operation, expected: shown[index]! } : operation), call);
       const masters = answers.map((answer, index): MasterRelease => {
         const master = voters[index]!.label;
         if ('error' in answer) return { master, status: 'unavailable', error: answer.error };
-        // The script refuses only a key of another type (a refused command fails the call instead).
-        if (answer.reply.error !== undefined) return { master, status: 'other', error: answer.reply.error };
+        // The script refuses only other holders than expected and a key of another type (a refused command fails the call instead).
+        const refusal = answer.reply.error;
+        if (refusal !== undefined) return { master, status: refusal.startsWith('changed') ? 'changed' : 'other', error: refusal };
         return { master, status: answer.reply.status > 0 ? 'deleted' : 'free' };
       });
       const count = (status: MasterRelease['status']): number => masters.filter((master) => master.status === status).length;
-      return { resource, deleted: count('deleted'), unavailable: count('unavailable'), other: count('other'), masters };
+      return { resource, deleted: count('deleted'), unavailable: count('unavailable'), other: count('other'), changed: count('changed'), masters };
     }),
   );
 }

@@ -28,9 +28,11 @@ import { RedisNode, type Voter } from './node.js';
 import { ClusterVoter, clusterConfigOf, clusterKeysProblem } from './cluster.js';
 import type { HealthHooks, MasterHealth } from './health.js';
 import {
+  expectedFingerprints,
   forceReleaseOn,
   inspectOn,
   operatorSettings,
+  type ForceReleaseOptions,
   type ForceReleaseResult,
   type InspectOptions,
   type OperatorCall,
@@ -634,15 +636,21 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * holds it (a lock's value, a permit, read holds) and announce the release, so waiters wake. The
    * fence counter and the wait queue stay. A holder still alive is not told: it goes on believing
    * it holds the lock while another acquires it, so mutual exclusion is broken until it notices
-   * (an extend fails) — use it for holders known dead.
+   * (an extend fails) — use it for holders known dead. With `expected` (this Redlock's `inspect()`
+   * of them), each master deletes only the holders that inspection showed there.
    */
-  async forceRelease(resources: string | readonly string[], options?: InspectOptions): Promise<ForceReleaseResult[]> {
-    const { keys, settings } = this.#operatorCall(resources, options);
-    return forceReleaseOn(this.#nodes, keys, settings);
+  async forceRelease(resources: string | readonly string[], options?: ForceReleaseOptions): Promise<ForceReleaseResult[]> {
+    const { keys, settings } = this.#operatorCall(resources, options, ['expected']);
+    const expected = options?.expected === undefined ? undefined : expectedFingerprints(options.expected, keys, this.#labels);
+    return forceReleaseOn(this.#nodes, keys, settings, expected);
   }
 
   /** An inspection's or force release's arguments, checked before any network call (each resource is one operation). */
-  #operatorCall(resources: string | readonly string[], options: InspectOptions | undefined): { keys: string[]; settings: OperatorCall } {
+  #operatorCall(
+    resources: string | readonly string[],
+    options: InspectOptions | undefined,
+    extra: readonly string[] = [],
+  ): { keys: string[]; settings: OperatorCall } {
     const keys = normalizeResources(resources);
     if (this.#clustered) {
       for (const key of keys) {
@@ -650,7 +658,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         if (problem) throw problem;
       }
     }
-    const settings = { ...operatorSettings(options, this.#settings.nodeTimeout), batching: this.#settings.batching ?? true };
+    const settings = { ...operatorSettings(options, this.#settings.nodeTimeout, extra), batching: this.#settings.batching ?? true };
     this.#assertOpen();
     settings.signal?.throwIfAborted();
     return { keys, settings };

@@ -45,6 +45,11 @@ export interface LockOperation {
    */
   readonly placeMs?: number;
   readonly ageMs?: number;
+  /**
+   * Force release: delete the key only if its holders are still these (`KeySnapshot.fingerprint`, as
+   * inspected on this master); absent or '': whatever holds it.
+   */
+  readonly expected?: string;
   /** Permit: the slot (index into `keys`) each master tries first; the others follow in order, wrapping. */
   readonly firstSlot?: number;
   /** With `replicas`: how long the WAIT behind a grant may block (not sent to the script). */
@@ -59,6 +64,12 @@ export interface LockOperation {
  */
 export const FENCE_SUFFIX = ':redlock-fence';
 export const QUEUE_SUFFIX = ':redlock-queue';
+/**
+ * The member that marks a sorted set as read holds of ours (scored 0, below every deadline): a
+ * sorted set without it is someone else's, and no operation reads or writes it as read holds.
+ * Not a lock value (those are hex), so never a reader's.
+ */
+export const READ_HOLDS_MARK = 'redlock-quorum:read-holds';
 /** Where a resource's fence counter lives on a master (standalone: beside it). */
 export type FenceKey = (resource: string) => string;
 export const fenceKey: FenceKey = (resource) => resource + FENCE_SUFFIX;
@@ -100,7 +111,7 @@ export interface OperationReply {
 
 /** One key on one master, as an inspect operation read it (in one script call: a consistent view). */
 export interface KeySnapshot {
-  /** The key's TYPE: 'none' (free), 'string' (a lock or a permit), 'zset' (read holds), or another. */
+  /** 'none' (free), 'string' (a lock or a permit), 'read' (read holds), or the key's TYPE ('zset': a sorted set not ours). */
   readonly type: string;
   /** A string key's value: the holder's lock value ('' for other types). */
   readonly value: string;
@@ -112,6 +123,11 @@ export interface KeySnapshot {
   readonly fence: string;
   /** Live tickets in the key's wait queue. */
   readonly queued: number;
+  /**
+   * Who holds the key, as force release compares it: 'free', 'other', or a digest of the lock's
+   * value or of the readers' values (it names them without handing them out).
+   */
+  readonly fingerprint: string;
 }
 
 /** The reply status of an acquire refused because another waiter is first in line. */
@@ -136,14 +152,14 @@ const kindCode: Record<OperationKind, string> = {
  *       which declared keys may not be).
  * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 's' read, 'p' permit,
  *       'e' extend, 'r' release, 'f' fence, 'i' inspect, 'x' force release, 't' clock), lock value
- *       (inspect, force release, clock: the call's own, unique), ttl in ms (fence: the token;
- *       release, inspect, force release and clock: ignored), number of keys it owns in KEYS: its n
- *       lock keys (a permit: its semaphore's slots; inspect, force release: one; clock: the keys whose
- *       queues its ticket is placed in, or one), and for
- *       'A', 'f' and 'i' then their n fence counters. An acquire adds three: its ticket ('' for
- *       none), the age of its acquire (ms) and its place ('' for not known yet; see Queues); a
- *       release adds one, the ticket it drops ('' for none); a clock adds two, a ticket and its
- *       place ('': none); a permit adds one, the slot to try
+ *       (inspect, force release, clock: the call's own, unique), ttl in ms (fence: the token; force
+ *       release: the fingerprint of the holders it may delete, '' for any; release, inspect and
+ *       clock: ignored), number of keys it owns in KEYS: its n lock keys (a permit: its semaphore's
+ *       slots; inspect, force release: one; clock: the keys whose queues its ticket is placed in, or
+ *       one), and for 'A', 'f' and 'i' then their n fence counters. An acquire adds three: its
+ *       ticket ('' for none), the age of its acquire (ms) and its place ('' for not known yet; see
+ *       Queues); a release adds one, the ticket it drops ('' for none); a clock adds two, a ticket
+ *       and its place ('': none); a permit adds one, the slot to try
  *       first (0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
  *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
  *       master's own (a cluster shard). Last, the call's tag (unique in the process), echoed as the
@@ -166,9 +182,14 @@ const kindCode: Record<OperationKind, string> = {
  *       decide, as they would without queues. (A declared queue would turn such a release into
  *       TRYAGAIN instead.) The queue helpers are made on first use: closures cost every call.
  * Read holds: a key shared by readers is a sorted set of their values, each scored by its deadline on
- *       this master's clock (TIME + ttl), and the key itself expires (PEXPIREAT) with its last
- *       reader: so to an exclusive acquire a key with readers is simply a key that exists, and it
- *       waits; lapsed readers are dropped whenever the set is written. (TIME is needed for reads.)
+ *       this master's clock (TIME + ttl), marked as ours by the member READ_HOLDS_MARK scored 0
+ *       (below every deadline: never a reader, never lapsed, never the expiry), and the key itself
+ *       expires (PEXPIREAT) with its last reader, or is deleted once only the mark is left: so to an
+ *       exclusive acquire a key with readers is simply a key that exists, and it waits; lapsed
+ *       readers are dropped whenever the set is written. (TIME is needed for reads.) A sorted set
+ *       without the mark is not ours: a read treats it as a key of another type, extend and release
+ *       of read holds never touch it, inspect reports its type ('zset') and force release leaves it
+ *       alone. Every read-hold rule is in line()'s read-hold helpers.
  * Reply: per operation two integers, flattened, then the tag:
  *   acquire {1, 0} no key existed and, on each key's queue, no other ticket was first: every key is
  *           now the value with PX ttl. A ticket in line stays there (the lock's release takes it
@@ -182,7 +203,7 @@ const kindCode: Record<OperationKind, string> = {
  *           never keeps anyone out of a key it is not waiting for here (no hold-and-wait)
  *   read    {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
  *           first in a key's queue: the value joins each key's readers until TIME + ttl
- *           {0, pttl} a key is held exclusively (or is of another type); {3, 0} a waiter is in line
+ *           {0, pttl} a key is held exclusively (or is of another type, or a sorted set not ours); {3, 0} a waiter is in line
  *           (a writer: no new reader passes it); {2, "TIME refused: …"} the master refuses TIME
  *           (this read alone fails). Readers never join queues
  *   permit  {1, slot} the first free slot (trying from the given one, wrapping) is now the value
@@ -206,15 +227,19 @@ const kindCode: Record<OperationKind, string> = {
  *           into an error
  *   clock   {1, ms} this master's TIME in ms; {2, "TIME refused: …"} an ACL without +time. With a
  *           ticket and a place, the ticket also takes that place in each key's queue it is in
- *   inspect {1, {type, value, pttl, readers, fence, queued}} reads one key and writes nothing: its
- *           TYPE, a string's value ('' otherwise), its PTTL, a read-hold key's live readers, its fence
- *           counter as stored ('' for none) and the live tickets in its queue (readers and tickets
- *           counted by their deadlines on TIME; all of them without it); {2, error} a command was
- *           refused (this operation alone fails)
- *   force release {n, head} an operator's: the key, a string or a read-hold set, is deleted whatever
- *           holds it (n = 1; 0: there was no key) and announced as a release is, "<the call's value>:
- *           <first ticket or ''>:<key>", so waiters wake; its fence counter and its queue stay.
- *           {2, "not a lock: …"} a key of another type, left alone
+ *   inspect {1, {type, value, pttl, readers, fence, queued, fingerprint}} reads one key and writes
+ *           nothing: 'none', 'string', 'read' (read holds) or its TYPE (a sorted set not ours:
+ *           'zset'), a string's value ('' otherwise), its PTTL, a read-hold key's live readers, its
+ *           fence counter as stored ('' for none), the live tickets in its queue (readers and tickets
+ *           counted by their deadlines on TIME; all of them without it) and its fingerprint, the
+ *           holders as force release compares them: 'free', 'other', or the SHA1 of "lock:<value>" or of
+ *           "read:<every reader's value, sorted, comma separated>"; {2, error} a command was refused
+ *           (this operation alone fails)
+ *   force release {n, head} an operator's: the key, a string or read holds, is deleted (n = 1; 0:
+ *           there was no key) if its fingerprint is the one given (or any, for '') and announced as a
+ *           release is, "<the call's value>:<first ticket or ''>:<key>", so waiters wake; its fence
+ *           counter and its queue stay. {2, "changed: …"} another fingerprint (other holders), left alone;
+ *           {2, "not a lock: …"} a key of another type (or a sorted set not ours), left alone
  * With inline keys, an operation a key of which this master does not serve now (a slot of another
  * master, or one being migrated away without the key: EXISTS fails there) answers {−1, 0} and
  * writes nothing; the caller sends it again alone, with declared keys, to be redirected.
@@ -256,18 +281,69 @@ local function line()
     return now
   end
   lines = {
-    -- Read holds (a key's sorted set of readers): lapsed readers leave (known only with TIME), and
-    -- the key expires with its last one.
+    -- Read holds, every rule of them (see the contract): a set of readers carries the mark, scored 0,
+    -- below every deadline, so it is never a reader, never lapses and never sets the expiry. A sorted
+    -- set without it is not ours: nothing here reads or writes it.
+    shared = function(key)
+      return tonumber(queue('ZSCORE', key, '${READ_HOLDS_MARK}')) == 0
+    end,
+    -- What a key is: 'none', 'string' (a lock or a permit), 'read' (read holds), else its type ('zset'
+    -- for a sorted set not ours). call: redis.call, or an inspection's pcall (nil when refused).
+    kind = function(key, call)
+      local held = call('TYPE', key)
+      held = held and held.ok or 'none'
+      if held == 'zset' and lines.shared(key) then return 'read' end
+      return held
+    end,
+    -- Lapsed readers leave (known only with TIME), and the key expires with its last one: deleted
+    -- when only the mark is left.
     settle = function(key)
       local at = clock()
-      if at then redis.call('ZREMRANGEBYSCORE', key, '-inf', at) end
-      local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-      if last[2] then redis.call('PEXPIREAT', key, last[2]) end
+      if at then redis.call('ZREMRANGEBYSCORE', key, '(0', at) end
+      local last = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+      if last and last > 0 then redis.call('PEXPIREAT', key, last) elseif last then redis.call('DEL', key) end
     end,
-    -- The deadline of a live read hold with this value (none: a key of another type, or no TIME).
+    -- The deadline of a live read hold with this value (none: not a set of readers, or no TIME).
     reader = function(key, value)
-      local deadline, at = tonumber(queue('ZSCORE', key, value)), clock()
+      local deadline, at = lines.shared(key) and tonumber(queue('ZSCORE', key, value)), clock()
       if deadline and at and deadline > at then return deadline end
+    end,
+    -- A read hold joins (or, already there, moves) its deadline; the key must be free or a set of readers.
+    hold = function(key, value, deadline)
+      redis.call('ZADD', key, 0, '${READ_HOLDS_MARK}', deadline, value)
+      lines.settle(key)
+    end,
+    -- A read hold leaves; true when that left the key free.
+    leave = function(key, value)
+      if lines.shared(key) and redis.call('ZREM', key, value) == 1 then
+        lines.settle(key)
+        return redis.call('EXISTS', key) == 0
+      end
+    end,
+    -- Live readers (deadline after TIME; every reader without it), or nil when call refused.
+    readers = function(key, call)
+      local at = clock()
+      local live = call('ZRANGEBYSCORE', key, '(' .. (at or 0), '+inf')
+      return live and #live
+    end,
+    -- A key's holders as an operator sees them, for force release to compare: 'free', a digest of a
+    -- lock's value or of a set's readers (every member, lapsed ones too: only a write changes them),
+    -- 'other'; nil when call refused. A digest names holders without handing out their values.
+    fingerprint = function(key, held, call)
+      if held == 'none' then return 'free' end
+      if held == 'string' then
+        local value = call('GET', key)
+        return value and redis.sha1hex('lock:' .. value)
+      end
+      if held ~= 'read' then return 'other' end
+      local members = call('ZRANGE', key, 0, -1)
+      if not members then return nil end
+      local values = {}
+      for _, member in ipairs(members) do
+        if member ~= '${READ_HOLDS_MARK}' then values[#values + 1] = member end
+      end
+      table.sort(values)
+      return redis.sha1hex('read:' .. table.concat(values, ','))
     end,
     -- This master's clock in ms, or false when TIME is refused (an ACL without +time).
     clock = clock,
@@ -327,8 +403,8 @@ while i <= n - 4 do
     detail = 0
   elseif kind == 's' then
     for k = first, last do
-      local held = redis.call('TYPE', K[k]).ok
-      if held ~= 'none' and held ~= 'zset' then
+      local held = line().kind(K[k], redis.call)
+      if held ~= 'none' and held ~= 'read' then
         status, detail = 0, redis.call('PTTL', K[k])
         break
       end
@@ -340,10 +416,7 @@ while i <= n - 4 do
       -- No clock, no deadline: this read alone fails (the batch's other operations go on).
       status, detail = 2, 'TIME refused: read holds need TIME on the master'
     elseif status == 1 then
-      for k = first, last do
-        redis.call('ZADD', K[k], at + tonumber(ttl), value)
-        line().settle(K[k])
-      end
+      for k = first, last do line().hold(K[k], value, at + tonumber(ttl)) end
     end
   elseif kind == 'p' then
     local slots = last - first + 1
@@ -417,10 +490,7 @@ while i <= n - 4 do
         if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
         -- A read hold leaves the key's readers; the key is free, and announced, once none is left.
         if line().reader(K[k], value) then status = status + 1 end
-        if redis.pcall('ZREM', K[k], value) == 1 then
-          line().settle(K[k])
-          if redis.call('EXISTS', K[k]) == 0 then who = value end
-        end
+        if line().leave(K[k], value) then who = value end
       elseif current == value then
         status = status + redis.call('DEL', K[k])
         who = ticket ~= '' and ticket or value
@@ -452,13 +522,12 @@ while i <= n - 4 do
       end
       return result
     end
-    local held = read('TYPE', key)
-    held = held and held.ok or 'none'
+    local held = line().kind(key, read)
     local now = line().clock()
     local holder, readers = '', 0
     if held == 'string' then holder = read('GET', key) or '' end
-    -- Counted with ZRANGEBYSCORE, which the lock-only ACL allows already (docs/security.md).
-    if held == 'zset' then readers = #(read('ZRANGEBYSCORE', key, now and '(' .. now or '-inf', '+inf') or {}) end
+    if held == 'read' then readers = line().readers(key, read) or 0 end
+    local fingerprint = line().fingerprint(key, held, read)
     local fence = read('GET', K[last])
     -- The queue as every queue read: one the master cannot serve now is no queue (see Queues).
     local queued = redis.pcall('ZRANGEBYSCORE', queue_of(key), now and '-inf' or '(0', now and '(' .. -now or '+inf')
@@ -466,15 +535,18 @@ while i <= n - 4 do
     if refused then
       status, detail = 2, tostring(refused)
     else
-      detail = {held, holder, pttl, readers, fence or '', type(queued) == 'table' and not queued.err and #queued or 0}
+      detail = {held, holder, pttl, readers, fence or '', type(queued) == 'table' and not queued.err and #queued or 0, fingerprint}
     end
   elseif kind == 'x' then
     -- An operator's, whatever holds the key: its fence counter (tokens must stay monotonic) and its
     -- queue (its waiters are alive) stay.
     local key = K[first]
-    local held = redis.call('TYPE', key).ok
+    local held = line().kind(key, redis.call)
     status = 0
-    if held == 'string' or held == 'zset' then
+    if (held == 'string' or held == 'read') and ttl ~= '' and ttl ~= line().fingerprint(key, held, redis.call) then
+      -- Not the holders the operator was shown: theirs is a live lock, perhaps.
+      status, detail = 2, 'changed: not the holders inspected, left alone'
+    elseif held == 'string' or held == 'read' then
       status = redis.call('DEL', key)
       local q = queue_of(key)
       if redis.pcall('EXISTS', q) ~= 1 then q = false end
@@ -503,8 +575,7 @@ while i <= n - 4 do
     if status == 1 and kind == 'e' then
       for k = first, last do
         if shared and shared[k] then
-          redis.call('ZADD', K[k], 'XX', line().clock() + tonumber(ttl), value)
-          line().settle(K[k])
+          line().hold(K[k], value, line().clock() + tonumber(ttl))
         else
           redis.call('PEXPIRE', K[k], ttl)
         end
@@ -597,7 +668,7 @@ export function encodeBatch(
     // A fenced acquire, a fence and an inspection also own the resources' fence counters, after the lock keys.
     const counters = fenced || kind === 'fence' || kind === 'inspect';
     if (counters) for (const key of own) keys.push(fenceKeyOf(key));
-    const number = kind === 'fence' ? operation.token : operation.ttlMs;
+    const number = kind === 'fence' ? operation.token : kind === 'force-release' ? (operation.expected ?? '') : operation.ttlMs;
     args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(counters ? 2 * own.length : own.length));
     if (kind === 'acquire') args.push(operation.ticket ?? '', ...placeOf(operation));
     else if (kind === 'release') args.push(operation.ticket ?? '');
@@ -631,9 +702,9 @@ export function decodeBatch(reply: unknown, count: number, tag: string): Operati
   return replies;
 }
 
-/** An inspect operation's nested reply ({type, value, pttl, readers, fence, queued}) as a KeySnapshot. */
+/** An inspect operation's nested reply ({type, value, pttl, readers, fence, queued, fingerprint}) as a KeySnapshot. */
 function snapshotOf(fields: readonly unknown[]): KeySnapshot {
-  const [type, value, pttlMs, readers, fence, queued] = fields;
+  const [type, value, pttlMs, readers, fence, queued, fingerprint] = fields;
   return {
     type: String(type),
     value: String(value),
@@ -641,5 +712,6 @@ function snapshotOf(fields: readonly unknown[]): KeySnapshot {
     readers: Number(readers),
     fence: String(fence),
     queued: Number(queued),
+    fingerprint: String(fingerprint),
   };
 }

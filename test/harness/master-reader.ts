@@ -7,6 +7,7 @@
  */
 import { createClient } from 'redis';
 import { parseServerInfo } from '../../src/restart-guard.js';
+import { READ_HOLDS_MARK } from '../../src/scripts/index.js';
 import type { KeyReader } from './oracle.js';
 
 /**
@@ -67,7 +68,8 @@ export function masterStarted(port: number, readyAtMs: number): void {
 /**
  * One key as read: its value if it is a string (null: none, or another type), its PEXPIRETIME (−1:
  * none, −2: no key or another type than string and sorted set), and for a sorted set (a key shared
- * by readers) each reader's value and deadline (epoch ms, the master's clock).
+ * by readers) each reader's value and deadline (epoch ms, the master's clock); the mark that makes
+ * it a set of readers is no reader.
  */
 export interface KeyReading {
   readonly value: string | null;
@@ -251,7 +253,9 @@ export class MasterReader implements KeyReader {
         const entry: KeyReading = { value: typeof value === 'string' ? value : null, expireTimeMs: Number(expireTimeMs) };
         if (!Array.isArray(members)) return read.set(key, entry);
         const readers = new Map<string, number>();
-        for (let i = 0; i + 1 < members.length; i += 2) readers.set(String(members[i]), Number(members[i + 1]));
+        for (let i = 0; i + 1 < members.length; i += 2) {
+          if (members[i] !== READ_HOLDS_MARK) readers.set(String(members[i]), Number(members[i + 1]));
+        }
         read.set(key, { ...entry, readers });
       });
       const seen = this.#firstSeen.get(port) ?? new Map<string, number>();

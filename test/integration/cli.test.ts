@@ -188,6 +188,22 @@ describe('redlock-quorum release', () => {
     await own.direct[0]!.del(key('a-hash'));
   });
 
+  it("--force --yes leaves a user's sorted set alone on every master (not a read hold): exit 3", async () => {
+    const members = [
+      { value: 'old', score: 1 },
+      { value: 'future', score: Date.now() + 3_600_000 },
+    ];
+    await Promise.all(own.direct.map((client) => client.zAdd(key('a-zset'), members)));
+    const { code, stdout } = await cli(['release', '--force', '--yes', '--nodes', nodes(), key('a-zset')]);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/released: deleted on 0\/3 masters; left alone on 3: not a lock there/);
+    for (const client of own.direct) {
+      expect(await client.zRangeWithScores(key('a-zset'), 0, -1)).toEqual(members);
+      expect(await client.pTTL(key('a-zset'))).toBe(-1);
+    }
+    await Promise.all(own.direct.map((client) => client.del(key('a-zset'))));
+  });
+
   it('--force --yes deletes the lock on every master, keeps its fence counter, and wakes a waiter; exit 0', async () => {
     const lock = await own.lockOn().acquire(key('stuck'), 60_000, { fencing: true });
     oracle.ignore(lock); // taken from under it, on purpose
@@ -249,6 +265,27 @@ describe('redlock-quorum release --force on a terminal', () => {
     expect(released.code).toBe(0);
     expect(released.stdout).toMatch(/released: deleted on 3\/3 masters/);
     expect(await held()).toEqual([null, null, null]);
+  });
+});
+
+describe('redlock-quorum release --force after the lock changed hands', () => {
+  it.runIf(hasScript)('deletes only the holder it showed: a new holder taken while the question was on screen survives on every master; exit 3, and it says what changed', async () => {
+    const shown = await own.lockOn().acquire(key('moved'), 60_000);
+    await sleep(20);
+    const asked = onTerminal(['release', '--force', '--nodes', nodes(), key('moved')]);
+    await eventually(() => asked.screen().includes('[y/N]'), 15_000);
+    expect(asked.screen()).toContain(`holder ${shown.value.slice(0, 8)}`);
+    // While the operator reads: the shown holder leaves and another process takes the lock.
+    await shown.release();
+    const next = await own.lockOn().acquire(key('moved'), 60_000);
+    await eventually(async () => (await Promise.all(own.direct.map((client) => client.get(key('moved'))))).every((value) => value === next.value));
+    asked.type('y\r');
+    const answered = await asked.run;
+    expect(answered.code).toBe(3);
+    expect(answered.stdout).toMatch(/changed since it was shown/);
+    expect(answered.stdout).toContain(`holder ${next.value.slice(0, 8)}`);
+    for (const client of own.direct) expect(await client.get(key('moved'))).toBe(next.value);
+    await next.release();
   });
 });
 

@@ -223,6 +223,77 @@ describe('forceRelease', () => {
     expect(await own.direct[0]!.hGet(key('hash'), 'field')).toBe('value');
     await own.direct[0]!.del(key('hash'));
   });
+
+  it('with expected (an inspection), deletes only the holders it showed: a lock or readers that changed since stay, on every master', async () => {
+    const redlock = own.lockOn();
+    const name = key('expected');
+    const first = await redlock.acquire(name, 30_000);
+    await sleep(20); // the answers after the quorum
+    const shown = await redlock.inspect(name);
+    expect(shown[0]!.masters.every((master) => typeof master.fingerprint === 'string')).toBe(true);
+    await first.release();
+    const next = await redlock.acquire(name, 30_000);
+    await sleep(20);
+    const [result] = await redlock.forceRelease(name, { expected: shown });
+    expect(result).toMatchObject({ deleted: 0, changed: 3, other: 0, unavailable: 0 });
+    for (const master of result!.masters) expect(master).toMatchObject({ status: 'changed', error: expect.stringMatching(/changed/) as unknown });
+    for (const client of own.direct) expect(await client.get(name)).toBe(next.value);
+    // Inspected again: what is shown is what goes.
+    oracle.ignore(next); // taken from under it, on purpose
+    const [deleted] = await redlock.forceRelease(name, { expected: await redlock.inspect(name) });
+    expect(deleted).toMatchObject({ deleted: 3, changed: 0 });
+    for (const client of own.direct) expect(await client.exists(name)).toBe(0);
+
+    // Readers: one more since the inspection is a change.
+    const rw = redlock.readWrite(key('expected-read'));
+    const reader = await rw.read.acquire(30_000);
+    await sleep(20);
+    const readShown = await redlock.inspect(key('expected-read'));
+    const another = await rw.read.acquire(30_000);
+    await sleep(20);
+    expect(await redlock.forceRelease(key('expected-read'), { expected: readShown })).toMatchObject([{ deleted: 0, changed: 3 }]);
+    await reader.release();
+    await another.release();
+    // A free master shown free: something there now is a change; nothing there is still free.
+    const freeShown = await redlock.inspect(key('expected-free'));
+    const late = await redlock.acquire(key('expected-free'), 30_000);
+    await sleep(20);
+    expect(await redlock.forceRelease(key('expected-free'), { expected: freeShown })).toMatchObject([{ deleted: 0, changed: 3 }]);
+    await late.release();
+    expect(await redlock.forceRelease(key('expected-free'), { expected: freeShown })).toMatchObject([{ deleted: 0, changed: 0 }]);
+  });
+
+  it('with expected: a bad one is a TypeError before any network call', async () => {
+    const redlock = own.lockOn();
+    const [shown] = await redlock.inspect(key('other'));
+    const bad: unknown[] = ['x', [{}], [{ resource: key('other'), masters: [{ master: 7 }] }], [shown]];
+    for (const expected of bad.slice(0, 3)) {
+      await expect(redlock.forceRelease(key('bad'), { expected: expected as never })).rejects.toThrow(TypeError);
+    }
+    // An inspection of another resource than the one released.
+    await expect(redlock.forceRelease(key('bad'), { expected: bad[3] as never })).rejects.toThrow(/no inspection of/);
+  });
+
+  it("a user's sorted set is not a lock: inspect says 'other', forceRelease leaves it alone, and it is unchanged on every master", async () => {
+    const redlock = own.lockOn();
+    const name = key('users-zset');
+    const members = [
+      { value: 'old', score: 1 },
+      { value: 'future', score: Date.now() + 3_600_000 },
+    ];
+    await Promise.all(own.direct.map((client) => client.zAdd(name, members)));
+    const [inspection] = await redlock.inspect(name);
+    expect(inspection).toMatchObject({ heldByQuorum: false, heldOn: 0 });
+    for (const master of inspection!.masters) expect(master).toMatchObject({ state: 'other', keyType: 'zset' });
+    const [result] = await redlock.forceRelease(name);
+    expect(result).toMatchObject({ deleted: 0, unavailable: 0, other: 3 });
+    for (const master of result!.masters) expect(master.error).toMatch(/not a lock: a key of type zset/);
+    for (const client of own.direct) {
+      expect(await client.zRangeWithScores(name, 0, -1)).toEqual(members);
+      expect(await client.pTTL(name)).toBe(-1);
+    }
+    await Promise.all(own.direct.map((client) => client.del(name)));
+  });
 });
 
 describe('a Redis Cluster voter', () => {

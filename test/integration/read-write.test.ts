@@ -6,7 +6,8 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedlockClosedError, ResourceLockedError, type Lock } from '../../src/index.js';
-import { QUEUE_SUFFIX } from '../../src/scripts/index.js';
+import { QUEUE_SUFFIX, READ_HOLDS_MARK } from '../../src/scripts/index.js';
+import { oracle } from '../harness/oracle-session.js';
 import { eventually, settled, sleep, uniquePrefix, useOwnMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);
@@ -18,13 +19,13 @@ afterEach(async () => {
   await Promise.all(held.splice(0).map((lock) => lock.release().catch(() => undefined)));
 });
 
-/** Per master: the readers of `key` and their deadlines (empty: none, or not a set of readers). */
+/** Per master: the readers of `key` and their deadlines (empty: none, or not a set of readers; the set's mark is no reader). */
 function readersOn(key: string): Promise<Map<string, number>[]> {
   return Promise.all(
     direct.map(async (client) => {
       if ((await client.type(key)) !== 'zset') return new Map<string, number>();
       const members = await client.zRangeWithScores(key, 0, -1);
-      return new Map(members.map(({ value, score }) => [value, score]));
+      return new Map(members.filter(({ value }) => value !== READ_HOLDS_MARK).map(({ value, score }) => [value, score]));
     }),
   );
 }
@@ -36,6 +37,17 @@ function readersOn(key: string): Promise<Map<string, number>[]> {
  */
 function heldByQuorum(key: string, value: string): Promise<void> {
   return eventually(async () => (await valuesOn(direct, key)).filter((held) => held === value).length >= 3);
+}
+
+/** On every master: `key` is still exactly the user's sorted set `members`, and its TTL is as set (−1: none; else at most `ttlMs`, and not much less). */
+async function expectUntouched(key: string, members: readonly { value: string; score: number }[], ttlMs: number): Promise<void> {
+  const sorted = [...members].sort((a, b) => a.score - b.score);
+  for (const client of direct) {
+    expect(await client.zRangeWithScores(key, 0, -1)).toEqual(sorted);
+    const pttl = await client.pTTL(key);
+    if (ttlMs < 0) expect(pttl).toBe(-1);
+    else expect(pttl).toBeGreaterThan(ttlMs - 60_000);
+  }
 }
 
 /** Each master's clock, epoch ms. */
@@ -258,6 +270,43 @@ describe('read-write lock', () => {
     const writer = await rw.write.acquire(5_000);
     expect((await valuesOn(direct.slice(2), name))).toEqual([writer.value, writer.value, writer.value]);
     await writer.release();
+  });
+
+  it("a user's sorted set under the name is not a read hold: a read is refused, and its members, scores and TTL stay as they were on every master", async () => {
+    const name = uniquePrefix('rw-users-zset')('doc');
+    const members = [
+      { value: 'old', score: 1 },
+      { value: 'recent', score: Date.now() - 1_000 },
+      { value: 'future', score: Date.now() + 3_600_000 },
+    ];
+    await Promise.all(direct.map((client) => client.zAdd(name, members)));
+    const refused = await own.lockOn().readWrite(name).read.acquire(5_000, { retryCount: 0 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ResourceLockedError);
+    await expectUntouched(name, members, -1);
+    await Promise.all(direct.map((client) => client.del(name)));
+  });
+
+  it("a read hold's extend and release never touch a user's sorted set that took its key's place, even one naming the reader", async () => {
+    const name = uniquePrefix('rw-users-zset-later')('doc');
+    const reader = await own.lockOn().readWrite(name).read.acquire(10_000);
+    oracle.ignore(reader); // its key is replaced from under it, on purpose
+    await sleep(20); // the answers after the quorum
+    const members = [
+      { value: 'old', score: 1 },
+      { value: reader.value, score: Date.now() + 3_600_000 },
+    ];
+    await Promise.all(
+      direct.map(async (client) => {
+        await client.del(name);
+        await client.zAdd(name, members);
+        await client.pExpire(name, 600_000);
+      }),
+    );
+    expect(await reader.extend(5_000).then(() => 'extended', () => 'refused')).toBe('refused');
+    await expectUntouched(name, members, 600_000);
+    await reader.release();
+    await expectUntouched(name, members, 600_000);
+    await Promise.all(direct.map((client) => client.del(name)));
   });
 
   it('an aborted or quit reader leaves nothing on any master', async () => {

@@ -51,14 +51,15 @@ describe('the quorum summary of an inspection', () => {
     expect(summarize([held(A, 0, -1), held(A, 0, 100), free], 2).validUntil).toBe(100);
   });
 
-  it('a snapshot reads as a master state: free, held, read (live readers only), other', () => {
-    const snapshot = { type: 'none', value: '', pttlMs: -2, readers: 0, fence: '', queued: 0 };
+  it('a snapshot reads as a master state: free, held, read (live readers only), other (a sorted set not of read holds too)', () => {
+    const snapshot = { type: 'none', value: '', pttlMs: -2, readers: 0, fence: '', queued: 0, fingerprint: 'free' };
     expect(readingOf(snapshot, 5)).toEqual({ state: 'free' });
     expect(readingOf({ ...snapshot, type: 'string', value: A, pttlMs: 800, fence: '12' }, 5)).toEqual({
       state: 'held', value: A, pttlMs: 800, receivedAtMs: 5, fenceCounter: 12,
     });
-    expect(readingOf({ ...snapshot, type: 'zset', pttlMs: 800, readers: 2 }, 5)).toEqual({ state: 'read', pttlMs: 800, receivedAtMs: 5 });
-    expect(readingOf({ ...snapshot, type: 'zset', pttlMs: 800, readers: 0 }, 5)).toEqual({ state: 'free' });
+    expect(readingOf({ ...snapshot, type: 'read', pttlMs: 800, readers: 2 }, 5)).toEqual({ state: 'read', pttlMs: 800, receivedAtMs: 5 });
+    expect(readingOf({ ...snapshot, type: 'read', pttlMs: 800, readers: 0 }, 5)).toEqual({ state: 'free' });
+    expect(readingOf({ ...snapshot, type: 'zset', pttlMs: -1 }, 5)).toEqual({ state: 'other', pttlMs: -1, receivedAtMs: 5 });
     expect(readingOf({ ...snapshot, type: 'hash', pttlMs: -1 }, 5)).toEqual({ state: 'other', pttlMs: -1, receivedAtMs: 5 });
   });
 
