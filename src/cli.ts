@@ -362,7 +362,7 @@ function renderReleases(results: readonly ForceReleaseResult[]): string {
       const nothing = free === 0 ? '' : ` (nothing there on the other ${free})`;
       const summary =
         result.unavailable === 0
-          ? `released: deleted on ${result.deleted}/${total} masters${nothing}${notLocks}${changed}`
+          ? `${result.changed === 0 ? 'released' : 'not released everywhere'}: deleted on ${result.deleted}/${total} masters${nothing}${notLocks}${changed}`
           : `not released everywhere: deleted on ${result.deleted}/${total}, ${result.unavailable} did not answer (run it again)${notLocks}${changed}`;
       return `${result.resource}\n${table.map((line) => `  ${line}`).join('\n')}\n  ${summary}\n`;
     })
