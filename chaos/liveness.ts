@@ -1,0 +1,213 @@
+/**
+ * The chaos run's liveness watch, pure so it can be tested on made-up histories. Its inputs:
+ * - samples of the waiting lines (sampler.ts): at a steady rate, on each master that answered, is
+ *   each watched resource's key absent (free), and does a live ticket stand in its line;
+ * - every acquire the workers made on watched resources: when it began and ended (real time), on
+ *   which resources, and whether it was granted or gave up;
+ * - the instants each worker was not running (SIGSTOPped, or its event loop busy), from its own
+ *   lag monitor: a waiter that cannot run cannot take a free resource, and its ticket may stand in
+ *   the line, unrenewed, until its ttl.
+ * A line stalls when its resource is free on a quorum of masters while a live waiter is in it; the
+ * library promises that lasts no longer than a ticket's ttl, 2 × (retryDelay + retryJitter) +
+ * nodeTimeout (a dead waiter's ticket lapses by then, a live one has retried twice), plus one round
+ * trip. Longer is a violation; so is an acquire that gives up while its resources were free on a
+ * quorum for most of its wait, and a read nested in a read hold of the same name that gives up while
+ * its outer hold was valid (it re-enters: it never waits).
+ */
+
+/** One sample of every master's lines (real epoch ms; masters that did not answer in time are left out). */
+export interface LineSample {
+  readonly atMs: number;
+  /** The slowest answer's round trip, ms. */
+  readonly rttMs: number;
+  /** How many masters answered. */
+  readonly answered: number;
+  /** Per watched resource: on how many answering masters its key is absent, and on how many a live ticket is in its line. */
+  readonly lines: ReadonlyMap<string, { readonly freeOn: number; readonly queuedOn: number }>;
+}
+
+/** One acquire call a worker made on watched resources (real epoch ms). */
+export interface AcquireReport {
+  readonly worker: number;
+  readonly resources: readonly string[];
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly outcome: 'acquired' | 'gave-up';
+  /** A read nested in a read hold of the same name: whether the outer hold was still valid at the end. */
+  readonly outerValid?: boolean;
+}
+
+/** An interval in which a worker's event loop did not run (real epoch ms). */
+export interface StallReport {
+  readonly worker: number;
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+export interface LivenessSettings {
+  readonly quorum: number;
+  /** 2 × (retryDelay + retryJitter) + nodeTimeout: how long a line may stall (plus a round trip). */
+  readonly ticketTtlMs: number;
+  /** retryDelay + retryJitter: after a stall a waiter may sleep this long before it tries again. */
+  readonly retrySleepMs: number;
+  /** Samples further apart than this (the sampler itself stalled) do not make one stalled interval. */
+  readonly maxSampleGapMs: number;
+  /** An acquire judged for giving up needs at least this many samples of its wait in which a quorum answered. */
+  readonly minSamples: number;
+}
+
+export interface LivenessViolation {
+  /** The resource (an acquire's first) the violation is about. */
+  readonly resource: string;
+  readonly message: string;
+}
+
+export interface LivenessVerdict {
+  readonly violations: LivenessViolation[];
+  readonly samples: number;
+  /** Samples in which at least a quorum of masters answered (the others are not judged). */
+  readonly visibleSamples: number;
+  /** Stalled intervals seen (a line free on a quorum with a live waiter in it, for any length). */
+  readonly stalledIntervals: number;
+  readonly longestStalledMs: number;
+  /** Stalled samples not judged because a waiter on the resource was not running (or had just resumed). */
+  readonly excusedSamples: number;
+  readonly gaveUp: number;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString().slice(11, 23);
+
+/** Disjoint, sorted intervals per worker: when each was not running, widened by `afterMs`. */
+function stallIndex(stalls: readonly StallReport[], afterMs: number): Map<number, Array<[number, number]>> {
+  const byWorker = new Map<number, Array<[number, number]>>();
+  for (const stall of [...stalls].sort((a, b) => a.startMs - b.startMs)) {
+    const list = byWorker.get(stall.worker) ?? [];
+    byWorker.set(stall.worker, list);
+    const last = list[list.length - 1];
+    const endMs = stall.endMs + afterMs;
+    if (last && stall.startMs <= last[1]) last[1] = Math.max(last[1], endMs);
+    else list.push([stall.startMs, endMs]);
+  }
+  return byWorker;
+}
+
+function within(intervals: ReadonlyArray<readonly [number, number]> | undefined, atMs: number): boolean {
+  if (!intervals) return false;
+  let low = 0;
+  let high = intervals.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const [startMs, endMs] = intervals[middle]!;
+    if (atMs < startMs) high = middle - 1;
+    else if (atMs > endMs) low = middle + 1;
+    else return true;
+  }
+  return false;
+}
+
+/** The index of the first sample at or after `atMs` (samples sorted). */
+function firstAtOrAfter(samples: readonly LineSample[], atMs: number): number {
+  let low = 0;
+  let high = samples.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (samples[middle]!.atMs < atMs) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+export function checkLiveness(
+  unsorted: readonly LineSample[],
+  acquires: readonly AcquireReport[],
+  stalls: readonly StallReport[],
+  settings: LivenessSettings,
+): LivenessVerdict {
+  const samples = [...unsorted].sort((a, b) => a.atMs - b.atMs);
+  const { quorum, ticketTtlMs } = settings;
+  const notRunning = stallIndex(stalls, settings.retrySleepMs);
+  const violations: LivenessViolation[] = [];
+  const visible = (sample: LineSample): boolean => sample.answered >= quorum;
+  let stalledIntervals = 0;
+  let longestStalledMs = 0;
+  let excusedSamples = 0;
+
+  const watched = new Set(samples.flatMap((sample) => [...sample.lines.keys()]));
+  for (const resource of watched) {
+    // Sweep the samples in time order beside the acquires on this resource in start order, keeping
+    // those in progress: the live waiters.
+    const onResource = acquires.filter((acquire) => acquire.resources.includes(resource)).sort((a, b) => a.startMs - b.startMs);
+    let next = 0;
+    let waiting: AcquireReport[] = [];
+    let run: { startMs: number; lastMs: number; rttMs: number; freeOn: number; answered: number; waiters: AcquireReport[] } | undefined;
+    const close = (): void => {
+      if (!run) return;
+      const stalledMs = run.lastMs - run.startMs;
+      stalledIntervals++;
+      longestStalledMs = Math.max(longestStalledMs, stalledMs);
+      if (stalledMs > ticketTtlMs + run.rttMs) {
+        const who = run.waiters.map((w) => `worker ${w.worker} [${w.resources.join(', ')}] since ${iso(w.startMs)} (${w.outcome} at ${iso(w.endMs)})`);
+        violations.push({
+          resource,
+          message:
+            `${resource} was free on a quorum (${run.freeOn} of ${run.answered} answering) with a live waiter in its line for ${stalledMs} ms from ` +
+            `${iso(run.startMs)} (bound: ticket ttl ${ticketTtlMs} ms + a ${run.rttMs} ms round trip); waiting: ${who.join('; ')}`,
+        });
+      }
+      run = undefined;
+    };
+    let previousMs = Number.NEGATIVE_INFINITY;
+    for (const sample of samples) {
+      if (sample.atMs - previousMs > settings.maxSampleGapMs) close();
+      previousMs = sample.atMs;
+      while (next < onResource.length && onResource[next]!.startMs <= sample.atMs) waiting.push(onResource[next++]!);
+      waiting = waiting.filter((acquire) => acquire.endMs > sample.atMs);
+      const line = sample.lines.get(resource);
+      if (!visible(sample) || !line || line.freeOn < quorum || line.queuedOn === 0 || waiting.length === 0) {
+        close();
+        continue;
+      }
+      if (waiting.some((acquire) => within(notRunning.get(acquire.worker), sample.atMs))) {
+        excusedSamples++;
+        close();
+        continue;
+      }
+      run ??= { startMs: sample.atMs, lastMs: sample.atMs, rttMs: 0, freeOn: line.freeOn, answered: sample.answered, waiters: [] };
+      run.lastMs = sample.atMs;
+      run.rttMs = Math.max(run.rttMs, Math.ceil(sample.rttMs));
+      for (const acquire of waiting) if (!run.waiters.includes(acquire)) run.waiters.push(acquire);
+    }
+    close();
+  }
+
+  const gaveUp = acquires.filter((acquire) => acquire.outcome === 'gave-up');
+  for (const acquire of gaveUp) {
+    const described = `worker ${acquire.worker}'s acquire of [${acquire.resources.join(', ')}] (${iso(acquire.startMs)} to ${iso(acquire.endMs)}, ${acquire.endMs - acquire.startMs} ms)`;
+    if (acquire.outerValid) {
+      violations.push({ resource: acquire.resources[0]!, message: `${described}, a read nested in a valid read hold of the same name, waited and gave up instead of re-entering` });
+      continue;
+    }
+    if (!acquire.resources.every((resource) => watched.has(resource))) continue;
+    let judged = 0;
+    let free = 0;
+    for (let index = firstAtOrAfter(samples, acquire.startMs); index < samples.length && samples[index]!.atMs <= acquire.endMs; index++) {
+      const sample = samples[index]!;
+      if (!visible(sample) || within(notRunning.get(acquire.worker), sample.atMs)) continue;
+      judged++;
+      if (acquire.resources.every((resource) => (sample.lines.get(resource)?.freeOn ?? 0) >= quorum)) free++;
+    }
+    if (judged >= settings.minSamples && free * 2 > judged) {
+      violations.push({ resource: acquire.resources[0]!, message: `${described} gave up while free on a quorum in ${free} of its ${judged} samples` });
+    }
+  }
+
+  return {
+    violations,
+    samples: samples.length,
+    visibleSamples: samples.filter(visible).length,
+    stalledIntervals,
+    longestStalledMs,
+    excusedSamples,
+    gaveUp: gaveUp.length,
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * The chaos run's liveness watch (chaos/liveness.ts), on made-up samples of the lines and acquires.
+ */
+import { describe, expect, it } from 'vitest';
+import { checkLiveness, type AcquireReport, type LineSample, type StallReport } from '../../chaos/liveness.js';
+import { realMs } from '../../chaos/clock-offset.js';
+
+const settings = { quorum: 3, ticketTtlMs: 300, retrySleepMs: 100, maxSampleGapMs: 100, minSamples: 5 };
+
+/** Samples every 20 ms over [fromMs, toMs): `line(atMs)` says each resource's state at that instant. */
+function sampled(
+  fromMs: number,
+  toMs: number,
+  line: (atMs: number) => Record<string, { freeOn: number; queuedOn: number }>,
+  answered: (atMs: number) => number = () => 5,
+): LineSample[] {
+  const samples: LineSample[] = [];
+  for (let atMs = fromMs; atMs < toMs; atMs += 20) {
+    samples.push({ atMs, rttMs: 2, answered: answered(atMs), lines: new Map(Object.entries(line(atMs))) });
+  }
+  return samples;
+}
+const acquire = (worker: number, resources: string[], startMs: number, endMs: number, outcome: AcquireReport['outcome'] = 'acquired'): AcquireReport => ({
+  worker,
+  resources,
+  startMs,
+  endMs,
+  outcome,
+});
+const free = { freeOn: 5, queuedOn: 1 };
+const held = { freeOn: 0, queuedOn: 1 };
+
+describe('chaos liveness watch', () => {
+  it('flags a resource free on a quorum with a live waiter in its line past a ticket ttl + a round trip (hold-and-wait)', () => {
+    // Worker 0 holds a and asks for b; worker 1 asks [a, b] and stands in b's line: b stays free for 1 s.
+    const samples = sampled(0, 1_200, (atMs) => ({ a: held, b: atMs >= 100 && atMs < 1_100 ? free : { freeOn: 0, queuedOn: 0 } }));
+    const acquires = [acquire(0, ['b'], 100, 1_150, 'gave-up'), acquire(1, ['a', 'b'], 50, 1_200)];
+    const verdict = checkLiveness(samples, acquires, [], settings);
+    expect(verdict.violations).toEqual([
+      { resource: 'b', message: expect.stringMatching(/^b was free on a quorum \(5 of 5 answering\) with a live waiter in its line for 980 ms .*bound: ticket ttl 300 ms \+ a 2 ms round trip/) as unknown },
+      { resource: 'b', message: expect.stringMatching(/^worker 0's acquire of \[b\] .* gave up while free on a quorum in 50 of its 53 samples$/) as unknown },
+    ]);
+    expect(verdict).toMatchObject({ stalledIntervals: 1, longestStalledMs: 980, gaveUp: 1 });
+  });
+
+  it('passes a free line with a waiter for less than a ticket ttl + a round trip, and one that no live acquire waits in', () => {
+    const brief = sampled(0, 1_000, (atMs) => ({ b: atMs >= 200 && atMs < 480 ? free : held }));
+    expect(checkLiveness(brief, [acquire(1, ['b'], 0, 500)], [], settings)).toMatchObject({ violations: [], stalledIntervals: 1, longestStalledMs: 260 });
+    // A ticket left in the line by no acquire in progress (a holder's, a dead waiter's): not a waiter.
+    const long = sampled(0, 1_000, () => ({ b: free }));
+    expect(checkLiveness(long, [acquire(1, ['b'], 0, 10), acquire(2, ['b'], 990, 1_000)], [], settings).violations).toEqual([]);
+    // A waiter on [a, b] while a is held, in no line of b (the line is empty): b free is no stall.
+    const noLine = sampled(0, 1_000, () => ({ a: held, b: { freeOn: 5, queuedOn: 0 } }));
+    expect(checkLiveness(noLine, [acquire(1, ['a', 'b'], 0, 1_000, 'gave-up')], [], settings).violations).toEqual([]);
+  });
+
+  it('counts only masters that answered, and judges nothing while fewer than a quorum answered', () => {
+    // Free on 2 of the 3 answering: not on a quorum.
+    const two = sampled(0, 1_000, () => ({ b: { freeOn: 2, queuedOn: 1 } }), () => 3);
+    expect(checkLiveness(two, [acquire(1, ['b'], 0, 1_000, 'gave-up')], [], settings).violations).toEqual([]);
+    // Free on all answering, but only 2 answered (3 paused): the sampler cannot see a quorum.
+    const blind = sampled(0, 1_000, () => ({ b: { freeOn: 2, queuedOn: 1 } }), () => 2);
+    expect(checkLiveness(blind, [acquire(1, ['b'], 0, 1_000, 'gave-up')], [], settings)).toMatchObject({ violations: [], visibleSamples: 0 });
+    // Blind every 200 ms: the stalled intervals are cut short of the bound.
+    const flickering = sampled(0, 1_000, () => ({ b: free }), (atMs) => (atMs % 200 === 0 ? 2 : 5));
+    expect(checkLiveness(flickering, [acquire(1, ['b'], 0, 1_000)], [], settings).violations).toEqual([]);
+  });
+
+  it('does not flag while a waiter on the resource was not running, nor for a retry sleep after it resumed', () => {
+    const samples = sampled(0, 1_500, () => ({ b: free }));
+    const acquires = [acquire(0, ['b'], 0, 1_500), acquire(1, ['b'], 0, 1_500)];
+    // Worker 0 paused 0–700 ms, then stalled 900–1 200: what is left is under the bound.
+    const stalls: StallReport[] = [
+      { worker: 0, startMs: 0, endMs: 700 },
+      { worker: 0, startMs: 900, endMs: 1_200 },
+    ];
+    expect(checkLiveness(samples, acquires, stalls, settings).violations).toEqual([]);
+    // Without the stalls the same history is flagged.
+    expect(checkLiveness(samples, acquires, [], settings).violations).toHaveLength(1);
+  });
+
+  it('does not join samples across a gap in the sampling (the sampler stalled)', () => {
+    const samples = [...sampled(0, 250, () => ({ b: free })), ...sampled(500, 750, () => ({ b: free }))];
+    expect(checkLiveness(samples, [acquire(1, ['b'], 0, 750)], [], settings)).toMatchObject({ violations: [], stalledIntervals: 2 });
+  });
+
+  it('flags an acquire that gave up while its resources were free on a quorum most of its wait, not one that waited on a holder', () => {
+    // Nothing in the lines (a waiter that never joined), but free all along: it should have been granted.
+    const freeNoLine = sampled(0, 1_000, () => ({ a: { freeOn: 4, queuedOn: 0 }, b: { freeOn: 5, queuedOn: 0 } }));
+    expect(checkLiveness(freeNoLine, [acquire(1, ['a', 'b'], 0, 1_000, 'gave-up')], [], settings).violations).toEqual([
+      { resource: 'a', message: expect.stringMatching(/gave up while free on a quorum in 50 of its 50 samples/) as unknown },
+    ]);
+    // a held for most of the wait: giving up on [a, b] is no liveness failure.
+    const mostlyHeld = sampled(0, 1_000, (atMs) => ({ a: atMs < 600 ? held : { freeOn: 5, queuedOn: 0 }, b: { freeOn: 5, queuedOn: 0 } }));
+    expect(checkLiveness(mostlyHeld, [acquire(1, ['a', 'b'], 0, 1_000, 'gave-up')], [], settings).violations).toEqual([]);
+    // Too short a wait to judge (fewer samples than minSamples).
+    expect(checkLiveness(freeNoLine, [acquire(1, ['a', 'b'], 0, 60, 'gave-up')], [], settings).violations).toEqual([]);
+  });
+
+  it('flags a nested read that gave up while its outer read hold was valid', () => {
+    const nested: AcquireReport = { ...acquire(2, ['rw'], 0, 1_800, 'gave-up'), outerValid: true };
+    expect(checkLiveness([], [nested], [], settings).violations).toEqual([
+      { resource: 'rw', message: expect.stringMatching(/worker 2's acquire of \[rw\] .* a read nested in a valid read hold of the same name, waited and gave up/) as unknown },
+    ]);
+    expect(checkLiveness([], [{ ...nested, outerValid: false }], [], settings).violations).toEqual([]);
+  });
+
+  it('converts a clock-offset worker\'s instants to real time', () => {
+    expect(realMs(1_000_000 - 600_000, -600_000)).toBe(1_000_000);
+    expect(realMs(1_000_000 + 5_000, 5_000)).toBe(1_000_000);
+  });
+});
