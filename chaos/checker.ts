@@ -15,11 +15,12 @@ interface Held {
 }
 
 /**
- * An exclusive section (a plain lock, or a read-write lock's write hold, which is the same lock): it
- * read its resource's counter, then wrote it + 1.
+ * An exclusive section (a plain lock, a read-write lock's write hold, which is the same lock, or one
+ * of the two resources of a lock on both or of nested locks): it read its resource's counter, then
+ * wrote it + 1.
  */
 export interface WriteSection extends Held {
-  readonly kind: 'lock' | 'write';
+  readonly kind: 'lock' | 'write' | 'multi' | 'nested';
   /** The resource's version in the storage when the section read it, and the version its write made. */
   readonly readVersion: number;
   readonly version: number;
@@ -27,9 +28,9 @@ export interface WriteSection extends Held {
   readonly token?: number;
 }
 
-/** A read hold's section: it read the counter (at version `readVersion`) and wrote nothing. */
+/** A read hold's section (maybe one nested in a read hold): it read the counter (at version `readVersion`) and wrote nothing. */
 export interface ReadSection extends Held {
-  readonly kind: 'read';
+  readonly kind: 'read' | 'nested-read';
   readonly readVersion: number;
 }
 
@@ -61,7 +62,8 @@ export interface Verdict {
 }
 
 const late = (section: Section): boolean => section.end >= section.expiration;
-const exclusive = (section: Section): section is WriteSection => section.kind === 'lock' || section.kind === 'write';
+const exclusive = (section: Section): section is WriteSection => section.kind !== 'read' && section.kind !== 'nested-read' && section.kind !== 'permit';
+const reads = (section: Section): boolean => section.kind === 'read' || section.kind === 'nested-read';
 const describe = (section: Section): string =>
   `worker ${section.worker} ${section.kind === 'permit' ? `permit (slot ${section.slot})` : section.kind} [${section.start}, ${section.end}]`;
 
@@ -102,7 +104,7 @@ export function check(sections: readonly Section[], counters: ReadonlyMap<string
       active = active.filter((other) => other.end > section.start);
       const others = active.filter((other) => other.value !== section.value);
       for (const other of others) {
-        const shared = (other.kind === 'read' && section.kind === 'read') || (other.kind === 'permit' && section.kind === 'permit');
+        const shared = (reads(other) && reads(section)) || (other.kind === 'permit' && section.kind === 'permit');
         if (!shared) violations.push(`overlap on ${resource}: ${describe(other)} and ${describe(section)}`);
       }
       if (section.kind === 'permit') {

@@ -4,10 +4,13 @@
  * says which) is checked against the real masters (CHAOS_MASTERS, behind the proxies of CHAOS_NODES),
  * every live lock is read again every 150 ms, and each lock's believed validity is reported to the
  * runner, which checks exclusion across workers (holders.ts). Violations go to the runner at once.
+ * In a worker whose clock is offset (clock-offset.ts) the oracle judges on that worker's clock, as
+ * the library does: the masters' instants it reads (expiry times, readers' deadlines) are shifted
+ * by the same offset.
  */
 import type { AttemptRecord, Lock, Redlock } from '../src/index.js';
-import { MasterReader, aliasMaster } from '../test/harness/master-reader.js';
-import { SafetyOracle, type OracleCounts } from '../test/harness/oracle.js';
+import { MasterReader, aliasMaster, type MasterReading } from '../test/harness/master-reader.js';
+import { SafetyOracle, type KeyReader, type OracleCounts } from '../test/harness/oracle.js';
 import type { HolderReport } from './holders.js';
 
 /** Violations sent verbatim (all are counted): one defect tends to repeat on every lock. */
@@ -30,9 +33,11 @@ export class OracleWatch {
     redlock: Redlock,
     nodeUrls: readonly string[],
     masterPorts: readonly number[],
+    clockOffsetMs = 0,
   ) {
     nodeUrls.forEach((url, index) => aliasMaster(Number(new URL(url).port), masterPorts[index]!));
-    this.#oracle = new SafetyOracle(this.#reader, (message, lock) => {
+    const reader = clockOffsetMs === 0 ? this.#reader : new ShiftedReader(this.#reader, clockOffsetMs);
+    this.#oracle = new SafetyOracle(reader, (message, lock) => {
       const history = this.#history.get(lock as Lock)?.map((line) => `\n      ${line}`).join('') ?? '';
       const resource = (lock as Lock).resources[0];
       if (this.#sent++ < MAX_SENT) process.send?.({ type: 'oracle-violation', worker, resource, message: `${message}\n    its history:${history || ' none seen'}` });
@@ -117,4 +122,46 @@ function attemptLine(record: AttemptRecord): string {
     (outcome) => `${outcome.node.slice(outcome.node.lastIndexOf(':') + 1)} ${outcome.status}${outcome.latencyMs === undefined ? '' : ` ${outcome.latencyMs.toFixed(1)}ms`}${outcome.late ? ` late ${outcome.late}` : ''}`,
   );
   return `attempt ${record.attempt}, ${record.granted} granted in ${record.elapsedMs.toFixed(1)} ms, validity ${record.validityMs.toFixed(1)} ms [${outcomes.join(', ')}]`;
+}
+
+/** A KeyReader whose master instants are on a clock `offsetMs` away from the masters' (this process' shifted Date.now()). */
+class ShiftedReader implements KeyReader {
+  constructor(
+    private readonly inner: KeyReader,
+    private readonly offsetMs: number,
+  ) {}
+
+  async read(label: string, keys: readonly string[]): Promise<MasterReading | undefined> {
+    const reading = await this.inner.read(label, keys);
+    if (!reading) return undefined;
+    const shifted = new Map(
+      [...reading.keys].map(([key, entry]) => [
+        key,
+        {
+          ...entry,
+          // -1 (no expiry) and -2 (no key) are not instants.
+          expireTimeMs: entry.expireTimeMs >= 0 ? entry.expireTimeMs + this.offsetMs : entry.expireTimeMs,
+          ...(entry.readers ? { readers: new Map([...entry.readers].map(([value, deadlineMs]) => [value, deadlineMs + this.offsetMs])) } : {}),
+        },
+      ]),
+    );
+    return { ...reading, keys: shifted };
+  }
+
+  firstSeenMs(label: string, runId: string): number | undefined {
+    return this.inner.firstSeenMs(label, runId); // taken with this process' Date.now(): already shifted
+  }
+
+  startedAtMs(label: string): number | undefined {
+    const startedMs = this.inner.startedAtMs?.(label);
+    return startedMs === undefined ? undefined : startedMs + this.offsetMs;
+  }
+
+  resolve(label: string): string {
+    return this.inner.resolve(label);
+  }
+
+  warm(label: string): void {
+    this.inner.warm?.(label);
+  }
 }

@@ -22,6 +22,15 @@
  * stalls, an extend that lands late with a shorter ttl, nested re-entered locks outliving or losing
  * their outer lock.
  *
+ * The liveness watch (liveness.ts): a sampler here (sampler.ts) reads every master's lock keys and
+ * waiting lines every 20 ms through the proxies, the workers report each acquire's wait and each
+ * instant they did not run, and the run fails on a line free on a quorum with a live waiter in it
+ * for longer than a ticket's ttl (2 × (retryDelay + retryJitter) + nodeTimeout) plus a round trip,
+ * on an acquire that gave up while its resources were free most of its wait, and on a nested read
+ * that waited instead of re-entering. The last worker's clock is off by --clock-offset-ms (default
+ * 10 minutes behind; 0: none): its Date.now() only, and the runner converts what it reports back to
+ * real time, so both checkers compare every worker's beliefs on one clock.
+ *
  * --fencing: locks and write holds take fencing tokens (read holds and permits have none) and the
  * checker also requires each resource's tokens to increase from write to write. Fence counters must
  * survive restarts (docs/safety.md, "Fencing tokens"), so the masters then run with AOF `appendfsync always`
@@ -33,16 +42,24 @@ import * as hdr from 'hdr-histogram-js';
 import { createClient } from 'redis';
 import { ProxyProcess } from '../bench/faults.js';
 import { check } from './checker.js';
+import { CLOCK_OFFSET_ENV, realMs } from './clock-offset.js';
 import { overlappingHolders, type HolderReport } from './holders.js';
+import { checkLiveness, type AcquireReport, type StallReport } from './liveness.js';
+import { LineSampler } from './sampler.js';
 import type { ProbeReply, ProbeRequest } from './probes.js';
 import { Storage, type StorageRequest } from './storage.js';
 import {
+  ACQUIRE_SETTINGS,
   lockResource,
+  PAIR,
   PERMIT_LIMIT,
+  NESTED_READ_SHARE,
   READ_SHARE,
   READ_WRITE,
   SECTION_KINDS,
   SEMAPHORE,
+  TICKET_TTL_MS,
+  watchedResources,
   WORKLOADS,
   workloadOf,
   workloadOfKind,
@@ -64,6 +81,9 @@ const WORKERS = arg('workers', 4);
 const RESOURCES = arg('resources', 3);
 const FENCING = process.argv.includes('--fencing');
 const TTL_MS = 1_000;
+const CLOCK_OFFSET_MS = arg('clock-offset-ms', -10 * 60_000);
+/** The worker whose clock is off (the last), and each worker's offset. */
+const offsetOf = (worker: number): number => (worker === WORKERS - 1 ? CLOCK_OFFSET_MS : 0);
 
 /** mulberry32: a small seeded PRNG, so a fault schedule replays exactly from its seed. */
 function prng(seed: number): () => number {
@@ -95,9 +115,12 @@ const stats: WorkerStats[] = [];
 const crashes: string[] = [];
 const applied = new Map<Fault | Probe, number>();
 const holders: HolderReport[] = [];
+const acquires: AcquireReport[] = [];
+const stalls: StallReport[] = [];
 const oracleViolations: string[] = [];
 /** Violations by the workload of the key they are about (the probes' keys: none). */
 const violationsBy = new Map<Workload, number>();
+const livenessBy = new Map<Workload, number>();
 const countViolations = (key: string | undefined, count = 1): void => {
   const workload = key === undefined ? undefined : workloadOf(key);
   if (workload) violationsBy.set(workload, (violationsBy.get(workload) ?? 0) + count);
@@ -105,14 +128,19 @@ const countViolations = (key: string | undefined, count = 1): void => {
 const asks = new Map<number, (reply: ProbeReply) => void>();
 let asked = 0;
 let failed = false;
+let sampler: LineSampler | undefined;
 /** When the schedule ends (set when it starts). */
 let endAt = 0;
 /** The fault schedule as it happened, printed at the end. */
 const log: string[] = [];
 
 try {
-  const replay = `npm run chaos -- --duration ${DURATION_S} --seed ${SEED}${FENCING ? ' --fencing' : ''}`;
-  console.log(`chaos: ${DURATION_S} s, seed ${SEED} (replay: ${replay}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms${FENCING ? ', fencing (AOF always)' : ''}`);
+  const offsetFlag = CLOCK_OFFSET_MS === -10 * 60_000 ? '' : ` --clock-offset-ms ${CLOCK_OFFSET_MS}`;
+  const replay = `npm run chaos -- --duration ${DURATION_S} --seed ${SEED}${FENCING ? ' --fencing' : ''}${offsetFlag}`;
+  const offsetNote = CLOCK_OFFSET_MS === 0 ? '' : `, worker ${WORKERS - 1}'s clock ${CLOCK_OFFSET_MS / 1000} s off`;
+  console.log(
+    `chaos: ${DURATION_S} s, seed ${SEED} (replay: ${replay}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms${FENCING ? ', fencing (AOF always)' : ''}${offsetNote}`,
+  );
   const storage = new Storage(FENCING);
   const done = Array.from({ length: WORKERS }, (_, worker) => {
     const child = fork(fileURLToPath(new URL('./worker.ts', import.meta.url)), {
@@ -125,15 +153,30 @@ try {
         CHAOS_TTL_MS: String(TTL_MS),
         CHAOS_WORKER: String(worker),
         CHAOS_FENCING: FENCING ? '1' : '0',
+        [CLOCK_OFFSET_ENV]: String(offsetOf(worker)),
       },
     });
     workers.push(child);
+    // Every instant a worker reports is on its clock: converted to real time here, once.
+    const real = (ms: number): number => realMs(ms, offsetOf(worker));
     child.on('message', (message: { type: string } & Record<string, unknown>) => {
       if (message.type === 'storage') {
-        const reply = storage.serve(worker, message as unknown as StorageRequest);
+        const request = message as unknown as StorageRequest;
+        const converted = request.op === 'read' ? request : { ...request, section: { ...request.section, expiration: real(request.section.expiration) } };
+        const reply = storage.serve(worker, converted as StorageRequest);
+        // reply.at stays in real time: the worker only hands it back as its section's start.
         if (child.connected) child.send({ type: 'storage', id: message['id'], ...reply });
       } else if (message.type === 'stats') stats.push(message as unknown as WorkerStats);
-      else if (message.type === 'holder') holders.push(message as unknown as HolderReport);
+      else if (message.type === 'holder') {
+        const report = message as unknown as HolderReport;
+        holders.push({ ...report, atMs: real(report.atMs), expirationMs: real(report.expirationMs) });
+      } else if (message.type === 'acquire') {
+        const report = message as unknown as AcquireReport;
+        acquires.push({ ...report, startMs: real(report.startMs), endMs: real(report.endMs) });
+      } else if (message.type === 'stall') {
+        const report = message as unknown as StallReport;
+        stalls.push({ worker, startMs: real(report.startMs), endMs: real(report.endMs) });
+      }
       else if (message.type === 'oracle-violation') {
         oracleViolations.push(`safety oracle, worker ${worker}: ${String(message['message'])}`);
         countViolations(message['resource'] as string | undefined);
@@ -151,6 +194,11 @@ try {
       }),
     );
   });
+
+  // The liveness watch's sampler, on connections of its own through the proxies.
+  const watched = watchedResources(RESOURCES);
+  sampler = new LineSampler(proxies.ports.map((port) => `redis://127.0.0.1:${port}`), watched);
+  sampler.start();
 
   // The fault schedule: every 1.5–3 s one or two faults on distinct targets.
   const random = prng(SEED);
@@ -187,14 +235,26 @@ try {
   for (const child of workers) if (child.connected) child.send({ type: 'stop' });
   await Promise.race([Promise.all(done), sleep(15_000)]);
   for (const child of workers) if (child.exitCode === null) child.kill('SIGKILL');
+  await sampler.stop();
 
   // Checks.
   const crossWorker = overlappingHolders(holders);
-  const written = [...Array.from({ length: RESOURCES }, (_, r) => lockResource(r)), READ_WRITE];
+  const written = [...Array.from({ length: RESOURCES }, (_, r) => lockResource(r)), READ_WRITE, ...PAIR];
   const verdict = check(storage.sections, new Map(written.map((resource) => [resource, storage.counter(resource)])));
   const violations = [...verdict.violations];
   for (const [resource, { violations: count }] of verdict.resources) countViolations(resource, count);
   for (const overlap of crossWorker) countViolations(overlap.resource);
+  const liveness = checkLiveness(sampler.samples, acquires, stalls, {
+    quorum: Math.floor(masters.length / 2) + 1,
+    ticketTtlMs: TICKET_TTL_MS,
+    retrySleepMs: ACQUIRE_SETTINGS.retryDelay + ACQUIRE_SETTINGS.retryJitter,
+    maxSampleGapMs: 100,
+    minSamples: 5,
+  });
+  for (const { resource } of liveness.violations) {
+    const workload = workloadOf(resource);
+    if (workload) livenessBy.set(workload, (livenessBy.get(workload) ?? 0) + 1);
+  }
   await sleep(TTL_MS + 200);
   const inspectors = await Promise.all(masters.map((master) => createClient({ url: master.url }).connect()));
   const leftover = (await Promise.all(inspectors.map((client) => client.keys('chaos:*'))))
@@ -227,7 +287,9 @@ try {
     const acquired = total((s) => s.acquired, kinds);
     return `${attempts ? ((acquired / attempts) * 100).toFixed(1) : '—'} % (${acquired} of ${attempts})`;
   };
-  const completed = (kind: SectionKind): number => storage.sections.filter((section) => section.kind === kind).length;
+  // A pair's section writes both resources: counted once, by its second.
+  const completed = (kind: SectionKind): number =>
+    storage.sections.filter((section) => section.kind === kind && (workloadOfKind(kind) !== 'pair' || section.resource === PAIR[1])).length;
   const byKind = (kinds: readonly SectionKind[], text: (kind: SectionKind) => string): string =>
     kinds.length === 1 ? text(kinds[0]!) : kinds.map((kind) => `${kind}s ${text(kind)}`).join(', ');
   const leaseReports = (type: string): number => new Set(holders.filter((h) => h.lease.type === type).map((h) => `${h.worker}/${h.id}`)).size;
@@ -235,22 +297,23 @@ try {
   const described: Record<Workload, string> = {
     lock: `lock: chaos:r0…r${RESOURCES - 1}`,
     semaphore: `semaphore: ${SEMAPHORE}, limit ${PERMIT_LIMIT}`,
-    'read-write': `read-write: ${READ_WRITE}, ${Math.round(READ_SHARE * 100)} % reads`,
+    'read-write': `read-write: ${READ_WRITE}, ${Math.round(READ_SHARE * 100)} % reads (${Math.round(NESTED_READ_SHARE * 100)} % of them nested)`,
+    pair: `pair: ${PAIR.join(' + ')}, one lock on both or nested`,
   };
-  console.log('\n| workload | sections completed (abandoned) | acquire success | acquire p50 / p99 / max | most within validity at once | violations |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('\n| workload | sections completed (abandoned) | acquire success | acquire p50 / p99 / max | most within validity at once | violations | liveness violations |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const workload of WORKLOADS) {
     const kinds = SECTION_KINDS.filter((kind) => workloadOfKind(kind) === workload);
     const peak = Math.max(0, ...[...verdict.resources].filter(([resource]) => workloadOf(resource) === workload).map(([, r]) => r.peak));
     console.log(
       `| ${described[workload]} | ${byKind(kinds, (kind) => String(completed(kind)))} (${total((s) => s.abandoned, kinds)}) | ${byKind(kinds, (kind) => rate([kind]))} | ` +
-        `${byKind(kinds, (kind) => latency(samples([kind])))} | ${peak} | ${violationsBy.get(workload) ?? 0} |`,
+        `${byKind(kinds, (kind) => latency(samples([kind])))} | ${peak} | ${violationsBy.get(workload) ?? 0} | ${livenessBy.get(workload) ?? 0} |`,
     );
   }
   console.log('\n| measure | value |\n|---|---|');
   console.log(`| duration, workers, resources | ${DURATION_S} s, ${WORKERS} processes, ${RESOURCES} |`);
   console.log(`| faults applied | ${[...applied].map(([fault, n]) => `${fault} ${n}`).join(', ')} |`);
-  console.log(`| critical sections completed | ${storage.sections.length} |`);
+  console.log(`| critical sections completed | ${SECTION_KINDS.reduce((sum, kind) => sum + completed(kind), 0)} |`);
   console.log(`| … of them ended after their lease's validity (worker paused past its ttl) | ${verdict.pausedPastValidity} |`);
   console.log(`| updates erased by such a late write (without fencing: the hazard fencing tokens cure) | ${verdict.lostUpdates} |`);
   console.log(`| sections abandoned because the lease was lost before their last request | ${total((s) => s.abandoned)} |`);
@@ -264,11 +327,20 @@ try {
   );
   console.log(`| safety-oracle violations | ${oracleCount} |`);
   console.log(`| violations | ${violations.length} |`);
+  const line = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+  console.log(
+    `| liveness watch | ${liveness.samples} samples of ${watched.length} lines (${liveness.visibleSamples} with a quorum answering), ${liveness.stalledIntervals} stalled intervals ` +
+      `(free on a quorum, a live waiter in line; longest ${liveness.longestStalledMs} ms, bound ${TICKET_TTL_MS} ms + a round trip; ${liveness.excusedSamples} samples excused: a waiter not running), ` +
+      `${acquires.length} acquires watched, ${liveness.gaveUp} gave up; workers not running for ${line(stalls.reduce((sum, s) => sum + s.endMs - s.startMs, 0))} in all |`,
+  );
+  console.log(`| liveness violations | ${liveness.violations.length} |`);
   for (const violation of violations) console.log(`VIOLATION: ${violation}`);
-  failed = violations.length > 0 || stats.length !== WORKERS;
+  for (const { message } of liveness.violations) console.log(`LIVENESS VIOLATION: ${message}`);
+  failed = violations.length > 0 || liveness.violations.length > 0 || stats.length !== WORKERS;
   if (stats.length !== WORKERS) console.log(`VIOLATION: only ${stats.length} of ${WORKERS} workers reported`);
 } finally {
   for (const child of workers) if (child.exitCode === null) child.kill('SIGKILL');
+  await sampler?.stop();
   await proxies.stop().catch(() => undefined);
   for (const master of masters) master.stop();
 }

@@ -1,7 +1,9 @@
 /**
- * A chaos worker process: until told to stop, run critical sections of the three workloads
- * (workloads.ts), each picked at random: a plain lock on a random resource, a semaphore's permit, or
- * a read-write lock's read or write hold, each with using(). Writers (locks, write holds)
+ * A chaos worker process: until told to stop, run critical sections of the four workloads
+ * (workloads.ts), each picked at random: a plain lock on a random resource, a semaphore's permit, a
+ * read-write lock's read hold (some nested in a read hold of the same name) or write hold, or the
+ * pair's two resources, with one lock on both or a lock on the first and, holding it, one on the
+ * second; each with using(). Writers (locks, write holds)
  * read-modify-write their resource's counter in the storage (the parent process, over IPC: outside
  * Redis, and atomic per request like a database) with a short delay in between; readers read it and
  * permit holders touch nothing, then each says it left. A section whose lease was lost before its
@@ -9,14 +11,31 @@
  * holds are fenced, writes carry the token, and the storage refuses a token lower than the largest
  * it has seen (counted as fenced off). The safety oracle (oracle-watch.ts) checks every lease
  * against the real masters, and the runner's schedule starts probes (probes.ts) here: bursts,
- * stalls, late extends, nested locks.
+ * stalls, late extends, nested locks. For the liveness watch (liveness.ts) the worker reports each
+ * acquire on a watched resource (its wait, its resources, granted or given up) and each instant its
+ * event loop did not run (a lag monitor). With REDLOCK_CHAOS_CLOCK_OFFSET_MS its Date.now() is off
+ * by that much (clock-offset.ts, imported first); every instant it reports is on that clock.
  */
+import { CLOCK_OFFSET_MS } from './clock-offset.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionError, Redlock, type Lock } from '../src/index.js';
 import { OracleWatch } from './oracle-watch.js';
 import { Probes, type ProbeRequest } from './probes.js';
 import type { StorageReply, StorageRequest } from './storage.js';
-import { lockResource, PERMIT_LIMIT, READ_SHARE, READ_WRITE, SEMAPHORE, WORKLOADS, type SectionKind, type SectionStats } from './workloads.js';
+import {
+  ACQUIRE_SETTINGS,
+  lockResource,
+  NESTED_READ_SHARE,
+  PAIR,
+  PERMIT_LIMIT,
+  READ_SHARE,
+  READ_WRITE,
+  SECTION_KINDS,
+  SEMAPHORE,
+  WORKLOADS,
+  type SectionKind,
+  type SectionStats,
+} from './workloads.js';
 
 const nodes = (process.env['CHAOS_NODES'] ?? '').split(',');
 const resources = Number(process.env['CHAOS_RESOURCES'] ?? 3);
@@ -32,15 +51,12 @@ process.on('unhandledRejection', (reason) => {
 });
 
 const redlock = new Redlock(nodes, {
-  nodeTimeout: 100,
-  retryCount: 20,
-  retryDelay: 50,
-  retryJitter: 50,
+  ...ACQUIRE_SETTINGS,
   automaticExtensionThreshold: 400,
   restartGuard: { graceMs: ttlMs + 500 },
 });
 redlock.on('error', () => undefined); // faults are expected; outcomes and the checker tell the story
-const watch = new OracleWatch(worker, redlock, nodes, masterPorts);
+const watch = new OracleWatch(worker, redlock, nodes, masterPorts, CLOCK_OFFSET_MS);
 const probes = new Probes(worker, redlock, ttlMs, watch);
 const running = new Set<Promise<void>>();
 
@@ -79,55 +95,171 @@ function storage(request: StorageRequest): Promise<StorageReply> {
 }
 
 const noStats = (): SectionStats => ({ attempts: 0, acquired: 0, failed: 0, abandoned: 0, fencedOff: 0, acquireMs: [] });
-const stats: Record<SectionKind, SectionStats> = { lock: noStats(), permit: noStats(), read: noStats(), write: noStats() };
+const stats = Object.fromEntries(SECTION_KINDS.map((kind) => [kind, noStats()])) as Record<SectionKind, SectionStats>;
 const semaphore = redlock.semaphore(SEMAPHORE, PERMIT_LIMIT);
 const readWrite = redlock.readWrite(READ_WRITE);
 
-/** One section under `lock`: its first request (a read), a short delay, its last request (a write, or a leave). */
-async function section(kind: SectionKind, resource: string, signal: AbortSignal, lock: Lock, counts: SectionStats): Promise<void> {
-  const read = await storage({ op: 'read', resource });
-  await sleep(5 + Math.random() * 15);
-  // The last moment to learn the lease is gone: past it, a pause cannot be told from work.
-  if (signal.aborted || Date.now() >= lock.expiration) {
-    counts.abandoned++;
-    return;
-  }
-  const { lease } = lock;
-  if (lease.type !== (kind === 'write' ? 'lock' : kind)) throw new Error(`a ${kind} section's lease is a ${lease.type}`);
-  const held = { resource, value: lock.value, start: read.at, expiration: lock.expiration };
-  if (lease.type === 'lock') {
-    const written = { kind: kind as 'lock' | 'write', ...held, readVersion: read.version, ...(fencing ? { token: lock.fencingToken! } : {}) };
-    const { ok } = await storage({ op: 'write', value: read.value + 1, section: written });
-    if (!ok) counts.fencedOff++;
-  } else if (lease.type === 'read') {
-    await storage({ op: 'leave', section: { kind: 'read', ...held, readVersion: read.version } });
-  } else {
-    await storage({ op: 'leave', section: { kind: 'permit', ...held, limit: lease.limit, slot: lease.slot } });
+/**
+ * The lag monitor: a timer every 10 ms; one that fires more than 40 ms after the previous one says
+ * the process did not run in between (SIGSTOPped, or its event loop busy), when it could neither
+ * retry nor renew its tickets: the liveness watch does not blame the line for that.
+ */
+let lastTickMs = performance.now();
+const lagMonitor = setInterval(() => {
+  const nowMs = performance.now();
+  const gapMs = nowMs - lastTickMs;
+  lastTickMs = nowMs;
+  if (gapMs > 40) process.send?.({ type: 'stall', worker, startMs: Date.now() - gapMs, endMs: Date.now() });
+}, 10);
+
+type Routine = (signal: AbortSignal, lock: Lock) => Promise<void>;
+
+/**
+ * `use(routine)`, a using() call, with its acquire reported to the liveness watch: granted when the
+ * routine starts, given up when the call rejects before. `outer`: the read hold a nested read runs
+ * in (whether it was still valid when the nested read gave up).
+ */
+async function logged(resources: readonly string[], use: (routine: Routine) => Promise<void>, routine: Routine, outer?: Lock): Promise<void> {
+  const startMs = Date.now();
+  let granted = false;
+  const report = (outcome: 'acquired' | 'gave-up', outerValid?: boolean): void => {
+    process.send?.({ type: 'acquire', worker, resources, startMs, endMs: Date.now(), outcome, ...(outerValid === undefined ? {} : { outerValid }) });
+  };
+  try {
+    await use(async (signal, lock) => {
+      granted = true;
+      report('acquired');
+      await routine(signal, lock);
+    });
+  } catch (error) {
+    if (!granted && error instanceof ExecutionError) {
+      report('gave-up', outer ? !outer.released && Date.now() < outer.expiration && !outer.signal.aborted : undefined);
+    }
+    throw error;
   }
 }
 
-while (!stopping) {
+interface Part {
+  readonly resource: string;
+  readonly lock: Lock;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * One section under its locks (one part per resource): each part's first request (a read), a short
+ * delay, each part's last request (a write, or a leave).
+ */
+async function section(kind: SectionKind, parts: readonly Part[], counts: SectionStats): Promise<void> {
+  const reads: StorageReply[] = [];
+  for (const { resource } of parts) reads.push(await storage({ op: 'read', resource }));
+  await sleep(5 + Math.random() * 15);
+  // The last moment to learn a lease is gone: past it, a pause cannot be told from work.
+  if (parts.some(({ signal, lock }) => signal.aborted || Date.now() >= lock.expiration)) {
+    counts.abandoned++;
+    return;
+  }
+  for (const [index, { resource, lock }] of parts.entries()) {
+    const read = reads[index]!;
+    const { lease } = lock;
+    const expected = kind === 'permit' ? 'permit' : kind === 'read' || kind === 'nested-read' ? 'read' : 'lock';
+    if (lease.type !== expected) throw new Error(`a ${kind} section's lease is a ${lease.type}`);
+    const held = { resource, value: lock.value, start: read.at, expiration: lock.expiration };
+    if (lease.type === 'lock') {
+      const written = { kind: kind as 'lock' | 'write' | 'multi' | 'nested', ...held, readVersion: read.version, ...(fencing ? { token: lock.fencingToken! } : {}) };
+      const { ok } = await storage({ op: 'write', value: read.value + 1, section: written });
+      if (!ok) counts.fencedOff++;
+    } else if (lease.type === 'read') {
+      await storage({ op: 'leave', section: { kind: kind as 'read' | 'nested-read', ...held, readVersion: read.version } });
+    } else {
+      await storage({ op: 'leave', section: { kind: 'permit', ...held, limit: lease.limit, slot: lease.slot } });
+    }
+  }
+}
+
+/** Pick the next section's kind: a workload at random, then its kind. */
+function nextKind(): SectionKind {
   const workload = WORKLOADS[Math.floor(Math.random() * WORKLOADS.length)]!;
-  const kind: SectionKind = workload === 'lock' ? 'lock' : workload === 'semaphore' ? 'permit' : Math.random() < READ_SHARE ? 'read' : 'write';
-  const resource = kind === 'lock' ? lockResource(Math.floor(Math.random() * resources)) : kind === 'permit' ? SEMAPHORE : READ_WRITE;
+  if (workload === 'lock') return 'lock';
+  if (workload === 'semaphore') return 'permit';
+  if (workload === 'pair') return Math.random() < 0.5 ? 'multi' : 'nested';
+  if (Math.random() >= READ_SHARE) return 'write';
+  return Math.random() < NESTED_READ_SHARE ? 'nested-read' : 'read';
+}
+
+while (!stopping) {
+  const kind = nextKind();
   const counts = stats[kind];
   const requested = performance.now();
   counts.attempts++;
-  const routine = async (signal: AbortSignal, lock: Lock): Promise<void> => {
+  const granted = (): void => {
     counts.acquired++;
     counts.acquireMs.push(performance.now() - requested);
-    await section(kind, resource, signal, lock, counts);
   };
+  const [a, b] = PAIR;
   try {
-    if (kind === 'lock') await redlock.using(resource, ttlMs, { fencing }, routine);
-    else if (kind === 'permit') await semaphore.using(ttlMs, routine);
-    else if (kind === 'read') await readWrite.read.using(ttlMs, routine);
-    else await readWrite.write.using(ttlMs, { fencing }, routine);
+    switch (kind) {
+      case 'lock': {
+        const resource = lockResource(Math.floor(Math.random() * resources));
+        await logged([resource], (routine) => redlock.using(resource, ttlMs, { fencing }, routine), async (signal, lock) => {
+          granted();
+          await section(kind, [{ resource, lock, signal }], counts);
+        });
+        break;
+      }
+      case 'permit':
+        // No line to watch: permits never join one.
+        await semaphore.using(ttlMs, async (signal, lock) => {
+          granted();
+          await section(kind, [{ resource: SEMAPHORE, lock, signal }], counts);
+        });
+        break;
+      case 'read':
+        await logged([READ_WRITE], (routine) => readWrite.read.using(ttlMs, routine), async (signal, lock) => {
+          granted();
+          await section(kind, [{ resource: READ_WRITE, lock, signal }], counts);
+        });
+        break;
+      case 'nested-read':
+        await logged([READ_WRITE], (routine) => readWrite.read.using(ttlMs, routine), (_outerSignal, outer) =>
+          logged(
+            [READ_WRITE],
+            (routine) => readWrite.read.using(ttlMs, routine),
+            async (signal, lock) => {
+              granted();
+              await section(kind, [{ resource: READ_WRITE, lock, signal }], counts);
+            },
+            outer,
+          ),
+        );
+        break;
+      case 'write':
+        await logged([READ_WRITE], (routine) => readWrite.write.using(ttlMs, { fencing }, routine), async (signal, lock) => {
+          granted();
+          await section(kind, [{ resource: READ_WRITE, lock, signal }], counts);
+        });
+        break;
+      case 'multi':
+        await logged([a, b], (routine) => redlock.using([a, b], ttlMs, { fencing }, routine), async (signal, lock) => {
+          granted();
+          await section(kind, [{ resource: a, lock, signal }, { resource: b, lock, signal }], counts);
+        });
+        break;
+      case 'nested':
+        // a, then b while holding a: the most common way to take two locks.
+        await logged([a], (routine) => redlock.using(a, ttlMs, { fencing }, routine), (outerSignal, outer) =>
+          logged([b], (routine) => redlock.using(b, ttlMs, { fencing }, routine), async (signal, lock) => {
+            granted();
+            await section(kind, [{ resource: a, lock: outer, signal: outerSignal }, { resource: b, lock, signal }], counts);
+          }),
+        );
+        break;
+    }
   } catch (error) {
     if (!(error instanceof ExecutionError)) throw error;
     counts.failed++;
   }
 }
+clearInterval(lagMonitor);
 await Promise.allSettled(running);
 await probes.settle();
 await watch.close();
