@@ -234,6 +234,7 @@ const CHAOS_TOTALS = [
   'acquire success rate',
   'safety-oracle violations',
   'violations',
+  'liveness violations',
 ];
 
 /** README's generated chaos summary: a few totals of the latest long run. */

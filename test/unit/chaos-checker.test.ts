@@ -140,6 +140,17 @@ describe('chaos checker: semaphores and read-write locks', () => {
     ]);
   });
 
+  it('lets nested reads share with reads, and keeps the pair\'s sections (one lock on both, nested) exclusive', () => {
+    const nestedRead = (worker: number, start: number, end: number): ReadSection => ({ ...read(worker, start, end, 0), kind: 'nested-read' });
+    expect(check([read(0, 0, 30, 0), nestedRead(1, 10, 40)], rwCounter(0)).violations).toEqual([]);
+    expect(check([nestedRead(0, 0, 30), write(1, 20, 40, 0, 1)], rwCounter(1)).violations).toEqual([
+      'overlap on rw: worker 0 nested-read [0, 30] and worker 1 write [20, 40]',
+    ]);
+    const multi = { ...section(0, 0, 30, 0, 1), kind: 'multi' as const };
+    const nested = { ...section(1, 20, 40, 0, 2), kind: 'nested' as const };
+    expect(check([multi, nested], counter(2)).violations).toContainEqual('overlap on r: worker 0 multi [0, 30] and worker 1 nested [20, 40]');
+  });
+
   it('passes overlapping reads, and leaves them out of the writers\' counter', () => {
     const history = [read(0, 0, 30, 0), read(1, 5, 40, 0), read(2, 10, 20, 0), read(3, 25, 45, 0)];
     const verdict = check(history, rwCounter(0));
