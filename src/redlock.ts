@@ -230,9 +230,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
     const startMs = this.#clock.monotonicMs();
     const attempts: AttemptRecord[] = [];
-    // This call's place in the keys' queues on the masters, kept across its attempts (waiting.ts);
-    // each master places it by its own clock, from the age each attempt carries. Only exclusive
-    // holders wait in line there; a reader or a permit's ticket names its waiter here.
+    // This call's ticket in the keys' queues on the masters, kept across its attempts (waiting.ts),
+    // placed at when it began on the masters' clock (master-clock.ts). Only exclusive holders wait
+    // in line there; a reader or a permit's ticket names its waiter here.
     const ticket = newTicket(ticketTtlOf(effective));
     const inLine = kind === 'acquire' ? ticket : '';
     let firstSlot = 0;
@@ -293,7 +293,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
             const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
             throw new Failure(acquireFailure(admission.description ?? formatResources(keys), attempt, effective, record), keys, attempts);
           }
- if (inLine && this.#masterClock.stale) this.#readMasterClocks(keys, ticket, startMs, placeMs === undefined, effective);
+          if (inLine && this.#masterClock.stale) this.#readMasterClocks(keys, ticket, startMs, placeMs === undefined, effective);
           waiter ??= this.#notifier.register(keys, ticket, startMs, kind === 'read');
           waiter.ownValue = value;
           const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
