@@ -20,7 +20,8 @@
  * Configurations (compile-time): the default (acquire with a retry, release), -DEXTEND (an extend
  * to a shorter ttl, -DEXTEND_TTL also to the full one), -DCRASH (one kill -9 and restart empty, the
  * restart guard), -DFENCING (fenced acquires and their second round; -DLOSE_COUNTERS: a crash loses
- * the fence counters). Properties, checked in every state:
+ * the fence counters); -DLINE is the waiting line and its liveness properties, a model of its own
+ * (line.pml, included below) that leaves time out. Properties, checked in every state:
  *   exclusion   no instant at which two clients both consider their lock valid (monitor);
  *   fencing     each fenced acquire that succeeds gets a token above every earlier one (issued);
  *   expiry      every key expires within a ttl of its last write (liveness A as a safety bound;
@@ -35,6 +36,10 @@
  *   ROLLBACK_GRANTED rollback only on the masters that granted (what redlock-universal does)
  */
 
+#ifdef LINE
+/* The waiting line and the liveness properties: a configuration of its own (line.pml). */
+#include "line.pml"
+#else
 #define N 3            /* masters */
 #define Q 2            /* quorum: src/settings.ts defaultQuorum, floor(N/2) + 1 */
 #define C 2            /* clients */
@@ -413,3 +418,4 @@ end:
 #endif
   od
 }
+#endif

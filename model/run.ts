@@ -16,7 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-type Property = 'exclusion' | 'fencing' | 'expiry' | 'no-stray';
+type Property = 'exclusion' | 'fencing' | 'expiry' | 'no-stray' | Liveness;
+/** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation. */
+type Liveness = 'L1' | 'L2';
 
 interface Run {
   readonly name: string;
@@ -25,6 +27,8 @@ interface Run {
   readonly defines: readonly string[];
   /** undefined: must verify; otherwise the property whose counterexample it must produce. */
   readonly breaks?: Property;
+  /** A liveness run: spin searches for a fair acceptance cycle (`pan -a -f`) of this claim. */
+  readonly liveness?: Liveness;
 }
 
 /**
@@ -43,6 +47,10 @@ const CONFIG = {
   fencing: ['-DFENCING', '-DDRIFT=0', '-DMAXT=3'],
   // A crash in the first tick (a later one: over 25 million states); counters kept, or lost (5b).
   fencingCrash: ['-DFENCING', '-DDRIFT=0', '-DMAXT=3', '-DCRASH', '-DCRASH_BY=0'],
+  // The waiting line (model/line.pml): no time; L1 (H: a, then b; W: [a, b]) or L2 (X re-acquires
+  // a forever, Y waits); NO_TIMER: a waiter wakes only when a majority of masters name it.
+  l1: ['-DLINE', '-DL1'],
+  l2: ['-DLINE', '-DL2'],
 };
 
 const RUNS: readonly Run[] = [
@@ -59,6 +67,14 @@ const RUNS: readonly Run[] = [
   { name: '5. fencing without the second round', what: 'MUT_NO_ROUND2', defines: [...CONFIG.fencing, '-DMUT_NO_ROUND2'], breaks: 'fencing' },
   { name: '5b. a crash that loses its fence counters (2q − N = 1 for N = 3)', what: 'LOSE_COUNTERS', defines: [...CONFIG.fencingCrash, '-DLOSE_COUNTERS'], breaks: 'fencing' },
   { name: '6. rollback only on the masters that granted', what: 'MUT_ROLLBACK_GRANTED', defines: [...CONFIG.single, '-DMUT_ROLLBACK_GRANTED'], breaks: 'no-stray' },
+  { name: 'real: the line, L1 no deadlock (H: a, then b; W: [a, b])', what: 'L1, weak fairness', defines: CONFIG.l1, liveness: 'L1' },
+  { name: 'real: the line, L1, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.l1, '-DNO_TIMER'], liveness: 'L1' },
+  { name: 'real: the line, L2 no starvation (X re-acquires a, clocks offset)', what: 'L2, weak fairness', defines: CONFIG.l2, liveness: 'L2' },
+  { name: 'real: the line, L2, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.l2, '-DNO_TIMER'], liveness: 'L2' },
+  { name: 'real: the line, every run of L1 to its end', what: 'exclusion, no deadlock state', defines: CONFIG.l1 },
+  { name: 'real: the line, every run of L2', what: 'exclusion, no deadlock state', defines: CONFIG.l2 },
+  { name: '7. a refused ticket joins the line of every key of the call', what: 'MUT_JOIN_ALL', defines: [...CONFIG.l1, '-DMUT_JOIN_ALL'], breaks: 'L1', liveness: 'L1' },
+  { name: "8. a ticket's order is its client's clock", what: 'MUT_CLIENT_CLOCK', defines: [...CONFIG.l2, '-DMUT_CLIENT_CLOCK'], breaks: 'L2', liveness: 'L2' },
   {
     name: '6, exclusion only: rollback only on the masters that granted',
     what: 'MUT_ROLLBACK_GRANTED, no-stray check off: a liveness loss, not a safety one',
@@ -93,19 +109,23 @@ async function verify(run: Run): Promise<Outcome> {
   const dir = await mkdtemp(join(tmpdir(), 'redlock-model-'));
   try {
     await copyFile(join(here, 'redlock.pml'), join(dir, 'redlock.pml'));
+    await copyFile(join(here, 'line.pml'), join(dir, 'line.pml'));
     const generated = await exec('spin', ['-a', ...run.defines, 'redlock.pml'], dir);
     if (generated.code !== 0) return failed(run, started, `spin -a failed: ${generated.stdout}${generated.stderr}`);
     // A run that must verify searches millions of states: optimise. A mutation stops at its first
     // counterexample, within a second: compile fast.
     const optimise = run.breaks === undefined ? '-O2' : '-O0';
-    const compiled = await exec('gcc', ['-w', optimise, '-DSAFETY', '-DMEMLIM=8000', '-o', 'pan', 'pan.c'], dir);
+    // A safety run of the line's configuration leaves its ltl claim out (NOCLAIM): it explores
+    // every run to its end, also past the point where the claim would be satisfied.
+    const mode = run.liveness ? [] : run.defines.includes('-DLINE') ? ['-DSAFETY', '-DNOCLAIM'] : ['-DSAFETY'];
+    const compiled = await exec('gcc', ['-w', optimise, ...mode, '-DMEMLIM=8000', '-o', 'pan', 'pan.c'], dir);
     if (compiled.code !== 0) return failed(run, started, `gcc failed: ${compiled.stderr}`);
-    const searched = await exec('./pan', ['-m200000', '-w26', '-n'], dir);
-    const out = searched.stdout;
+    const out = await search(run, dir);
     const states = Number(/(\d+) states, stored/.exec(out)?.[1] ?? NaN);
     const depth = Number(/depth reached (\d+)/.exec(out)?.[1] ?? NaN);
     const errors = Number(/errors: (\d+)/.exec(out)?.[1] ?? NaN);
     const truncated = /max search depth too small|out of memory/.test(out);
+    const cycle = /acceptance cycle/.test(out);
     const seconds = (performance.now() - started) / 1000;
     if (errors === 0) {
       const ok = run.breaks === undefined && !truncated;
@@ -114,16 +134,57 @@ async function verify(run: Run): Promise<Outcome> {
     }
     if (!Number.isFinite(errors)) return failed(run, started, `pan said: ${out.slice(-400)}`);
     const replay = await exec('spin', ['-t', ...run.defines, 'redlock.pml'], dir);
-    const trail = replay.stdout
-      .split('\n')
-      .map((line) => line.trim())
-      .filter((line) => /^(t=\d+|VIOLATED)/.test(line));
-    const violated = /VIOLATED ([a-z-]+)/.exec(trail.join('\n'))?.[1];
-    const kind = /pan:\d+: invalid end state/.test(out) ? 'invalid end state' : (violated ?? 'assertion violated');
+    const trail = collapse(
+      replay.stdout
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => /^(t=\d+|VIOLATED|master \d|[A-Z]_[a-z]+:|clocks:|<<<<<START OF CYCLE)/.test(line))
+        .map((line) => (line.startsWith('<<<<<') ? '--- from here on, a cycle that repeats forever ---' : line)),
+    );
+    const violated = cycle ? run.liveness : /VIOLATED ([a-z-]+)/.exec(trail.join('\n'))?.[1];
+    const kind = /pan:\d+: invalid end state/.test(out) ? 'invalid end state' : cycle ? `${violated} (a fair cycle)` : (violated ?? 'assertion violated');
     return { run, states, depth, seconds: (performance.now() - started) / 1000, result: `counterexample: ${kind}`, ok: run.breaks !== undefined && violated === run.breaks, trail };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Run pan. A liveness run looks for a fair acceptance cycle (weak fairness: a process that stays
+ * enabled moves). A mutation of the line is searched with a depth bound that doubles until a
+ * counterexample turns up: depth-first search finds a far longer one first, and the trail is the
+ * report.
+ */
+async function search(run: Run, dir: string): Promise<string> {
+  const mode = run.liveness ? ['-a', '-f'] : ['-n'];
+  if (run.liveness && run.breaks !== undefined) {
+    for (let depth = 250; depth < 200_000; depth *= 2) {
+      const bounded = await exec('./pan', [...mode, `-m${depth}`, '-w24'], dir);
+      if (/errors: [1-9]/.test(bounded.stdout)) return bounded.stdout;
+    }
+  }
+  return (await exec('./pan', [...mode, '-m200000', '-w26'], dir)).stdout;
+}
+
+/** A trail with each block of lines repeated back to back written once, and how often it came. */
+function collapse(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; ) {
+    let best = { length: 0, times: 1 };
+    for (let length = 1; length <= 24 && i + 2 * length <= lines.length; length++) {
+      let times = 1;
+      while (i + (times + 1) * length <= lines.length && lines.slice(i, i + length).every((line, j) => line === lines[i + times * length + j])) times++;
+      if (times > 1 && (times - 1) * length > (best.times - 1) * best.length) best = { length, times };
+    }
+    if (best.times > 1) {
+      out.push(...lines.slice(i, i + best.length), `(the ${best.length === 1 ? 'line' : `${best.length} lines`} above, ${best.times} times in a row)`);
+      i += best.length * best.times;
+    } else {
+      out.push(lines[i]!);
+      i++;
+    }
+  }
+  return out;
 }
 
 function failed(run: Run, started: number, why: string): Outcome {
@@ -149,7 +210,8 @@ const lines = [
   '# Model-checking results',
   '',
   `Generated by \`npm run model\` (model/run.ts) on ${new Date().toISOString().slice(0, 10)}: spin ${(await exec('spin', ['-V'], here)).stdout.trim().replace(/^Spin Version /, '')}, ` +
-    `pan compiled with \`-DSAFETY\` (array bounds checked; \`-O2\` for runs that must verify, \`-O0\` for mutations), exhaustive search, ${PARALLEL} runs at a time; ${totalSeconds.toFixed(0)} s in all.`,
+    `pan compiled with \`-DSAFETY\` (array bounds checked; \`-O2\` for runs that must verify, \`-O0\` for mutations), exhaustive search, ${PARALLEL} runs at a time; ${totalSeconds.toFixed(0)} s in all. ` +
+    `The line's liveness runs (L1, L2) search for fair acceptance cycles (\`pan -a -f\`: weak fairness), compiled without \`-DSAFETY\`; their mutations with a depth bound doubled from 250 until a cycle turns up (so the trail is short); the states stored and the depth are those of that last search.`,
   '',
   '| run | checks | expected | result | states stored | depth | time |',
   '|---|---|---|---|---:|---:|---:|',

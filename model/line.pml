@@ -1,0 +1,277 @@
+/*
+ * The waiting line (issue 25), included by redlock.pml under -DLINE: tickets, the masters' queues,
+ * joining and leaving them, release announcements, and two liveness properties checked by spin
+ * with weak fairness (`pan -a -f`). model/README.md ("The line") names every bound and what is
+ * left out. The rules are those of src/scripts/index.ts (acquire, release) and src/redlock.ts /
+ * src/waiting.ts (attempts, rollback, waking); every rule below names its step.
+ *
+ * What liveness does not need is abstracted away: there is no time (no ttl, no expiry, no late
+ * commands, no drift, every command of an attempt runs and answers), and sleeping is a waiter
+ * being woken: by a majority of masters naming it first in line, or by its timer, which may fire
+ * at any moment (weak fairness makes it fire eventually). What is left is what the line decides:
+ * which attempt each master grants, which lines a refused ticket joins or leaves, and who a
+ * release wakes.
+ *
+ * Scenarios (one per run):
+ *   -DL1  client H takes `a`, then `b` while it holds `a` (nested), and releases both; client W
+ *         asks for [a, b] together and releases. ltl L1: eventually both have been served.
+ *   -DL2  client X re-acquires `a` in a loop forever; client Y asks for `a` once. Each client's
+ *         absolute clock is offset arbitrarily (`skew`: X's behind Y's, equal, or ahead, by more
+ *         than anything the run spans). ltl L2: eventually Y is served.
+ * Mutations: -DMUT_JOIN_ALL (a refused ticket joins the line of every key of the call, the old
+ * rule: breaks L1), -DMUT_CLIENT_CLOCK (a ticket's order is its client's clock when the acquire
+ * began, the same on every master: breaks L2). Exclusion is asserted at every grant of a quorum.
+ */
+
+#define NM 3           /* masters */
+#define Q 2            /* quorum, floor(NM/2) + 1 */
+#define K 2            /* resources: a (bit 1), b (bit 2) */
+#define T 3            /* tickets: one per acquire() call that can be under way or held at once */
+
+#if defined(L1) == defined(L2)
+#error choose one scenario: -DL1 or -DL2
+#endif
+
+#ifdef L1
+#define H 0            /* client H: tickets 0 (its acquire of a) and 1 (of b, nested) */
+#define W 1            /* client W: ticket 2 ([a, b]) */
+#define CL(t) ((t) < 2 -> H : W)
+mtype = { H_a, H_b, W_ab };    /* names of tickets 0, 1, 2 in the trails (NAME) */
+#else
+#define X 0            /* client X: ticket 0, a new acquire() call each round (its release took it out of every line) */
+#define Y 1            /* client Y: ticket 1 */
+#define CL(t) (t)
+mtype = { X_a, Y_a, unused };  /* names of tickets 0, 1 in the trails (NAME) */
+#endif
+
+/* spin numbers an mtype's names from the last one: ticket t prints as NAME(t) with %e */
+#define NAME(t) (T - (t))
+
+byte key[NM * K];      /* per master and resource: the ticket + 1 of the lock that holds it (0: free) */
+byte inq[NM * K];      /* per master and resource: its line, a bit per ticket */
+byte before[T];        /* bit u of before[t]: u's order is earlier than t's by more than the tolerance */
+byte live;             /* tickets whose acquire() call is under way or whose lock is held */
+byte fresh;            /* tickets whose acquire began less than the tolerance (plus a one-way delay) ago */
+byte annm[T];          /* masters (a bit each) that named the ticket first in line since its attempt began */
+byte holder[K];        /* ticket + 1 of the call that holds the resource (a quorum granted, not released) */
+bool served[2];        /* the client got what it asked for (H: a and then b) */
+byte skew;             /* client 0's clock against client 1's: 0 behind, 1 equal, 2 ahead (read only by MUT_CLIENT_CLOCK) */
+
+#define has(set, t) (((set) >> (t)) & 1)
+/* Is u's order earlier than t's (by more than the tolerance), on every master?
+   src/scripts/index.ts: order = the master's TIME − the attempt's age (ms since the acquire()
+   began, on the client's monotonic clock), kept at its minimum: the acquire's start on that
+   master's clock, so only starts are compared, and no client's absolute clock plays a part. */
+#ifdef MUT_CLIENT_CLOCK
+/* the old rule: the order is the client's Date.now() when the acquire began, the same on every
+   master; with offsets beyond any span of the run, the client whose clock is behind is first */
+#define earlier(u, t) (CL(u) != CL(t) && skew != 1 -> (CL(u) == 0) == (skew == 0) : has(before[t], u))
+#else
+#define earlier(u, t) has(before[t], u)
+#endif
+
+/* A master's announcement of a freed key (src/scripts/index.ts release: "<who>:<first ticket or
+   ''>:<key>"): the ticket first in its line (nobody in it earlier) is told, and counts this master
+   towards waking it. Among tickets no one is earlier than, the lowest number stands for the
+   master's tie-break (its queue sorts by order, then the whole ticket). */
+inline announce(m, k, self) {
+  hd = T;
+  for (u : 0 .. T - 1) {
+    if
+    :: hd == T && has(inq[(m) * K + (k)], u) ->
+       hd = u;
+       for (v : 0 .. T - 1) { if :: v != u && has(inq[(m) * K + (k)], v) && earlier(v, u) -> hd = T :: else -> skip fi }
+    :: else -> skip
+    fi
+  };
+  if
+  :: hd < T && hd == (self) -> printf("master %d: %c free, its own rollback names %e: wakes nobody\n", m, 97 + (k), NAME(hd))
+  :: hd < T && hd != (self) -> annm[hd] = annm[hd] | (1 << (m)); printf("master %d: %c free, tells %e\n", m, 97 + (k), NAME(hd))
+  :: else -> printf("master %d: %c free, nobody in line\n", m, 97 + (k))
+  fi;
+  hd = 0; u = 0; v = 0
+}
+
+/* src/scripts/index.ts acquire, one master, atomically: grant if no key of the call is held or
+   line-blocked there; otherwise refuse, and for each key: join its line if it blocked the attempt,
+   else leave it (announcing the new first ticket: the key is free). */
+#define KEYSTATE(m, k) (!has(R, k) -> 45 : (key[(m) * K + (k)] != 0 -> 104 : (has(blk, k) -> 108 : 102)))
+inline attemptAt(m, t, R) {
+  blk = 0;
+  for (k : 0 .. K - 1) {
+    if
+    :: has(R, k) ->
+       if :: key[(m) * K + k] != 0 -> blk = blk | (1 << k) :: else -> skip fi;
+       /* lineBlocked(k): some other ticket in k's line there is earlier */
+       for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K + k], u) && earlier(u, t) -> blk = blk | (1 << k) :: else -> skip fi };
+       u = 0
+    :: else -> skip
+    fi
+  };
+  if
+  :: blk == 0 ->
+     for (k : 0 .. K - 1) { if :: has(R, k) -> key[(m) * K + k] = (t) + 1 :: else -> skip fi };
+     grants++;
+     printf("master %d: grants %e\n", m, NAME(t))
+  :: else ->
+     /* per key: h held, l line-blocked, f neither, - not asked for */
+     printf("master %d: refuses %e (a %c, b %c)\n", m, NAME(t), KEYSTATE(m, 0), KEYSTATE(m, 1));
+     for (k : 0 .. K - 1) {
+       if
+       :: !has(R, k) -> skip
+#ifdef MUT_JOIN_ALL
+       :: else -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
+#else
+       :: has(blk, k) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
+       :: !has(blk, k) && has(inq[(m) * K + k], t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t)); announce(m, k, T)
+       :: else -> skip
+#endif
+       fi
+     }
+  fi;
+  k = 0; blk = 0
+}
+
+/* src/redlock.ts: a new acquire() call draws ticket t, kept across its attempts. Its order against
+   every ticket under way: later than each one whose acquire began more than the tolerance ago;
+   against one that began within it (fresh), masters may estimate either way or call it a tie
+   (neither waits for the other: plain Redlock's race). */
+inline begin(t) {
+  before[t] = 0;
+  for (u : 0 .. T - 1) {
+    if
+    :: u != (t) && has(live, u) ->
+       if
+       :: before[t] = before[t] | (1 << u); before[u] = before[u] & ~(1 << (t))
+       :: has(fresh, u) -> before[u] = before[u] & ~(1 << (t))                          /* a tie */
+       :: has(fresh, u) -> before[u] = before[u] | (1 << (t))                           /* t first */
+       fi
+    :: else -> skip
+    fi
+  };
+  u = 0;
+  live = live | (1 << (t)); fresh = fresh | (1 << (t))
+}
+
+/* One acquire() call of ticket t for the keys R, retried until it succeeds (retryCount -1). An
+   attempt goes to every master (the masters in a fixed order: with two clients, every combination
+   of who reaches each master first is still a run); success on a quorum; a failed attempt's
+   rollback deletes its value everywhere and keeps t in line; then it sleeps until woken. */
+inline acquire(t, R) {
+  atomic { begin(t); printf("%e: acquire\n", NAME(t)) };
+  do
+  :: d_step { annm[t] = 0; grants = 0; m = 0 };
+     do
+     :: d_step { m < NM -> attemptAt(m, t, R); m++ }
+     :: d_step { m == NM -> m = 0 }; break
+     od;
+     if
+     :: d_step {
+          grants >= Q ->
+          /* exclusion: no other call holds any of these resources */
+          for (k : 0 .. K - 1) {
+            if
+            :: has(R, k) && holder[k] != 0 -> printf("VIOLATED exclusion: %e granted %c, held by %e\n", NAME(t), 97 + k, NAME(holder[k] - 1)); assert(false)
+            :: has(R, k) -> holder[k] = (t) + 1
+            :: else -> skip
+            fi
+          };
+          k = 0; grants = 0;
+          printf("%e: holds\n", NAME(t))
+        };
+        break
+     :: d_step { grants < Q -> grants = 0; printf("%e: refused, rolls back\n", NAME(t)) };
+        do
+        :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: has(R, k) && key[m * K + k] == (t) + 1 -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi }; k = 0; m++ }
+        :: d_step { m == NM -> m = 0 }; break
+        od;
+        /* src/waiting.ts: sleep until a majority of masters name it first in line (a wake that came
+           during the attempt is kept), or its timer */
+        if
+        :: d_step { ((annm[t] & 1) + ((annm[t] >> 1) & 1) + ((annm[t] >> 2) & 1)) >= Q -> printf("%e: woken by the masters\n", NAME(t)) }
+#ifndef NO_TIMER
+        :: printf("%e: its timer\n", NAME(t))
+#endif
+        fi
+     fi
+  od
+}
+
+/* src/redlock.ts release (src/scripts/index.ts release): marked released at once, then on each
+   master compare-and-delete each key, t leaves every line, and each freed key (deleted, or free
+   and left) is announced with its new first ticket. */
+inline release(t, R) {
+  d_step {
+    for (k : 0 .. K - 1) { if :: has(R, k) -> holder[k] = 0 :: else -> skip fi }; k = 0;
+    printf("%e: releases\n", NAME(t))
+  };
+  do
+  :: d_step {
+       m < NM ->
+       for (k : 0 .. K - 1) {
+         if
+         :: has(R, k) && (key[m * K + k] == (t) + 1 || has(inq[m * K + k], t)) ->
+            if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0 :: else -> skip fi;
+            inq[m * K + k] = inq[m * K + k] & ~(1 << (t));
+            if :: key[m * K + k] == 0 -> announce(m, k, T) :: else -> skip fi
+         :: else -> skip
+         fi
+       };
+       k = 0; m++
+     }
+  :: d_step { m == NM -> m = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0 }; break
+  od
+}
+
+#ifdef L1
+proctype clientH() {
+  byte m, k, u, v, hd, blk, grants;
+  acquire(0, 1);                  /* a */
+  acquire(1, 2);                  /* then b, holding a */
+  served[H] = true;
+  release(1, 2);
+  release(0, 1)
+}
+proctype clientW() {
+  byte m, k, u, v, hd, blk, grants;
+  acquire(2, 3);                  /* [a, b] */
+  served[W] = true;
+  release(2, 3)
+}
+init { atomic { run clientW(); run clientH() } }
+ltl nodeadlock { <> (served[H] && served[W]) }
+#else
+proctype clientX() {
+  byte m, k, u, v, hd, blk, grants;
+  do
+  :: acquire(0, 1); release(0, 1)
+  od
+}
+proctype clientY() {
+  byte m, k, u, v, hd, blk, grants;
+  acquire(1, 1);
+  served[Y] = true;
+  release(1, 1)
+}
+init {
+  atomic {
+    if :: skew = 0 :: skew = 1 :: skew = 2 fi;
+    if
+    :: skew == 0 -> printf("clocks: X's far behind Y's\n")
+    :: skew == 1 -> printf("clocks: X's level with Y's\n")
+    :: skew == 2 -> printf("clocks: X's far ahead of Y's\n")
+    fi;
+    run clientX(); run clientY()
+  }
+}
+ltl nostarvation { <> served[Y] }
+#endif
+
+/* Time passes beyond the tolerance: one step that ends the window of every acquire then under way
+   (weak fairness: it does come while some acquire is fresh). */
+active proctype tolerance() {
+end:
+  do
+  :: d_step { fresh != 0 -> fresh = 0 }
+  od
+}
