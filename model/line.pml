@@ -58,10 +58,12 @@ bool served[2];        /* the client got what it asked for (H: a and then b) */
 byte skew;             /* client 0's clock against client 1's: 0 behind, 1 equal, 2 ahead (read only by MUT_CLIENT_CLOCK) */
 
 #define has(set, t) (((set) >> (t)) & 1)
-/* Is u's order earlier than t's (by more than the tolerance), on every master?
-   src/scripts/index.ts: order = the master's TIME − the attempt's age (ms since the acquire()
-   began, on the client's monotonic clock), kept at its minimum: the acquire's start on that
-   master's clock, so only starts are compared, and no client's absolute clock plays a part. */
+/* Is u's order earlier than t's, on every master?
+   src/master-clock.ts, src/redlock.ts #acquire: a ticket's place is when its acquire began on the
+   masters' (median) clock, the process' monotonic start plus its offset to the masters' TIME; the
+   same number on every master, so only starts are compared, and no client's absolute clock plays
+   a part. Two starts closer than a process' reading of that offset can be off come out either way
+   (the model also lets them tie: a superset of what the masters do, which always order them). */
 #ifdef MUT_CLIENT_CLOCK
 /* the old rule: the order is the client's Date.now() when the acquire began, the same on every
    master; with offsets beyond any span of the run, the client whose clock is behind is first */
@@ -133,9 +135,9 @@ inline attemptAt(m, t, R) {
 }
 
 /* src/redlock.ts: a new acquire() call draws ticket t, kept across its attempts. Its order against
-   every ticket under way: later than each one whose acquire began more than the tolerance ago;
-   against one that began within it (fresh), masters may estimate either way or call it a tie
-   (neither waits for the other: plain Redlock's race). */
+   every ticket under way: later than each one whose acquire began more than the tolerance (the
+   error of the processes' offset readings) ago; against one that began within it (fresh), the
+   place may come out either way or, in the model, as a tie (neither waits for the other). */
 inline begin(t) {
   before[t] = 0;
   for (u : 0 .. T - 1) {
