@@ -461,7 +461,7 @@ while i <= n - 4 do
       for k = first, locks do
         local q = queue_of(K[k])
         if blocked[k] then line().join(q, ticket, age, place)
-        elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
+        elseif status == 0 and line().drop(q, ticket) then announce(K[k], q, ticket) end
       end
     end
     if status == 1 then
