@@ -437,7 +437,8 @@ while i <= n - 4 do
     local ticket, age, place = ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
     -- Per key: held, or another ticket clearly first in its line. Without a ticket the first such
     -- key decides; with one, every key is looked at: the ticket waits in the lines of those alone.
-    local blocked = {}
+    -- (Made on the first refusal: an uncontended acquire allocates nothing for it.)
+    local blocked
     for k = first, locks do
       -- One EXISTS for the key and its queue: an uncontended acquire pays nothing for queues.
       local q = queue_of(K[k])
@@ -445,11 +446,13 @@ while i <= n - 4 do
       if type(found) ~= 'number' then found, q = redis.call('EXISTS', K[k]), false end
       if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
         if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
+        blocked = blocked or {}
         blocked[k] = true
       elseif found == 1 then
         local head = line().first(q)
         if head and head ~= ticket then
           if status == 1 then status = 3 end
+          blocked = blocked or {}
           blocked[k] = true
         end
       end
