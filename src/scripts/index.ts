@@ -196,9 +196,10 @@ const kindCode: Record<OperationKind, string> = {
  *           out): a grant that makes no quorum must not cost the waiter its place on this master
  *           {0, pttl} a key exists (of any type): nothing written; pttl is the first such key's
  *           remaining ms (−1 = none)
- *           {3, 0} the keys are free but another ticket is first in a queue: nothing written
+ *           {3, 0} the keys are free but another ticket is ahead in a queue (placed earlier; for a call
+           without a ticket, any): nothing written
  *           on {0, _} and {3, _} the ticket (if not '') joins the queue of each key that refused it
- *           (held, or another ticket first) or, already there, keeps its place with a new deadline;
+ *           (held, or another ticket ahead) or, already there, keeps its place with a new deadline;
  *           and it leaves the queue of each key that did not, announced as a release is: a waiter
  *           never keeps anyone out of a key it is not waiting for here (no hold-and-wait)
  *   read    {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
@@ -367,6 +368,23 @@ local function line()
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
     end,
+    -- Is another ticket ahead of this one in the line: a live one placed earlier (on a tie, the lower
+    -- ticket, as the set sorts)? This one's place is the acquire's, else where it stands, else this
+    -- master's estimate (TIME minus its age). Without a ticket, anyone in line is ahead. A ticket
+    -- coming back to a line it left goes by its place, not behind whoever heads the line meanwhile.
+    ahead = function(q, ticket, age, place)
+      local head = lines.first(q)
+      if not head or head == ticket then return false end
+      if ticket == '' then return true end
+      local mine = place or tonumber(queue('ZSCORE', q, ticket))
+      if not mine then
+        local at = clock()
+        if not at then return true end
+        mine = at - age
+      end
+      local theirs = tonumber(queue('ZSCORE', q, head))
+      return not theirs or theirs < mine or (theirs == mine and head < ticket)
+    end,
     drop = function(q, ticket)
       return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
     end,
@@ -435,7 +453,7 @@ while i <= n - 4 do
     end
   elseif kind == 'a' or kind == 'A' then
     local ticket, age, place = ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
-    -- Per key: held, or another ticket clearly first in its line. Without a ticket the first such
+    -- Per key: held, or another ticket ahead in its line (placed earlier). Without a ticket the first such
     -- key decides; with one, every key is looked at: the ticket waits in the lines of those alone.
     -- (Made on the first refusal: an uncontended acquire allocates nothing for it.)
     local blocked
@@ -448,13 +466,10 @@ while i <= n - 4 do
         if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
         blocked = blocked or {}
         blocked[k] = true
-      elseif found == 1 then
-        local head = line().first(q)
-        if head and head ~= ticket then
-          if status == 1 then status = 3 end
-          blocked = blocked or {}
-          blocked[k] = true
-        end
+      elseif found == 1 and line().ahead(q, ticket, age, place) then
+        if status == 1 then status = 3 end
+        blocked = blocked or {}
+        blocked[k] = true
       end
       if status ~= 1 and ticket == '' then break end
     end
@@ -464,7 +479,7 @@ while i <= n - 4 do
       for k = first, locks do
         local q = queue_of(K[k])
         if blocked[k] then line().join(q, ticket, age, place)
-        elseif status == 0 and line().drop(q, ticket) then announce(K[k], q, ticket) end
+        elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
       end
     end
     if status == 1 then

@@ -11,11 +11,45 @@ import { Redlock, ResourceLockedError } from '../../src/index.js';
 import { QUEUE_SUFFIX } from '../../src/scripts/index.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { oracle } from '../harness/oracle-session.js';
-import { eventually, sleep, uniquePrefix, urlOf, useOwnMasters, type DirectClient } from '../harness/cluster.js';
+import { eventually, sleep, uniquePrefix, urlOf, useOwnMasters, warmUp, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);
 let direct: DirectClient[];
 beforeAll(() => ({ direct } = own));
+
+/**
+ * A Redlock standing for one process, its connections to all five masters ready: an acquire decides
+ * at quorum, and a lock still on its way to a late master would be refused there by a waiter that
+ * came first, leaving these tests' lines other than they say.
+ */
+async function processOn(settings?: Parameters<typeof own.lockOn>[0]): Promise<Redlock> {
+  const redlock = own.lockOn(settings);
+  await warmUp(redlock, direct);
+  return redlock;
+}
+
+/** Master `index`'s TIME in ms. */
+async function masterNow(index = 0): Promise<number> {
+  const [seconds, micros] = await direct[index]!.sendCommand<[string, string]>(['TIME']);
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/**
+ * A ticket in `resource`'s line on every master, written as the script writes one: placed at
+ * `placeMs` on the masters' clock, lapsing `ttlMs` from now on each master's TIME. It stands for a
+ * waiter whose process is stopped just then (named first in line, its attempt not sent yet).
+ */
+async function standInLine(resource: string, ticket: string, placeMs: number, ttlMs: number): Promise<void> {
+  await Promise.all(
+    direct.map(async (client, index) => {
+      await client.zAdd(resource + QUEUE_SUFFIX, [
+        { score: placeMs, value: ticket },
+        { score: -((await masterNow(index)) + ttlMs), value: '~' + ticket },
+      ]);
+      await client.pExpire(resource + QUEUE_SUFFIX, ttlMs + 1_000);
+    }),
+  );
+}
 
 /** The tickets in `resource`'s queue on every master, first in line first. */
 function queuesOf(resource: string): Promise<string[][]> {
@@ -26,8 +60,8 @@ describe('the line: no hold-and-wait', () => {
   it('a waiter for [a, b] refused on a joins only a\'s line: the holder of a takes the free b at once', async () => {
     const key = uniquePrefix('hold-and-wait');
     const [a, b] = [key('a'), key('b')];
-    const holder = own.lockOn({ retryDelay: 5_000, retryJitter: 0 });
-    const waiter = own.lockOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    const holder = await processOn({ retryDelay: 5_000, retryJitter: 0 });
+    const waiter = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
     const heldA = await holder.acquire(a, 10_000);
     const both = waiter.acquire([a, b], 10_000);
     await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 1));
@@ -46,8 +80,8 @@ describe('the line: no hold-and-wait', () => {
   it('nested order (a, then b inside it) beside a waiter for [a, b] with retryCount -1: both are served', async () => {
     const key = uniquePrefix('nested-order');
     const [a, b] = [key('a'), key('b')];
-    const nested = own.lockOn({ retryDelay: 5_000, retryJitter: 0 });
-    const together = own.lockOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    const nested = await processOn({ retryDelay: 5_000, retryJitter: 0 });
+    const together = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
     const served: string[] = [];
     const inner = nested.using(a, 10_000, async () => {
       await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 1)); // the other waits for a
@@ -62,10 +96,10 @@ describe('the line: no hold-and-wait', () => {
   it('a waiter first in the line of a free key but refused on another leaves that line, and wakes whoever it held back', async () => {
     const key = uniquePrefix('free-head');
     const [a, b] = [key('a'), key('b')];
-    const holderA = own.lockOn();
-    const holderB = own.lockOn();
-    const waiter = own.lockOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
-    const third = own.lockOn({ retryDelay: 5_000, retryJitter: 0 });
+    const holderA = await processOn();
+    const holderB = await processOn();
+    const waiter = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    const third = await processOn({ retryDelay: 5_000, retryJitter: 0 });
     const heldA = await holderA.acquire(a, 10_000);
     const heldB = await holderB.acquire(b, 10_000);
     const both = waiter.acquire([a, b], 10_000);
@@ -84,6 +118,49 @@ describe('the line: no hold-and-wait', () => {
     await heldA.release();
     const lock = await both;
     await lock.release();
+  });
+});
+
+describe('the line: a ticket goes by its place, and stands only where it was refused', () => {
+  it('refused on a held key, a waiter does not step in front of a later ticket on a free key', async () => {
+    const key = uniquePrefix('behind-later');
+    const [a, b] = [key('a'), key('b')];
+    const holder = await processOn();
+    const heldA = await holder.acquire(a, 10_000);
+    // A later waiter for b alone, named first in its line and about to take it (b is free).
+    await standInLine(b, '10500-later', (await masterNow()) + 60_000, 3_000);
+    const waiter = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    const both = waiter.acquire([a, b], 10_000);
+    await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 1));
+    // The masters' truth: it waits in a's line, and b's line is the later waiter's alone; it did not
+    // take b's head with its earlier place while it cannot have a.
+    expect(await queuesOf(b)).toEqual(Array.from({ length: 5 }, () => ['10500-later']));
+    await Promise.all(direct.map((client) => client.zRem(b + QUEUE_SUFFIX, ['10500-later', '~10500-later'])));
+    await heldA.release();
+    await (await both).release();
+  });
+
+  it('refused only behind an earlier ticket on one key, a waiter leaves the line of a free key it heads: another process takes that key at once', async () => {
+    const key = uniquePrefix('earlier-only');
+    const [a, b] = [key('a'), key('b')];
+    const holder = await processOn();
+    const heldA = await holder.acquire(a, 10_000);
+    // An earlier waiter for b alone, first in its line and about to take it (b is free): its process
+    // stopped, so its ticket stands until it lapses.
+    await standInLine(b, '10500-earlier', (await masterNow()) - 60_000, 4_000);
+    const waiter = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    const both = waiter.acquire([a, b], 10_000);
+    await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 1));
+    // a's release names the waiter first there; b still refuses it (the earlier ticket). It cannot
+    // take a now, so it leaves a's line: a is free for anyone.
+    await heldA.release();
+    await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 0), 2_000);
+    const other = await processOn();
+    const lockA = await other.acquire(a, 10_000, { retryCount: 0 });
+    expect(lockA.attempts).toBe(1);
+    await lockA.release();
+    await Promise.all(direct.map((client) => client.zRem(b + QUEUE_SUFFIX, ['10500-earlier', '~10500-earlier'])));
+    await (await both).release();
   });
 });
 
@@ -134,6 +211,11 @@ describe('the line: announcements with an ioredis keyPrefix', () => {
     return { redlock: new Redlock(clients, settings), clients };
   };
 
+  const ignored = <T extends Parameters<typeof oracle.ignore>[0]>(lock: T): T => {
+    oracle.ignore(lock);
+    return lock;
+  };
+
   for (const prefix of ['app:', '1app:']) {
     it(`prefix ${JSON.stringify(prefix)}: a reader and a permit waiter in other processes wake on the release, not at retryDelay`, async () => {
       const name = uniquePrefix('prefix-wake')('doc');
@@ -144,16 +226,15 @@ describe('the line: announcements with an ioredis keyPrefix', () => {
       try {
         const written = await writer.redlock.readWrite(name).write.acquire(10_000);
         oracle.ignore(written); // keys under the client's prefix, where the oracle does not look
-        const pendingRead = reader.redlock.readWrite(name).read.acquire(10_000);
+        // Ignored as each is acquired: the oracle would look for them without the prefix meanwhile.
+        const pendingRead = reader.redlock.readWrite(name).read.acquire(10_000).then(ignored);
         const permit = await permits.redlock.semaphore(name + ':pool', 1).acquire(10_000);
         oracle.ignore(permit);
-        const pendingPermit = permitWaiter.redlock.semaphore(name + ':pool', 1).acquire(10_000);
+        const pendingPermit = permitWaiter.redlock.semaphore(name + ':pool', 1).acquire(10_000).then(ignored);
         await sleep(300); // both refused once, asleep for up to 5 s
         const releasedAt = performance.now();
         await Promise.all([written.release(), permit.release()]);
         const [read, next] = await Promise.all([pendingRead, pendingPermit]);
-        oracle.ignore(read);
-        oracle.ignore(next);
         expect(performance.now() - releasedAt).toBeLessThan(1_000); // not the 5 s retryDelay
         await Promise.all([read.release(), next.release()]);
       } finally {
