@@ -20,7 +20,10 @@
  *         than anything the run spans). ltl L2: eventually Y is served.
  * Mutations: -DMUT_JOIN_ALL (a refused ticket joins the line of every key of the call, the old
  * rule: breaks L1), -DMUT_CLIENT_CLOCK (a ticket's order is its client's clock when the acquire
- * began, the same on every master: breaks L2). Exclusion is asserted at every grant of a quorum.
+ * began, the same on every master: breaks L2). -DHOLDWAIT asserts no hold-and-wait at each
+ * refusal (the refused ticket heads no free key's line on that master), which -DMUT_HEAD_BLOCKS (a
+ * ticket not in a key's line is refused by whoever is in it, earlier or later, and joins by its
+ * place) and -DMUT_KEEP_WHEN_QUEUED (refused by lines alone, a ticket keeps all its places) break. Exclusion is asserted at every grant of a quorum.
  */
 
 #define NM 3           /* masters */
@@ -97,6 +100,8 @@ inline announce(m, k, self) {
 /* src/scripts/index.ts acquire, one master, atomically: grant if no key of the call is held or
    line-blocked there; otherwise refuse, and for each key: join its line if it blocked the attempt,
    else leave it (announcing the new first ticket: the key is free). */
+/* Some key of R is held on master m (K = 2). */
+#define HELD_ANY(m, R) ((has(R, 0) && key[(m) * K] != 0) || (has(R, 1) && key[(m) * K + 1] != 0))
 #define KEYSTATE(m, k) (!has(R, k) -> 45 : (key[(m) * K + (k)] != 0 -> 104 : (has(blk, k) -> 108 : 102)))
 inline attemptAt(m, t, R) {
   blk = 0;
@@ -106,6 +111,11 @@ inline attemptAt(m, t, R) {
        if :: key[(m) * K + k] != 0 -> blk = blk | (1 << k) :: else -> skip fi;
        /* lineBlocked(k): some other ticket in k's line there is earlier */
        for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K + k], u) && earlier(u, t) -> blk = blk | (1 << k) :: else -> skip fi };
+#ifdef MUT_HEAD_BLOCKS
+       /* the old rule: a ticket not in k's line there is blocked by whoever is in it, earlier or not
+          (the script compared the head with the ticket, not their places) */
+       if :: !has(inq[(m) * K + k], t) && (inq[(m) * K + k] & ~(1 << (t))) != 0 -> blk = blk | (1 << k) :: else -> skip fi;
+#endif
        u = 0
     :: else -> skip
     fi
@@ -125,11 +135,33 @@ inline attemptAt(m, t, R) {
        :: else -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
 #else
        :: has(blk, k) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
+#ifdef MUT_KEEP_WHEN_QUEUED
+       /* 57076af's rule: refused by lines alone (no key held here), it keeps its places */
+       :: !has(blk, k) && has(inq[(m) * K + k], t) && !HELD_ANY(m, R) -> skip
+#endif
        :: !has(blk, k) && has(inq[(m) * K + k], t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t)); announce(m, k, T)
        :: else -> skip
 #endif
        fi
+     };
+#ifdef HOLDWAIT
+     /* No hold-and-wait, on this master, once it has refused t: t heads the line of no free key.
+        (It may come to head one later, when the holder or an earlier ticket leaves: that master
+        then announces it, and t's next attempt takes the key or leaves the line.) */
+     for (k : 0 .. K - 1) {
+       if
+       :: has(R, k) && has(inq[(m) * K + k], t) && key[(m) * K + k] == 0 ->
+          hd = t;
+          for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K + k], u) && earlier(u, t) -> hd = T :: else -> skip fi };
+          if
+          :: hd == (t) -> printf("VIOLATED holdwait: master %d refused %e, which heads the line of the free %c\n", m, NAME(t), 97 + k); assert(false)
+          :: else -> skip
+          fi;
+          hd = 0; u = 0
+       :: else -> skip
+       fi
      }
+#endif
   fi;
   k = 0; blk = 0
 }
