@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-type Property = 'exclusion' | 'fencing' | 'expiry' | 'no-stray' | Liveness;
+type Property = 'exclusion' | 'fencing' | 'expiry' | 'no-stray' | 'holdwait' | Liveness;
 /** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation. */
 type Liveness = 'L1' | 'L2';
 
