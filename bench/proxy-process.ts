@@ -27,7 +27,11 @@ process.on('message', (message: ProxyRequest) => {
       process.send?.({ type: 'done' });
     } else {
       await Promise.all(proxies.map((proxy) => proxy.close()));
-      process.send?.({ type: 'done' });
+      // Disconnect once 'done' is written: a message still being written when the channel closes is lost.
+      await new Promise<void>((resolve) => {
+        if (process.send) process.send({ type: 'done' }, undefined, {}, () => resolve());
+        else resolve();
+      });
       process.disconnect();
     }
   })();

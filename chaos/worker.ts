@@ -264,7 +264,12 @@ await Promise.allSettled(running);
 await probes.settle();
 await watch.close();
 await redlock.quit();
-process.send?.({ type: 'stats', worker, sections: stats, oracle: watch.counts });
+// Disconnect only once the stats are written: a message still being written when the channel
+// closes is lost (a 10-minute run's stats are a few hundred KB).
+await new Promise<void>((resolve) => {
+  if (process.send) process.send({ type: 'stats', worker, sections: stats, oracle: watch.counts }, undefined, {}, () => resolve());
+  else resolve();
+});
 process.disconnect();
 // After quit() nothing of the library's should keep this process alive; if something does, say what.
 setTimeout(() => {
