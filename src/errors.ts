@@ -7,8 +7,8 @@
  * What one master answered to one operation.
  * - `granted`: acquire set the keys / extend moved their expiry / release deleted them.
  * - `locked`:  acquire refused: a key already exists (`pttlMs` is its remaining time, −1 = no expiry).
- * - `queued`:  acquire refused: the keys are free there, but another waiter is first in line (its
- *              ticket leads the master's queue for a key); this acquire keeps its place in line.
+ * - `queued`:  acquire refused: the keys are free there, but a waiter placed earlier is in line for
+ *              one of them; this acquire waits in that key's line (and leaves the others' lines).
  * - `lost`:    extend or release found the keys no longer holding this lock's value.
  * - `timeout`: no answer within the per-master timeout (`late` records what arrived afterwards).
  * - `error`:   the master or connection failed the call (`error` says how).
