@@ -1,0 +1,4 @@
+-- luacheck for the assembled script (npm run lint:lua): Redis runs Lua 5.1 with these globals.
+std = 'lua51'
+read_globals = { 'redis', 'KEYS', 'ARGV' }
+max_line_length = 140

@@ -1,0 +1,46 @@
+--! operation a A width 7
+-- An exclusive acquire, plain or fenced ('A': its fence counters follow its keys), with its
+-- ticket in the lines of the keys that refuse it (no hold-and-wait).
+local ticket, age, place = ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+-- Per key: held, or another ticket ahead in its line (placed earlier). Without a ticket the first such
+-- key decides; with one, every key is looked at: the ticket waits in the lines of those alone.
+-- (Made on the first refusal: an uncontended acquire allocates nothing for it.)
+local blocked
+for k = first, locks do
+  -- One EXISTS for the key and its queue: an uncontended acquire pays nothing for queues.
+  local q = queue_of(K[k])
+  local found = redis.pcall('EXISTS', K[k], q)
+  if type(found) ~= 'number' then found, q = redis.call('EXISTS', K[k]), false end
+  if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
+    if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
+    blocked = blocked or {}
+    blocked[k] = true
+  elseif found == 1 and line().ahead(q, ticket, age, place) then
+    if status == 1 then status = 3 end
+    blocked = blocked or {}
+    blocked[k] = true
+  end
+  if status ~= 1 and ticket == '' then break end
+end
+if status ~= 1 and ticket ~= '' then
+  -- No hold-and-wait: the ticket stands in the lines of the keys that refused it, and leaves
+  -- those of the keys it could have had here (announcing it: free, they may go to the next).
+  for k = first, locks do
+    local q = queue_of(K[k])
+    if blocked[k] then line().join(q, ticket, age, place)
+    elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
+  end
+end
+if status == 1 then
+  for k = locks + 1, last do
+    local counter = redis.pcall('INCR', K[k])
+    if type(counter) ~= 'number' then
+      status, detail = 2, 'fence counter ' .. K[k] .. ': ' .. tostring(counter.err)
+      break
+    end
+    if counter > detail then detail = counter end
+  end
+end
+if status == 1 then
+  for k = first, locks do redis.call('SET', K[k], value, 'PX', ttl) end
+end

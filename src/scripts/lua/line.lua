@@ -1,0 +1,136 @@
+-- The queues' and read holds' helpers (made on first use: closures cost every call), and the
+-- announcement of a freed key. @READ_HOLDS_MARK@ is filled in when the script is assembled.
+local lines
+local function line()
+  if lines then return lines end
+  local now
+  local function queue(...)
+    local result = redis.pcall(...)
+    if type(result) == 'table' and result.err then return nil end
+    return result
+  end
+  local function clock()
+    if now == nil then
+      local t = queue('TIME')
+      now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false
+    end
+    return now
+  end
+  lines = {
+    -- Read holds, every rule of them (see the contract): a set of readers carries the mark, scored 0,
+    -- below every deadline, so it is never a reader, never lapses and never sets the expiry. A sorted
+    -- set without it is not ours: nothing here reads or writes it.
+    shared = function(key)
+      return tonumber(queue('ZSCORE', key, '@READ_HOLDS_MARK@')) == 0
+    end,
+    -- What a key is: 'none', 'string' (a lock or a permit), 'read' (read holds), else its type ('zset'
+    -- for a sorted set not ours). call: redis.call, or an inspection's pcall (nil when refused).
+    kind = function(key, call)
+      local held = call('TYPE', key)
+      held = held and held.ok or 'none'
+      if held == 'zset' and lines.shared(key) then return 'read' end
+      return held
+    end,
+    -- Lapsed readers leave (known only with TIME), and the key expires with its last one: deleted
+    -- when only the mark is left.
+    settle = function(key)
+      local at = clock()
+      if at then redis.call('ZREMRANGEBYSCORE', key, '(0', at) end
+      local last = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+      if last and last > 0 then redis.call('PEXPIREAT', key, last) elseif last then redis.call('DEL', key) end
+    end,
+    -- The deadline of a live read hold with this value (none: not a set of readers, or no TIME).
+    reader = function(key, value)
+      local deadline, at = lines.shared(key) and tonumber(queue('ZSCORE', key, value)), clock()
+      if deadline and at and deadline > at then return deadline end
+    end,
+    -- A read hold joins (or, already there, moves) its deadline; the key must be free or a set of readers.
+    hold = function(key, value, deadline)
+      redis.call('ZADD', key, 0, '@READ_HOLDS_MARK@', deadline, value)
+      lines.settle(key)
+    end,
+    -- A read hold leaves; true when that left the key free.
+    leave = function(key, value)
+      if lines.shared(key) and redis.call('ZREM', key, value) == 1 then
+        lines.settle(key)
+        return redis.call('EXISTS', key) == 0
+      end
+    end,
+    -- Live readers (deadline after TIME; every reader without it), or nil when call refused.
+    readers = function(key, call)
+      local at = clock()
+      local live = call('ZRANGEBYSCORE', key, '(' .. (at or 0), '+inf')
+      return live and #live
+    end,
+    -- A key's holders as an operator sees them, for force release to compare: 'free', a digest of a
+    -- lock's value or of a set's readers (every member, lapsed ones too: only a write changes them),
+    -- 'other'; nil when call refused. A digest names holders without handing out their values.
+    fingerprint = function(key, held, call)
+      if held == 'none' then return 'free' end
+      if held == 'string' then
+        local value = call('GET', key)
+        return value and redis.sha1hex('lock:' .. value)
+      end
+      if held ~= 'read' then return 'other' end
+      local members = call('ZRANGE', key, 0, -1)
+      if not members then return nil end
+      local values = {}
+      for _, member in ipairs(members) do
+        if member ~= '@READ_HOLDS_MARK@' then values[#values + 1] = member end
+      end
+      table.sort(values)
+      return redis.sha1hex('read:' .. table.concat(values, ','))
+    end,
+    -- This master's clock in ms, or false when TIME is refused (an ACL without +time).
+    clock = clock,
+    first = function(q)
+      local at = clock()
+      if at then
+        for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
+      end
+      local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
+      return head and head[1]
+    end,
+    -- The ticket's place: the one its acquire gives (the same on every master), or until it gives
+    -- one, this master's own estimate of when the acquire began (TIME minus its age), kept (NX).
+    join = function(q, ticket, age, place)
+      local at = clock()
+      local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
+      if not (at and ttl) then return end
+      local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
+      if placed and queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+        local pttl = queue('PTTL', q)
+        if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
+      end
+    end,
+    -- Is another ticket ahead of this one in the line: a live one placed earlier (on a tie, the lower
+    -- ticket, as the set sorts)? This one's place is the acquire's, else where it stands, else this
+    -- master's estimate (TIME minus its age). Without a ticket, anyone in line is ahead. A ticket
+    -- coming back to a line it left goes by its place, not behind whoever heads the line meanwhile.
+    ahead = function(q, ticket, age, place)
+      local head = lines.first(q)
+      if not head or head == ticket then return false end
+      if ticket == '' then return true end
+      local mine = place or tonumber(queue('ZSCORE', q, ticket))
+      if not mine then
+        local at = clock()
+        if not at then return true end
+        mine = at - age
+      end
+      local theirs = tonumber(queue('ZSCORE', q, head))
+      return not theirs or theirs < mine or (theirs == mine and head < ticket)
+    end,
+    drop = function(q, ticket)
+      return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
+    end,
+  }
+  return lines
+end
+-- A release's announcement, "<who>:<first ticket in line, or ''>:<key>": the waiter whose turn it
+-- is wakes at once. Answers that first ticket. Best effort (pcall): a refused PUBLISH comes after
+-- the delete and must not turn a done release into an error.
+local function announce(key, q, who)
+  local head = q and line().first(q)
+  redis.pcall(ARGV[n - 2], ARGV[n - 1], who .. ':' .. (head or '') .. ':' .. key)
+  return head
+end

@@ -1,0 +1,27 @@
+--! operation r width 5
+-- A release: compare-and-delete, the ticket out of every line, each freed key announced.
+local ticket = ARGV[i + 4]
+status = 0
+for k = first, last do
+  local q = queue_of(K[k])
+  if redis.pcall('EXISTS', q) ~= 1 then q = false end
+  local left = q and ticket ~= '' and line().drop(q, ticket)
+  local current = redis.pcall('GET', K[k])
+  local who
+  if type(current) == 'table' then
+    if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
+    -- A read hold leaves the key's readers; the key is free, and announced, once none is left.
+    if line().reader(K[k], value) then status = status + 1 end
+    if line().leave(K[k], value) then who = value end
+  elseif current == value then
+    status = status + redis.call('DEL', K[k])
+    who = ticket ~= '' and ticket or value
+  end
+  -- The ticket left the queue of a key nobody holds alone (free, or shared by readers): whoever
+  -- it held back may go.
+  if not who and left and type(current) ~= 'string' then who = ticket end
+  if who then
+    local head = announce(K[k], q, who)
+    if head and detail == 0 then detail = head end
+  end
+end

@@ -1,0 +1,74 @@
+/**
+ * The one script is assembled from src/scripts/lua/*.lua (scripts/assemble-lua.ts) into the module
+ * the library loads: that module must be what the files make, every operation the codec sends must
+ * have its branch, and the widths the files declare must be the fields the codec writes.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GENERATED, LUA_DIR, SCRIPT_VALUES, assembleLua, generatedModule } from '../../scripts/assemble-lua.js';
+import { encodeBatch, lockScript, type LockOperation, type OperationKind } from '../../src/scripts/index.js';
+
+/** Each operation file's kinds and width, from its header. */
+function declaredWidths(): Map<string, number> {
+  const widths = new Map<string, number>();
+  for (const match of lockScript.source.matchAll(/elseif ((?:kind == '[A-Za-z]'(?: or )?)+) then\n {4}-- (\S+\.lua)/g)) {
+    const file = readFileSync(join(LUA_DIR, match[2]!), 'utf8');
+    const width = Number(/^--! operation (?:[A-Za-z] )+width (\d+)/.exec(file)![1]);
+    for (const kind of match[1]!.matchAll(/'([A-Za-z])'/g)) widths.set(kind[1]!, width);
+  }
+  return widths;
+}
+
+describe('the assembled script', () => {
+  it('src/scripts/lua.generated.ts is what the .lua files make (run npm run build:lua after editing them)', () => {
+    expect(readFileSync(GENERATED, 'utf8')).toBe(generatedModule(assembleLua(SCRIPT_VALUES)));
+  });
+
+  it("every operation the codec sends has a branch, and walking ARGV by the files' widths lands on each operation", () => {
+    const base = { keys: ['k'], value: 'v', ttlMs: 1000 };
+    const kinds: OperationKind[] = ['acquire', 'read', 'permit', 'extend', 'release', 'fence', 'inspect', 'force-release', 'clock'];
+    const operations: LockOperation[] = [
+      ...kinds.map((kind): LockOperation => ({ ...base, kind, ticket: 't', token: 7, placeMs: 5, ageMs: 1, firstSlot: 0 })),
+      { ...base, kind: 'acquire', fenced: true, ticket: 't' },
+    ];
+    const argv = encodeBatch(operations, 'tag', undefined, undefined, true);
+    const widths = declaredWidths();
+    // The script's own walk (frame.lua): the keys lead ARGV ("inline"), the last four are the trailer.
+    const inline = Number(argv[argv.length - 4]);
+    const seen: string[] = [];
+    for (let i = 1 + inline; i < argv.length - 4; i += widths.get(argv[i]!) ?? Number.NaN) seen.push(argv[i]!);
+    expect(seen).toEqual(['a', 's', 'p', 'e', 'r', 'f', 'i', 'x', 't', 'A']);
+  });
+});
+
+describe('the assembler', () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+  /** A lua directory with the real frame and these operation files. */
+  const withOperations = (files: Record<string, string>): string => {
+    dir = mkdtempSync(join(tmpdir(), 'lua-assembly-'));
+    for (const frame of ['prelude.lua', 'line.lua', 'frame.lua']) writeFileSync(join(dir, frame), readFileSync(join(LUA_DIR, frame)));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    return dir;
+  };
+
+  it('puts each operation in the frame, indented, under its kinds, with its width', () => {
+    const script = assembleLua(SCRIPT_VALUES, withOperations({ 'one.lua': '--! operation q Q width 6\nstatus = 0\n' }));
+    expect(script).toContain("  elseif kind == 'q' or kind == 'Q' then\n    -- one.lua\n    status = 0\n  else");
+    expect(script).toContain('local WIDTHS = { q = 6, Q = 6 }');
+    expect(script).not.toContain('@READ_HOLDS_MARK@');
+  });
+
+  it('refuses a file without its header, a kind two files claim, and a placeholder with no value', () => {
+    expect(() => assembleLua(SCRIPT_VALUES, withOperations({ 'bare.lua': 'status = 0\n' }))).toThrow(/bare\.lua: an operation starts with/);
+    expect(() =>
+      assembleLua(SCRIPT_VALUES, withOperations({ 'one.lua': '--! operation q width 4\n', 'two.lua': '--! operation q width 4\n' })),
+    ).toThrow(/two\.lua: operation q is one\.lua's already/);
+    expect(() => assembleLua({}, withOperations({}))).toThrow(/@READ_HOLDS_MARK@: no value given/);
+  });
+});
