@@ -11,7 +11,8 @@ import { NodeRedisAdapter, createRedlock } from 'redlock-universal';
 import { createClient } from 'redis';
 import type { NodeInput } from '../src/index.js';
 import { decodeBatch, encodeBatch, lockScript, type LockOperation } from '../src/scripts/index.js';
-import { SEMAPHORE_LIMIT } from './targets.js';
+import { SEMAPHORE_LIMIT } from './constants.js';
+
 
 const require = createRequire(import.meta.url);
 // The package as users run it: the build (`npm run bench` builds first), not the sources through

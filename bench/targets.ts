@@ -6,6 +6,7 @@
 import type { HeldLocks } from './held-locks.js';
 import type { MastersLimit } from './limit.js';
 import { giveUpFraction, type Row } from './report.js';
+import { SEMAPHORE_LIMIT } from './constants.js';
 
 export interface Measure {
   /** Short name, the spread table's row. */
@@ -29,7 +30,7 @@ export const S7_WORKERS = 64;
 export const S6_PROCESSES = 4;
 export const S6_WORKERS = 4;
 /** S8, the semaphore: its limit, the same for every contender, and its workers; S9, the read-write lock: workers, share of reads. */
-export const SEMAPHORE_LIMIT = 4;
+export { SEMAPHORE_LIMIT };
 export const S8_WORKERS = 16;
 export const S9_WORKERS = 16;
 export const S9_READ_SHARE = 0.9;

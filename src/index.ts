@@ -1,5 +1,5 @@
-export { Redlock, type ReleaseResult, type Routine } from './redlock.js';
-export { Lock, type FencedLock, type LeaseKind } from './lock.js';
+export { Redlock } from './redlock.js';
+export { Lock, type FencedLock, type LeaseKind, type ReleaseResult, type Routine } from './lock.js';
 export { LeaseType, ReadWriteLock, Semaphore, WriteLease, type SharedLeaseSettings } from './primitives.js';
 export type { LockSignal } from './lifetime.js';
 export {

@@ -5,21 +5,31 @@
  * in the same event-loop turn, and batching turns them into one script call per master.
  */
 import { ExecutionError, LockExpiredError, LockLostError, type AttemptRecord } from './errors.js';
-import type { Lock } from './lock.js';
 import { startTimer, type CancelTimer } from './timers.js';
 
 /**
  * How a lifetime renews its lock: Redlock's extend, which retries while the lock is valid and
  * reports each failed attempt (kept for the LockLostError).
  */
-export type Extend = (lock: Lock, ttlMs: number, onFailedAttempt: (record: AttemptRecord) => void) => Promise<Lock>;
+export type Extend<L extends Leased> = (lock: L, ttlMs: number, onFailedAttempt: (record: AttemptRecord) => void) => Promise<unknown>;
 
-export interface Renewal {
+export interface Renewal<L extends Leased> {
   readonly ttlMs: number;
   /** Renew when validity falls to this, ms. */
   readonly thresholdMs: number;
-  readonly extend: Extend;
+  readonly extend: Extend<L>;
   readonly scheduler: RenewalScheduler;
+}
+
+/** What a lifetime sees of its lock (lock.ts): what it is on, until when, and how to end it. */
+export interface Leased {
+  readonly resources: readonly string[];
+  /** When its validity ends, epoch ms. */
+  readonly expiration: number;
+  /** Its validity is over (it no longer reads as valid). */
+  endValidity(): void;
+  /** It is lost, with this error (its holder is told). */
+  lost(error: LockLostError): void;
 }
 
 /**
@@ -45,7 +55,7 @@ export function lockSignal(controller: AbortController): LockSignal {
   return Object.setPrototypeOf(controller.signal, lockSignalPrototype) as LockSignal;
 }
 
-export class Lifetime {
+export class Lifetime<L extends Leased = Leased> {
   /**
    * Made when the signal is first read: most held locks' signals never are, and an AbortSignal with
    * its hidden class costs ~600 bytes of heap per lock. Read after a loss, it is born aborted.
@@ -61,8 +71,8 @@ export class Lifetime {
 
   /** `renewal` undefined: the lock is not extended automatically; the signal still reports expiry. */
   constructor(
-    private readonly lock: Lock,
-    private readonly renewal: Renewal | undefined,
+    private readonly lock: L,
+    private readonly renewal: Renewal<L> | undefined,
   ) {
     this.#armExpiry();
     this.#scheduleRenewal();
@@ -147,7 +157,7 @@ export class Lifetime {
   }
 }
 
-function lostBecause(lock: Lock, error: unknown): LockLostError {
+function lostBecause(lock: Leased, error: unknown): LockLostError {
   if (error instanceof LockLostError) return error;
   // Before ExecutionError, which it extends.
   if (error instanceof LockExpiredError) {
@@ -158,6 +168,12 @@ function lostBecause(lock: Lock, error: unknown): LockLostError {
   return new LockLostError(lock.resources, `extending it failed: ${message}`, [], error);
 }
 
+/** A lifetime as the scheduler sees it: renewed when its slot comes, abandoned when the Redlock quits. */
+export interface Scheduled {
+  renew(): void;
+  abandon(why: string): void;
+}
+
 /**
  * Renewals due in the same slot (50 ms) fire from one timer, in one event-loop turn, so batching
  * sends them to each master as one script call. A slot fires at its start: a renewal is never late,
@@ -165,14 +181,14 @@ function lostBecause(lock: Lock, error: unknown): LockLostError {
  * lock's next renewal would often be due at once, and it would be extending back to back.
  */
 export class RenewalScheduler {
-  readonly #slots = new Map<number, { lifetimes: Set<Lifetime>; cancel: CancelTimer }>();
+  readonly #slots = new Map<number, { lifetimes: Set<Scheduled>; cancel: CancelTimer }>();
   /** Set by quit(): lifetimes that would schedule another renewal are abandoned instead. */
   closed = false;
 
   constructor(readonly slotMs = 50) {}
 
   /** Schedule `lifetime` to renew at `dueEpochMs` (rounded down to its slot unless due within one); returns the slot. */
-  add(lifetime: Lifetime, dueEpochMs: number): number {
+  add(lifetime: Scheduled, dueEpochMs: number): number {
     const slot = dueEpochMs - Date.now() < this.slotMs ? Math.floor(dueEpochMs) : Math.floor(dueEpochMs / this.slotMs) * this.slotMs;
     let entry = this.#slots.get(slot);
     if (!entry) {
@@ -183,7 +199,7 @@ export class RenewalScheduler {
     return slot;
   }
 
-  remove(lifetime: Lifetime, slot: number): void {
+  remove(lifetime: Scheduled, slot: number): void {
     const entry = this.#slots.get(slot);
     if (!entry) return;
     entry.lifetimes.delete(lifetime);
@@ -194,7 +210,7 @@ export class RenewalScheduler {
   }
 
   /** Every lifetime still scheduled (for quit). */
-  get scheduled(): Lifetime[] {
+  get scheduled(): Scheduled[] {
     return [...this.#slots.values()].flatMap((entry) => [...entry.lifetimes]);
   }
 

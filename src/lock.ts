@@ -10,10 +10,20 @@
  * keeps it: `released` says so.)
  */
 import { setMaxListeners } from 'node:events';
-import { LockLostError, LockReleasedError } from './errors.js';
+import { LockLostError, LockReleasedError, type NodeOutcome } from './errors.js';
 import { Lifetime, lockSignal, type LockSignal, type Renewal } from './lifetime.js';
 import type { Settings } from './settings.js';
-import type { ReleaseResult } from './redlock.js';
+
+export interface ReleaseResult {
+  /** A quorum of masters deleted the lock's keys. False for a lock that had already expired. */
+  readonly released: boolean;
+  /** Masters that still held the lock and deleted it, counted when the release was decided. */
+  readonly heldBy: number;
+  readonly outcomes: readonly NodeOutcome[];
+}
+
+/** The work done under a lock: `signal` aborts if the lock is lost (`signal.reason`, also `signal.error`). */
+export type Routine<T, L extends Lock = Lock> = (signal: LockSignal, lock: L) => Promise<T> | T;
 
 /**
  * What kind of lease a Lock is: `lock`, an exclusive hold (`acquire`, and a read-write lock's write
@@ -45,7 +55,7 @@ export class Lock {
   #expiration: number;
   #released = false;
   #lost = false;
-  #lifetime: Lifetime | undefined;
+  #lifetime: Lifetime<Lock> | undefined;
   #autoExtending = false;
   /** For a re-entered lock: the lock that really holds the resources. */
   readonly #outer: Lock | undefined;
@@ -140,7 +150,7 @@ export class Lock {
    */
   get signal(): LockSignal {
     if (this.#outer) return (this.#viewSignal ??= this.#followOuter(this.#outer));
-    this.#lifetime ??= new Lifetime(this, undefined);
+    this.#lifetime ??= new Lifetime<Lock>(this, undefined);
     return this.#lifetime.signal;
   }
 
@@ -173,10 +183,10 @@ export class Lock {
   }
 
   /** @internal keep this lock alive until released. */
-  keepAlive(renewal: Renewal): void {
+  keepAlive(renewal: Renewal<Lock>): void {
     this.#lifetime?.stop();
     this.#autoExtending = true;
-    this.#lifetime = new Lifetime(this, renewal);
+    this.#lifetime = new Lifetime<Lock>(this, renewal);
   }
 
   /**
@@ -226,7 +236,7 @@ export class Lock {
   /** @internal the masters say it is gone: end its validity and abort its signal with `error`. */
   lose(error: LockLostError): void {
     if (this.#outer) return this.#outer.lose(error);
-    (this.#lifetime ??= new Lifetime(this, undefined)).lose(error);
+    (this.#lifetime ??= new Lifetime<Lock>(this, undefined)).lose(error);
   }
 
   /** @internal its lifetime aborted the signal (after ending its validity). */

@@ -5,8 +5,7 @@
  * own (redlock.ts). Why each is safe: docs/safety.md, "Semaphores and read-write locks".
  */
 import { clusterCompanionKey } from './cluster.js';
-import type { FencedLock, Lock, LeaseKind } from './lock.js';
-import type { Routine } from './redlock.js';
+import type { FencedLock, Lock, LeaseKind, Routine } from './lock.js';
 import type { OperationKind } from './scripts/index.js';
 import { describe, type CallSettings, type FencedSettings, type UsingSettings } from './settings.js';
 

@@ -16,10 +16,9 @@ import {
   attemptRecord,
   formatResources,
   type AttemptRecord,
-  type NodeOutcome,
 } from './errors.js';
-import { RenewalScheduler, type LockSignal } from './lifetime.js';
-import { EXCLUSIVE, Lock, type FencedLock, type LeaseKind } from './lock.js';
+import { RenewalScheduler } from './lifetime.js';
+import { EXCLUSIVE, Lock, type FencedLock, type LeaseKind, type ReleaseResult, type Routine } from './lock.js';
 import { ReadWriteLock, Semaphore, splitUsing, type Admission, type LeaseOwner } from './primitives.js';
 import { Notifier, type Waiter } from './waiting.js';
 import { MasterClock } from './master-clock.js';
@@ -59,17 +58,6 @@ import {
 import { sleep } from './timers.js';
 import { newLockValue } from './values.js';
 import { expirationMs, retryDelayMs, systemClock, validityMs, type Clock } from './validity.js';
-
-export interface ReleaseResult {
-  /** A quorum of masters deleted the lock's keys. False for a lock that had already expired. */
-  readonly released: boolean;
-  /** Masters that still held the lock and deleted it, counted when the release was decided. */
-  readonly heldBy: number;
-  readonly outcomes: readonly NodeOutcome[];
-}
-
-/** The work done under a lock: `signal` aborts if the lock is lost (`signal.reason`, also `signal.error`). */
-export type Routine<T, L extends Lock = Lock> = (signal: LockSignal, lock: L) => Promise<T> | T;
 
 /**
  * When an attempt began, read on both clocks at once before its first command left: elapsed time

@@ -8,7 +8,19 @@
 import { createClient } from 'redis';
 import { parseServerInfo } from '../../src/restart-guard.js';
 import { READ_HOLDS_MARK } from '../../src/scripts/index.js';
-import type { KeyReader } from './oracle.js';
+
+/** Reads one master's keys; never rejects (undefined: no answer in time, or an error). */
+export interface KeyReader {
+  read(label: string, keys: readonly string[]): Promise<MasterReading | undefined>;
+  /** Epoch ms of the first reply from this run of the master, if any was seen. */
+  firstSeenMs(label: string, runId: string): number | undefined;
+  /** When the master's current run was ready, where known exactly (a master this process started). */
+  startedAtMs?(label: string): number | undefined;
+  /** The real master behind a label (proxies resolved), as `host:port`. */
+  resolve(label: string): string;
+  /** Get ready to read the master behind `label` soon. */
+  warm?(label: string): void;
+}
 
 /**
  * Proxy port → the master port behind it, for every proxy this process started. On globalThis: a

@@ -9,7 +9,8 @@
  * test (oracle-setup.ts) and by the chaos workers.
  */
 import type { LeaseKind } from '../../src/lock.js';
-import type { MasterReading } from './master-reader.js';
+import type { KeyReader, MasterReading } from './master-reader.js';
+export type { KeyReader } from './master-reader.js';
 
 /** What the oracle needs of a lock; src/lock.ts's Lock has all of it. */
 export interface ObservedLock {
@@ -26,19 +27,6 @@ export interface ObservedLock {
   readonly autoExtending: boolean;
   /** An exclusive lock (the default), a read hold (readers exclude only writers), or a semaphore's permit. */
   readonly lease?: LeaseKind;
-}
-
-/** Reads one master's keys; never rejects (undefined: no answer in time, or an error). */
-export interface KeyReader {
-  read(label: string, keys: readonly string[]): Promise<MasterReading | undefined>;
-  /** Epoch ms of the first reply from this run of the master, if any was seen. */
-  firstSeenMs(label: string, runId: string): number | undefined;
-  /** When the master's current run was ready, where known exactly (a master this process started). */
-  startedAtMs?(label: string): number | undefined;
-  /** The real master behind a label (proxies resolved), as `host:port`. */
-  resolve(label: string): string;
-  /** Get ready to read the master behind `label` soon. */
-  warm?(label: string): void;
 }
 
 /**

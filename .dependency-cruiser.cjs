@@ -1,0 +1,35 @@
+/**
+ * The architecture's rules, checked in CI (npm run lint:deps). docs/design/core-layers.md has the
+ * layers these rules grow into as the core moves into them (issue 26); each step adds its rule here.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No import circle anywhere, type-only imports included: a circle means a type lives in the wrong file.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'src-stands-alone',
+      comment: 'The library never imports the lab (test harness), the bench, the chaos run, the demo or the tooling.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|chaos|demo|examples|model|scripts)/' },
+    },
+    {
+      name: 'clients-behind-voters',
+      comment: 'Which client library reaches a master is the clients/ folder\'s business: only the voters (node.ts, cluster.ts) and the public index see it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(clients/|node\\.ts$|cluster\\.ts$|index\\.ts$|redlock\\.ts$)' },
+      to: { path: '^src/clients/' },
+    },
+  ],
+  options: {
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Type-only imports count: they make circles just the same for a reader.
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+  },
+};

@@ -1,0 +1,8 @@
+/**
+ * Sizes shared by the bench's scenarios and its contenders, in a module of their own: the
+ * contenders (libraries.ts) load the built package when imported, and targets.ts, which sizes the
+ * scenarios, is also read by bench/readme.ts without a build.
+ */
+
+/** S8, the semaphore: its limit, the same for every contender. */
+export const SEMAPHORE_LIMIT = 4;
