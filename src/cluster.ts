@@ -26,7 +26,9 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { NodeError, NodeUnavailableError } from './errors.js';
-import { askOnce, driverFor, optionsAt, type Connection, type RedisClientOptions } from './clients.js';
+import { askOnce, type Connection } from './clients/connection.js';
+import { driverFor } from './clients/inputs.js';
+import { optionsAt, type RedisClientOptions } from './clients/node-redis.js';
 import type { HealthHooks, MasterHealth } from './health.js';
 import { RedisNode, reconnectDelayMs, type Route, type ShardRole, type Voter } from './node.js';
 import type { Cancellation } from './quorum.js';

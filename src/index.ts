@@ -35,7 +35,10 @@ export {
 } from './settings.js';
 export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './health.js';
 export type { ForceReleaseOptions, ForceReleaseResult, InspectOptions, MasterInspection, MasterRelease, MasterState, ResourceInspection } from './inspect.js';
-export type { ClusterInput, GlideClientLike, GlideConfiguration, IORedisLike, NodeInput, RedisClientLike, RedisClientOptions, SubscriberClient } from './clients.js';
+export type { ClusterInput, NodeInput } from './clients/inputs.js';
+export type { GlideClientLike, GlideConfiguration } from './clients/glide.js';
+export type { IORedisLike } from './clients/ioredis.js';
+export type { RedisClientLike, RedisClientOptions, SubscriberClient } from './clients/node-redis.js';
 export {
   channelNames,
   type AcquiredEvent,

@@ -1,7 +1,7 @@
 /**
  * One master as a voter: knows whether it can take a command now, runs the script by EVALSHA with
  * a NOSCRIPT fallback, checks each connection's INFO, watches for stalls and resets connections it
- * owns. Which client library reaches the master is the driver's business (clients.ts).
+ * owns. Which client library reaches the master is the driver's business (clients/).
  *
  * Two rules from the design: a lock command never waits in a client's offline queue (a master
  * that is down fails the call now), and the only wait allowed is for a connection that is still
@@ -11,7 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { ClusterModeError, MasterRestartedError, MisplacedReplyError, NodeError, NodeUnavailableError } from './errors.js';
 import { RestartGuard, parseServerInfo } from './restart-guard.js';
 import { Batcher, type SentBatch } from './batch.js';
-import { driverFor, type Connection, type Driver, type SubscriberConnection } from './clients.js';
+import type { Connection, Driver, SubscriberConnection } from './clients/connection.js';
+import { driverFor } from './clients/inputs.js';
 import { NodeHealth, type HealthHooks, type MasterHealth } from './health.js';
 import type { Cancellation } from './quorum.js';
 import {
@@ -299,7 +300,7 @@ export class RedisNode implements Voter {
     // With an offline queue (node-redis clients of yours, by default), an unsent command would
     // survive a dropped connection and be sent after the reconnect. Such calls carry an AbortSignal:
     // aborted when the connection drops (#handleError) or when nobody waits for them any more, the
-    // client withdraws them. Connections we own have no offline queue (clients.ts).
+    // client withdraws them. Connections we own have no offline queue (clients/node-redis.ts, clients/ioredis.ts).
     const withdraw = this.#driver.withdraws ? new AbortController() : undefined;
     const replies = this.#call(operations, withdraw, route, pick);
     return withdraw ? { replies, withdraw: () => withdraw.abort() } : { replies };
@@ -557,7 +558,7 @@ export class RedisNode implements Voter {
     clearTimeout(this.#reconnectTimer);
     clearTimeout(this.#infoRetryTimer);
     this.#wakeWaiters();
-    // Yours: we stop listening. Ours: our listeners stay, silent (clients.ts).
+    // Yours: we stop listening. Ours: our listeners stay, silent (clients/node-redis.ts).
     this.client.detach();
     if (!this.owned) return;
     if (this.client.isOpen && this.client.isReady) {

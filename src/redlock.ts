@@ -37,7 +37,7 @@ import {
   type OperatorCall,
   type ResourceInspection,
 } from './inspect.js';
-import type { NodeInput } from './clients.js';
+import type { NodeInput } from './clients/inputs.js';
 import { Cancellation, fanOut, type Answer, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
 import { QUEUED, newTicket, type LockOperation, type OperationReply } from './scripts/index.js';
 import {

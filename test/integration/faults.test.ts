@@ -16,7 +16,7 @@ import {
   type NodeOutcome,
 } from '../../src/index.js';
 import { clientKind, inUrlRun, nodesFor, nodesInScript, ownConnections, seesDisconnects } from '../harness/clients.js';
-import { nodeRedisConnection } from '../../src/clients.js';
+import { nodeRedisConnection } from '../../src/clients/node-redis.js';
 import { createClient as createClient5 } from 'redis5';
 import { QUEUE_SUFFIX, lockScript } from '../../src/scripts/index.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';

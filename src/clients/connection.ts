@@ -1,0 +1,128 @@
+/**
+ * The client boundary: everything that depends on which Redis client library reaches a master
+ * lives in src/clients/. The voter (node.ts), the fan-out and the algorithm see a `Connection` (send a
+ * command, ready or not, three events, close) and a `Driver` that makes connections for one master.
+ * This file holds those two and the helpers every adapter shares.
+ *
+ * Supported, each run against the same integration suite (test/harness/clients.ts), one file per
+ * library: node-redis 5 and 6 (node-redis.ts, and sentinel.ts for a Sentinel-managed master on its
+ * connections), ioredis 5 and 6 and iovalkey (ioredis.ts), @valkey/valkey-glide 2.x (glide.ts).
+ * What each `nodes[i]` is, and so which driver reaches it, is inputs.ts' business.
+ */
+import { createRequire } from 'node:module';
+
+/** One connection to a master, whatever the client. */
+export interface Connection {
+  /** Takes commands now. */
+  readonly isReady: boolean;
+  /** Connecting, or connected. */
+  readonly isOpen: boolean;
+  connect(): Promise<unknown>;
+  /**
+   * One command; its reply in default types (strings, numbers, arrays) whatever the client maps
+   * replies to, with no timeout of the client's own (ours is per master). `withdraw` aborts it
+   * while it is still unsent (Driver.withdraws).
+   */
+  send(args: readonly string[], withdraw?: AbortSignal): Promise<unknown>;
+  /** `ready`: took commands again; `error`: a connection problem; `ended`: ours, closed for good. */
+  on(event: ConnectionEvent, listener: (error?: unknown) => void): void;
+  /** Stop calling our listeners (a client of yours, when the Redlock is quit). */
+  detach(): void;
+  /** Quit gracefully (answers to what was sent still arrive). */
+  close(): Promise<unknown>;
+  /** Drop it now, for good: every waiting command fails; never connected again. */
+  destroy(): void;
+}
+export type ConnectionEvent = 'ready' | 'error' | 'ended';
+
+/** A connection of our own for one master's release announcements. */
+export interface SubscriberConnection {
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  /** A shard channel (SSUBSCRIBE), on a cluster shard; node-redis connections of ours have it. */
+  sSubscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
+  on(event: 'error' | 'ended', listener: () => void): void;
+  destroy(): void;
+}
+
+/** How one master is reached. */
+export interface Driver {
+  /** `host:port` (or a socket path), never a URL: URLs may carry a password. */
+  readonly label: string;
+  /** Connections are ours (made here, reset when stalled, closed by quit) or yours (the one you gave). */
+  readonly owned: boolean;
+  /** The master in votesFor / votesAgainst (errors.ts): your client, or the label for a URL or options. */
+  readonly voter: unknown;
+  /** Unsent commands may outlive a dropped connection (a client of yours with an offline queue): withdraw them. */
+  readonly withdraws: boolean;
+  /** A new connection may reach another server (Sentinels name the master): reset one that reaches a replica. */
+  readonly followsFailover: boolean;
+  /**
+   * The client reconnects inside itself without a word (GLIDE): a restarted master is never seen as
+   * a new connection, so the restart guard cannot work on it.
+   */
+  readonly reconnectsUnseen?: boolean;
+  /** Ours: a new connection on each call. Yours: always yours. */
+  connection(): Connection;
+  /** A connection for release announcements, or undefined when the client cannot make one (waiters then poll). */
+  subscriber(): SubscriberConnection | undefined;
+}
+
+/**
+ * One command on a fresh connection of ours (a Sentinel's, or a cluster seed's), destroyed after;
+ * it fails after `timeoutMs`, or as soon as `signal` aborts (the voter is closed or reset).
+ */
+export async function askOnce(connection: Connection, args: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const stop = (): void => connection.destroy();
+  connection.on('error', ignore);
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    signal?.throwIfAborted();
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to ${args.join(' ')} within ${timeoutMs} ms`)), timeoutMs).unref();
+    });
+    return await Promise.race([connection.connect().then(() => connection.send(args)), timeout]);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
+    stop();
+  }
+}
+
+/**
+ * An optional peer package, required the first time it is needed; a TypeError saying `missing`
+ * (the cause: require's error) when it is not installed.
+ */
+export function optionalPeer<T>(name: string, missing: string): () => T {
+  let loaded: T | undefined;
+  return () => {
+    if (loaded) return loaded;
+    try {
+      loaded = createRequire(import.meta.url)(name) as T;
+    } catch (error) {
+      throw new TypeError(missing, { cause: error });
+    }
+    return loaded;
+  };
+}
+
+/** `host:port` (or socket path) of a client, never its URL: URLs may carry a password. */
+export function labelOf(options: { url?: string; socket?: object } | undefined, index: number): string {
+  const socket = (options?.socket ?? {}) as { host?: unknown; port?: unknown; path?: unknown };
+  if (typeof socket.path === 'string') return socket.path;
+  if (typeof socket.host === 'string' || typeof socket.port === 'number') {
+    return `${typeof socket.host === 'string' ? socket.host : 'localhost'}:${typeof socket.port === 'number' ? socket.port : 6379}`;
+  }
+  if (typeof options?.url === 'string') {
+    try {
+      const url = new URL(options.url);
+      return `${url.hostname || 'localhost'}:${url.port || '6379'}`;
+    } catch {
+      return `node ${index}`;
+    }
+  }
+  return 'localhost:6379';
+}
+
+export function ignore(): void {}

@@ -1,0 +1,157 @@
+/**
+ * ioredis 5 and 6, and iovalkey (same API); the boundary it implements: connection.ts.
+ *
+ * ioredis 5 and 6 and iovalkey clients of yours: lock commands run on a connection of our own,
+ * `duplicate()`d from yours (same address, credentials, TLS, `keyPrefix`, database) with the
+ * settings our timing needs whatever yours say: no offline queue, no resend of unanswered
+ * commands after a reconnect (`autoResendUnfulfilledCommands`), pending commands failed as soon
+ * as the connection drops (`maxRetriesPerRequest: 0`), no command timeout of the client's own,
+ * no auto-pipelining (our batching does that). Yours is never closed and carries none of our
+ * commands; ours are closed by `quit()`.
+ */
+import { withoutKeyPrefix } from '../scripts/index.js';
+import { ignore, labelOf, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
+
+/** What we need of an ioredis (5, 6) or iovalkey client; `new Redis()`'s result fits. */
+export interface IORedisLike {
+  readonly status: string;
+  readonly options: {
+    host?: string;
+    port?: number;
+    path?: string;
+    keyPrefix?: string;
+    connectTimeout?: number;
+    sentinels?: readonly { host?: string; port?: number }[] | null;
+    name?: string;
+  };
+  duplicate(overrides?: object): IORedisConnection;
+}
+
+/** An ioredis connection of ours (a duplicate). */
+interface IORedisConnection {
+  readonly status: string;
+  connect(): Promise<unknown>;
+  call(command: string, ...args: string[]): Promise<unknown>;
+  subscribe(channel: string): Promise<unknown>;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+}
+
+/**
+ * Settings of our ioredis connections, over whatever yours say (see the file's comment). Their end
+ * is for good (`retryStrategy` null): like ours on node-redis, they are replaced after a backoff
+ * (node.ts), so that reconnecting, resetting and closing are one code path for every client.
+ */
+const IOREDIS_OURS = {
+  lazyConnect: true,
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+  maxRetriesPerRequest: 0,
+  retryStrategy: (): null => null,
+  reconnectOnError: null,
+  commandTimeout: undefined,
+  enableAutoPipelining: false,
+  autoResubscribe: false,
+  readOnly: false,
+  monitor: false,
+  // Replies as we read them (integers as numbers), and the master, whatever yours say (the ready
+  // check is what makes a Sentinel connection that reached a replica fail instead of becoming ready).
+  stringNumbers: false,
+  role: 'master',
+  enableReadyCheck: true,
+  // disconnect() end()s the socket and destroys it only after this long, on a ref'd timer that
+  // outlives a socket already closed: 2 s of a process kept alive after quit(). Ours drop at once.
+  disconnectTimeout: 0,
+} as const;
+
+export class IORedisDriver implements Driver {
+  readonly label: string;
+  readonly owned = true;
+  readonly withdraws = false;
+  readonly followsFailover: boolean;
+
+  readonly voter: unknown;
+
+  constructor(
+    readonly client: IORedisLike,
+    index: number,
+  ) {
+    this.voter = client;
+    const { host, port, path, sentinels, name } = client.options;
+    this.followsFailover = (sentinels?.length ?? 0) > 0;
+    if (sentinels && sentinels.length > 0) {
+      const first = sentinels[0]!;
+      this.label = `${name ?? 'mymaster'} (sentinel ${first.host ?? 'localhost'}:${first.port ?? 26379})`;
+    } else {
+      this.label = labelOf({ socket: { host, port, path } }, index);
+    }
+  }
+
+  #overrides(): object {
+    // A connect timeout of ours unless you set one: a blackholed handshake is reset (node.ts) anyway.
+    return { ...IOREDIS_OURS, connectTimeout: this.client.options.connectTimeout ?? 2000 };
+  }
+
+  connection(): Connection {
+    return new IORedisOwnConnection(this.client.duplicate(this.#overrides()));
+  }
+
+  subscriber(): SubscriberConnection {
+    const client = this.client.duplicate(this.#overrides());
+    // With a keyPrefix, the script's KEYS (and so its announcements) carry the prefix; waiters know the resources.
+    const prefix = this.client.options.keyPrefix ?? '';
+    return {
+      connect: () => client.connect(),
+      subscribe: (channel, listener) => {
+        client.on('message', (from: string, message: string) => {
+          if (from === channel) listener(withoutKeyPrefix(message, prefix));
+        });
+        return client.subscribe(channel);
+      },
+      on: (event, listener) => void client.on(event === 'ended' ? 'end' : event, listener),
+      destroy: () => client.disconnect(),
+    };
+  }
+}
+
+class IORedisOwnConnection implements Connection {
+  #detached = false;
+
+  constructor(readonly client: IORedisConnection) {}
+
+  get isReady(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  get isOpen(): boolean {
+    const status = this.client.status;
+    return status === 'connecting' || status === 'connect' || status === 'ready';
+  }
+
+  connect(): Promise<unknown> {
+    return this.client.connect();
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    return this.client.call(...(args as [string, ...string[]]));
+  }
+
+  on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
+    this.client.on(event === 'ended' ? 'end' : event, (error?: unknown) => void (!this.#detached && listener(error)));
+  }
+
+  detach(): void {
+    this.#detached = true;
+  }
+
+  close(): Promise<unknown> {
+    return this.client.quit();
+  }
+
+  destroy(): void {
+    // ioredis prints an 'error' nobody listens to.
+    this.client.on('error', ignore);
+    this.client.disconnect();
+  }
+}
