@@ -1,0 +1,183 @@
+/**
+ * The batch codec against the real script on a real master: random batches of every operation kind
+ * (random keys, values, ttls, tickets, places; declared or inline keys; a standalone or a shard's
+ * announcement; EVALSHA or EVAL), encoded by encodeBatch, run by the script, and read back by
+ * decodeBatch. Each must come back as the answer to its own call (its tag), one reply per
+ * operation, each with a status the script's contract (src/scripts/index.ts) allows for its kind.
+ *
+ * The locks written here bypass the library, so the safety oracle never sees them (it judges the
+ * locks Redlock hands out: test/harness/oracle-setup.ts); the master is this file's own.
+ */
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { clusterCompanionKey } from '../../src/cluster.js';
+import {
+  FENCE_SUFFIX,
+  decodeBatch,
+  encodeBatch,
+  fenceKey,
+  lockScript,
+  releasedChannel,
+  standaloneAnnouncement,
+  type LockOperation,
+  type OperationReply,
+} from '../../src/scripts/index.js';
+import { uniquePrefix, useOwnMasters } from '../harness/cluster.js';
+
+// Few names, so the operations of a run meet on the same keys: an acquire on a read hold, an
+// extend of a lock another value holds, a release that hands the line to a waiting ticket.
+const names = fc.uniqueArray(fc.constantFrom('k0', 'k1', 'k2', 'k3'), { minLength: 1, maxLength: 3 });
+const oneName = names.map((keys) => keys.slice(0, 1));
+const value = fc.constantFrom('a1b2', 'c3d4', 'e5f6');
+const ttlMs = fc.integer({ min: 1, max: 60_000 });
+const ticket = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(''),
+  fc.tuple(ttlMs, fc.constantFrom('t1', 't2', 't3')).map(([ms, id]) => `${ms}-${id}`),
+);
+const ageMs = fc.double({ min: 0, max: 10_000, noNaN: true });
+const placeMs = fc.option(fc.double({ min: 0, max: 2e12, noNaN: true }), { nil: undefined });
+
+const operation: fc.Arbitrary<LockOperation> = fc.oneof(
+  fc.record({ kind: fc.constant('acquire' as const), keys: names, value, ttlMs, fenced: fc.boolean(), ticket, ageMs, placeMs }),
+  fc.record({ kind: fc.constant('read' as const), keys: names, value, ttlMs }),
+  fc
+    .record({ kind: fc.constant('permit' as const), keys: names, value, ttlMs, firstSlot: fc.nat(2) })
+    .map((permit) => ({ ...permit, firstSlot: permit.firstSlot % permit.keys.length })),
+  fc.record({ kind: fc.constant('extend' as const), keys: names, value, ttlMs }),
+  fc.record({ kind: fc.constant('release' as const), keys: names, value, ttlMs: fc.constant(0), ticket }),
+  fc.record({ kind: fc.constant('fence' as const), keys: names, value, ttlMs, token: fc.nat(1_000_000_000) }),
+  fc.record({ kind: fc.constant('inspect' as const), keys: oneName, value, ttlMs: fc.constant(0) }),
+  fc.record({
+    kind: fc.constant('force-release' as const),
+    keys: oneName,
+    value,
+    ttlMs: fc.constant(0),
+    expected: fc.constantFrom(undefined, '', 'f'.repeat(40)),
+  }),
+  fc.record({ kind: fc.constant('clock' as const), keys: names, value, ttlMs: fc.constant(0), ticket, placeMs }),
+);
+
+/** A run: 1–3 batches of 1–8 operations on one master, sent as the library might. */
+const run = fc.record({
+  batches: fc.array(fc.array(operation, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 3 }),
+  inline: fc.boolean(),
+  shard: fc.boolean(),
+  evalsha: fc.boolean(),
+});
+
+const integer = (detail: number): boolean => Number.isInteger(detail);
+
+/**
+ * KNOWN BUG (found by this property, not fixed here: issue 26 changes no behaviour): a release that
+ * deleted n ≥ 2 keys and names the ticket now first in line answers {n, ticket}; decodeBatch reads
+ * every {2, string} as the script's refusal, so that release decodes as an error whose message is
+ * the ticket (and redlock.ts reports the release failed on that master). The test below pins it;
+ * the property checks such a reply on the wire instead of decoded, until decodeBatch is fixed.
+ */
+function misreadRelease(sent: LockOperation, reply: OperationReply, raw: readonly unknown[]): boolean {
+  return sent.kind === 'release' && reply.error !== undefined && Number(raw[0]) >= 2 && typeof raw[1] === 'string';
+}
+
+/** What the contract allows for one operation's reply, by kind; throws (an expect) otherwise. */
+function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readonly unknown[], sentAtMs: number): void {
+  const reply = misreadRelease(sent, decoded, raw) ? { status: Number(raw[0]), detail: 0, head: String(raw[1]) } : decoded;
+  const { status, detail, error, head, snapshot } = reply;
+  const why = `${sent.kind}${sent.fenced ? ' (fenced)' : ''} answered ${JSON.stringify(decoded)} (${JSON.stringify(raw)} on the wire)`;
+  const onlyIf = (condition: boolean): void => expect(condition, why).toBe(true);
+  if (status === 2 && sent.kind !== 'release') {
+    const errors: Partial<Record<LockOperation['kind'], RegExp>> = {
+      acquire: /^fence counter /,
+      fence: /^fence counter /,
+      read: /^TIME refused: /,
+      clock: /^TIME refused: /,
+      inspect: /./,
+      // release: {2, …} is two keys deleted, never an error (its count is checked below).
+      'force-release': /^(changed|not a lock): /,
+    };
+    const allowed = sent.kind === 'acquire' ? (sent.fenced ? errors.acquire : undefined) : errors[sent.kind];
+    onlyIf(allowed !== undefined && detail === 0 && allowed.test(error ?? ''));
+    return;
+  }
+  onlyIf(error === undefined && integer(status) && integer(detail));
+  onlyIf(snapshot === undefined || sent.kind === 'inspect');
+  onlyIf(head === undefined || sent.kind === 'release' || sent.kind === 'force-release');
+  switch (sent.kind) {
+    case 'acquire':
+    case 'read':
+      // Granted (a fenced grant answers its largest counter), held (the blocker's pttl), or queued.
+      onlyIf((status === 1 && (sent.fenced ? detail >= 1 : detail === 0)) || (status === 0 && detail >= -1) || (status === 3 && detail === 0));
+      break;
+    case 'permit':
+      onlyIf((status === 1 && detail >= 0 && detail < sent.keys.length) || (status === 0 && detail >= -1));
+      break;
+    case 'extend':
+    case 'fence':
+      onlyIf((status === 1 || status === 0) && detail === 0);
+      break;
+    case 'release':
+    case 'force-release':
+      // Keys deleted (force release: its one key), and the ticket now first in line, if any.
+      onlyIf(status >= 0 && status <= sent.keys.length && detail === 0 && (head === undefined || /^\d+-t\d$/.test(head)));
+      break;
+    case 'inspect':
+      // Only strings and read holds are written to the drawn keys here: no other TYPE can show.
+      onlyIf(status === 1 && snapshot !== undefined && integer(snapshot.pttlMs) && snapshot.pttlMs >= -2);
+      onlyIf(['none', 'string', 'read'].includes(snapshot!.type) && snapshot!.readers >= 0 && snapshot!.queued >= 0);
+      break;
+    case 'clock':
+      // The master's TIME, on this very machine.
+      onlyIf(status === 1 && Math.abs(detail - sentAtMs) < 60_000);
+      break;
+  }
+}
+
+describe('the batch codec through the real script', () => {
+  const own = useOwnMasters(1);
+
+  it('random batches of every operation kind come back as one allowed reply per operation, under their own tag', async () => {
+    const master = own.direct[0]!;
+    expect(await master.sendCommand(['SCRIPT', 'LOAD', lockScript.source])).toBe(lockScript.sha);
+    let calls = 0;
+    await fc.assert(
+      fc.asyncProperty(run, async ({ batches, inline, shard, evalsha }) => {
+        const key = uniquePrefix('codec');
+        const announcement = shard ? { command: 'SPUBLISH' as const, channel: `${releasedChannel}{0}` } : standaloneAnnouncement;
+        const fenceKeyOf = shard ? (resource: string) => clusterCompanionKey(resource, FENCE_SUFFIX) : fenceKey;
+        const head = evalsha ? ['EVALSHA', lockScript.sha] : ['EVAL', lockScript.source];
+        for (const drawn of batches) {
+          const operations = drawn.map((sent) => ({ ...sent, keys: sent.keys.map(key) }));
+          const tag = `codec-${randomBytes(6).toString('hex')}`;
+          const sentAtMs = Date.now();
+          const reply: unknown = await master.sendCommand(encodeBatch(operations, tag, announcement, fenceKeyOf, inline, head));
+          calls++;
+          expect(Array.isArray(reply) && reply.at(-1)).toBe(tag);
+          expect(decodeBatch(reply, operations.length, `${tag}-other`)).toBeUndefined();
+          const replies = decodeBatch(reply, operations.length, tag);
+          expect(replies).toHaveLength(operations.length);
+          const flat = reply as unknown[];
+          operations.forEach((sent, index) => expectAllowed(sent, replies![index]!, flat.slice(2 * index, 2 * index + 2), sentAtMs));
+        }
+      }),
+      { numRuns: 100 },
+    );
+    expect(calls).toBeGreaterThanOrEqual(100);
+  });
+
+  // The known bug above, on the library's own case: a lock on two resources released while a waiter
+  // stands in line for one (the property found it without the exemption, numRuns 3000, seed
+  // -886820121, run 854: a read hold on two keys released after a ticketed acquire queued behind it).
+  // it.fails: it passes while the bug is there; whoever fixes decodeBatch turns it into it().
+  it.fails('BUG: a release of two keys that names the next ticket in line decodes as a release, not an error', async () => {
+    const master = own.direct[0]!;
+    const key = uniquePrefix('codec-release');
+    const head = ['EVALSHA', lockScript.sha];
+    const send = async (sent: LockOperation): Promise<OperationReply | undefined> =>
+      decodeBatch(await master.sendCommand(encodeBatch([sent], 'tag', undefined, undefined, false, head)), 1, 'tag')?.[0];
+    expect(await send({ kind: 'acquire', keys: [key('a'), key('b')], value: 'v1', ttlMs: 10_000 })).toEqual({ status: 1, detail: 0 });
+    expect((await send({ kind: 'acquire', keys: [key('a')], value: 'v2', ttlMs: 10_000, ticket: '5000-w' }))?.status).toBe(0);
+    const released = await send({ kind: 'release', keys: [key('a'), key('b')], value: 'v1', ttlMs: 0, ticket: '' });
+    expect(released).toEqual({ status: 2, detail: 0, head: '5000-w' });
+  });
+});
