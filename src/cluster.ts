@@ -181,8 +181,9 @@ function fromIORedisOptions(options: Record<string, unknown>): RedisClientOption
 /**
  * A redirect reply (MOVED / ASK slot host:port), read off a script call's error; an empty host
  * (`MOVED 3999 :6380`, with cluster-preferred-endpoint-type unknown-endpoint) is the answering master's.
+ * @internal exported for its unit test (test/unit/cluster-config.test.ts)
  */
-function redirectOf(error: unknown, answeredBy: string): { kind: 'MOVED' | 'ASK'; slot: number; address: string } | undefined {
+export function redirectOf(error: unknown, answeredBy: string): { kind: 'MOVED' | 'ASK'; slot: number; address: string } | undefined {
   const match = error instanceof Error ? /^(MOVED|ASK) (\d+) (\S*):(\d+)$/.exec(error.message) : null;
   if (!match) return undefined;
   const host = match[3] === '' || match[3] === '?' ? answeredBy.slice(0, answeredBy.lastIndexOf(':')) : match[3]!;
