@@ -241,7 +241,7 @@ const rawFloor: ContenderSpec = {
         };
         for (const client of clients) {
           client.sendCommand(command, NO_QUEUE_TIMEOUT).then(
-            (reply) => vote((decodeBatch(reply, 1, tag)?.[0]?.status ?? 0) > 0),
+            (reply) => vote((decodeBatch(reply, [operation], tag)?.[0]?.status ?? 0) > 0),
             () => vote(false),
           );
         }

@@ -367,7 +367,7 @@ export class RedisNode implements Voter {
 
   /** A script call's reply (and its WAIT's, with `replicas`) as one answer per operation. */
   #decode(client: Connection, operations: LockOperation[], tag: string, reply: unknown, acknowledged: unknown, timeoutMs: number): OperationReply[] {
-    const replies = decodeBatch(reply, operations.length, tag);
+    const replies = decodeBatch(reply, operations, tag);
     if (!replies || (acknowledged !== undefined && typeof acknowledged !== 'number')) {
       // The script's or the WAIT's answer is another command's.
       const misplaced = new MisplacedReplyError(this.label, replies ? acknowledged : reply);

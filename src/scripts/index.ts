@@ -333,17 +333,21 @@ function placeOf(operation: LockOperation): [string, string] {
 
 /**
  * Split the script's flat reply into one answer per operation; undefined if it is not the answer
- * to the call of `count` operations tagged `tag` (it belongs to another command).
+ * to the call of these `operations` tagged `tag` (it belongs to another command).
  */
-export function decodeBatch(reply: unknown, count: number, tag: string): OperationReply[] | undefined {
+export function decodeBatch(reply: unknown, operations: readonly Pick<LockOperation, 'kind'>[], tag: string): OperationReply[] | undefined {
+  const count = operations.length;
   if (!Array.isArray(reply) || reply.length !== count * 2 + 1 || reply[count * 2] !== tag) return undefined;
   const replies: OperationReply[] = new Array<OperationReply>(count);
   for (let i = 0; i < count; i++) {
     const detail: unknown = reply[2 * i + 1];
     const status = Number(reply[2 * i]);
-    if (typeof detail !== 'string') {
-      replies[i] = Array.isArray(detail) ? { status, detail: 0, snapshot: snapshotOf(detail) } : { status, detail: Number(detail) };
-    } else replies[i] = status === 2 ? { status, detail: 0, error: detail } : { status, detail: 0, head: detail };
+    if (Array.isArray(detail)) replies[i] = { status, detail: 0, snapshot: snapshotOf(detail) };
+    else if (typeof detail !== 'string') replies[i] = { status, detail: Number(detail) };
+    // A release's text is the ticket now first in line, whatever it deleted ({2, head}: two keys);
+    // any other operation's {2, text} is the script refusing it.
+    else if (status === 2 && operations[i]!.kind !== 'release') replies[i] = { status, detail: 0, error: detail };
+    else replies[i] = { status, detail: 0, head: detail };
   }
   return replies;
 }

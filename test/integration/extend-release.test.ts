@@ -89,6 +89,20 @@ describe('extend', () => {
 });
 
 describe('release', () => {
+  it('a lock on two resources released while a waiter stands in line for one: released on every master, not an error', async () => {
+    const key = uniquePrefix('release-two-in-line');
+    const lock = await redlock.acquire([key('a'), key('b')], 10_000);
+    const waiting = redlock.acquire(key('a'), 10_000, { retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    // The waiter's ticket is in a's line on every master: the release names it (its reply's head).
+    await eventually(async () => (await Promise.all(direct.map((client) => client.zCount(key('a') + ':redlock-queue', '(0', '+inf')))).every((n) => n === 1));
+    const result = await lock.release();
+    expect(result.released).toBe(true);
+    expect(result.heldBy).toBeGreaterThanOrEqual(3); // decided at quorum: the others may still be on their way
+    expect(result.outcomes.map((outcome) => outcome.status)).not.toContain('error');
+    expect(await valuesOn(direct, key('b'))).toEqual(direct.map(() => null));
+    await (await waiting).release();
+  });
+
   it('deletes the keys on every master', async () => {
     const key = uniquePrefix('release');
     const lock = await redlock.acquire([key('a'), key('b')], 5_000);

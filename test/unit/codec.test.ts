@@ -13,6 +13,7 @@ import {
   releasedChannel,
   type Announcement,
   type LockOperation,
+  type OperationKind,
 } from '../../src/scripts/index.js';
 
 const TAIL = ['PUBLISH', releasedChannel, 'tag'];
@@ -128,44 +129,52 @@ describe('encodeBatch: the one-key shortcut gives the general layout', () => {
 });
 
 describe('decodeBatch', () => {
+  /** The operations a reply answers, by kind (what decodeBatch reads of them). */
+  const kinds = (...names: OperationKind[]): { kind: OperationKind }[] => names.map((kind) => ({ kind }));
+
   it('reads each operation\'s status and detail; a status may come as a string (Number)', () => {
-    expect(decodeBatch([1, 0, 0, 1234, 3, 0, '1', 17, 'tag'], 4, 'tag')).toEqual([
+    expect(decodeBatch([1, 0, 0, 1234, 3, 0, '1', 17, 'tag'], kinds('acquire', 'acquire', 'acquire', 'fence'), 'tag')).toEqual([
       { status: 1, detail: 0 },
       { status: 0, detail: 1234 },
       { status: 3, detail: 0 },
       { status: 1, detail: 17 },
     ]);
-    expect(decodeBatch([-1, 0, 'tag'], 1, 'tag')).toEqual([{ status: -1, detail: 0 }]);
-    expect(decodeBatch(['tag'], 0, 'tag')).toEqual([]);
+    expect(decodeBatch([-1, 0, 'tag'], kinds('acquire'), 'tag')).toEqual([{ status: -1, detail: 0 }]);
+    expect(decodeBatch(['tag'], [], 'tag')).toEqual([]);
   });
 
   it('a string detail is an error with status 2, else the head ticket a release answers', () => {
-    expect(decodeBatch([2, 'fence counter k:redlock-fence: ERR value is not an integer', 'tag'], 1, 'tag')).toEqual([
+    expect(decodeBatch([2, 'fence counter k:redlock-fence: ERR value is not an integer', 'tag'], kinds('fence'), 'tag')).toEqual([
       { status: 2, detail: 0, error: 'fence counter k:redlock-fence: ERR value is not an integer' },
     ]);
-    expect(decodeBatch([1, '100-next', 0, '', 'tag'], 2, 'tag')).toEqual([
+    expect(decodeBatch([1, '100-next', 0, '', 'tag'], kinds('release', 'release'), 'tag')).toEqual([
       { status: 1, detail: 0, head: '100-next' },
       { status: 0, detail: 0, head: '' },
+    ]);
+    // A release of two keys answers {2, head}: a count, never an error (a release has none).
+    expect(decodeBatch([2, '100-next', 2, 'changed: not the holders inspected, left alone', 'tag'], kinds('release', 'force-release'), 'tag')).toEqual([
+      { status: 2, detail: 0, head: '100-next' },
+      { status: 2, detail: 0, error: 'changed: not the holders inspected, left alone' },
     ]);
   });
 
   it("an inspection's nested reply is its snapshot", () => {
     const nested = ['string', 'v', 1200, 0, '7', 2, 'f1'];
-    expect(decodeBatch([1, nested, 'tag'], 1, 'tag')).toEqual([
+    expect(decodeBatch([1, nested, 'tag'], kinds('inspect'), 'tag')).toEqual([
       { status: 1, detail: 0, snapshot: { type: 'string', value: 'v', pttlMs: 1200, readers: 0, fence: '7', queued: 2, fingerprint: 'f1' } },
     ]);
   });
 
   it('the answer to another call (another tag, another number of operations) is undefined', () => {
-    expect(decodeBatch([1, 0, 'tag-1'], 1, 'tag-2')).toBeUndefined();
-    expect(decodeBatch([1, 0, 1, 0, 'tag'], 1, 'tag')).toBeUndefined();
-    expect(decodeBatch([1, 0, 'tag'], 2, 'tag')).toBeUndefined();
+    expect(decodeBatch([1, 0, 'tag-1'], kinds('acquire'), 'tag-2')).toBeUndefined();
+    expect(decodeBatch([1, 0, 1, 0, 'tag'], kinds('acquire'), 'tag')).toBeUndefined();
+    expect(decodeBatch([1, 0, 'tag'], kinds('acquire', 'acquire'), 'tag')).toBeUndefined();
   });
 
   it('a reply that is not the script\'s (no list, no tag, a Buffer tag) is undefined', () => {
     for (const reply of [undefined, null, 'OK', 1, new Error('NOSCRIPT'), { 0: 1, 1: 0, 2: 'tag', length: 3 }, [], [1, 0], [1, 0, 5]]) {
-      expect(decodeBatch(reply, 1, 'tag')).toBeUndefined();
+      expect(decodeBatch(reply, kinds('acquire'), 'tag')).toBeUndefined();
     }
-    expect(decodeBatch([1, 0, Buffer.from('tag')], 1, 'tag')).toBeUndefined();
+    expect(decodeBatch([1, 0, Buffer.from('tag')], kinds('acquire'), 'tag')).toBeUndefined();
   });
 });
