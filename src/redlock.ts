@@ -2,16 +2,13 @@
  * Redlock: settings, and acquire / extend / release as the algorithm in DESIGN.md describes.
  * Orchestration only: the fan-out is quorum.ts, timing maths validity.ts, I/O node.ts.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter, setMaxListeners } from 'node:events';
 import {
   ExecutionError,
   LockExpiredError,
   LockLostError,
   LockReleasedError,
-  ReentrancyError,
   RedlockClosedError,
-  ReplicationError,
   ResourceLockedError,
   attemptRecord,
   formatResources,
@@ -38,8 +35,8 @@ import {
   type ResourceInspection,
 } from './inspect.js';
 import type { NodeInput } from './clients/inputs.js';
-import { Cancellation, fanOut, type Answer, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
-import { QUEUED, newTicket, type LockOperation, type OperationReply } from './scripts/index.js';
+import { Cancellation, fanOut, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
+import { newTicket, type LockOperation, type OperationReply } from './scripts/index.js';
 import {
   checkName,
   normalizeResources,
@@ -57,7 +54,11 @@ import {
 } from './settings.js';
 import { sleep } from './timers.js';
 import { newLockValue } from './values.js';
-import { expirationMs, retryDelayMs, systemClock, validityMs, type Clock } from './validity.js';
+import { expirationMs, systemClock, validityMs, type Clock } from './validity.js';
+import { judgeHeld, judgeOf } from './protocol/votes.js';
+import { fallbackDelayMs, ticketTtlOf, waitMs } from './acquisition/retry.js';
+import { acquireFailure, describeVote, remember } from './acquisition/failure.js';
+import { ReentrancyScope } from './lease/reentrancy.js';
 
 /**
  * When an attempt began, read on both clocks at once before its first command left: elapsed time
@@ -70,9 +71,6 @@ interface AttemptStart {
 
 /** A semaphore's largest limit: a permit's acquire names every slot, on every master. */
 const MAX_PERMITS = 1024;
-
-/** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */
-const MAX_ATTEMPT_RECORDS = 100;
 
 export class Redlock extends EventEmitter<RedlockEvents> {
   readonly #nodes: readonly Voter[];
@@ -88,7 +86,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   /** Where this process' waiters stand in the masters' lines (master-clock.ts). */
   readonly #masterClock = new MasterClock(() => this.#clock.monotonicMs());
   /** Per async chain: the resources held by enclosing `using()` routines, and by which lock. */
-  readonly #scope = new AsyncLocalStorage<ReadonlyMap<string, Lock>>();
+  readonly #scope = new ReentrancyScope(() => this.#clock.epochMs());
   readonly #stats: StatsRecorder;
   #closed = false;
   /** The `replicas` setting for master `index` (0: its grants need no replica). */
@@ -204,7 +202,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     signal?.throwIfAborted();
     // A routine holding the resources exclusively re-enters them (a writer may also read), one
     // holding them to read re-enters them to read again; a permit is always another permit.
-    const outer = effective.reentrant && kind !== 'permit' ? this.#heldInScope(keys, kind === 'read') : undefined;
+    const outer = effective.reentrant && kind !== 'permit' ? this.#scope.heldFor(keys, kind === 'read') : undefined;
     if (outer) {
       if (fencing && outer.fencingToken === undefined) {
         throw new TypeError(
@@ -309,25 +307,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       waiter?.leave();
       if (--this.#acquiring === 0) this.#acquiresEnded?.();
     }
-  }
-
-  /**
-   * The lock an enclosing `using()` routine holds all of `keys` with, if any (and still valid): an
-   * exclusive one, or for a read (`toRead`) a read hold too. Throws ReentrancyError for a partial
-   * overlap, which would otherwise wait for itself.
-   */
-  #heldInScope(keys: readonly string[], toRead: boolean): Lock | undefined {
-    const scope = this.#scope.getStore();
-    if (!scope) return undefined;
-    // A read hold never lets an exclusive hold in: that would be two holders, one of them a writer.
-    const holders = keys.map((key) => scope.get(key)).map((lock) => (lock && (toRead || lock.lease.type === 'lock') ? lock : undefined));
-    const nowMs = this.#clock.epochMs();
-    // A released or lost lock is never re-entered: the call goes to the masters instead.
-    const live = (lock: Lock | undefined): lock is Lock => lock !== undefined && lock.isLive(nowMs);
-    if (!holders.some(live)) return undefined;
-    const first = holders[0];
-    if (live(first) && holders.every((lock) => lock === first)) return first;
-    throw new ReentrancyError(keys, keys.filter((_, i) => live(holders[i])));
   }
 
   /**
@@ -569,13 +548,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     try {
       let result: T;
       // The routine's async chain is a reentrancy scope: nested calls see what it holds, exclusively
-      // or to read (#heldInScope says who may re-enter what).
+      // or to read (lease/reentrancy.ts says who may re-enter what).
       if (lock.lease.type === 'permit') {
         result = await routine(lock.signal, lock as FencedLock);
       } else {
-        const scope = new Map(this.#scope.getStore());
-        for (const key of lock.resources) scope.set(key, lock.holder);
-        result = await this.#scope.run(scope, () => routine(lock.signal, lock as FencedLock));
+        result = await this.#scope.run(lock, () => routine(lock.signal, lock as FencedLock));
       }
       const lost: unknown = lock.signal.reason;
       if (onLost === 'reject' && lost instanceof LockLostError) throw lost.withResult(result);
@@ -785,104 +762,4 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     }
   }
 
-}
-
-/** How a master's reply to `operation` reads as its vote (a throw is an `error` outcome). */
-function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {
-  if (operation.kind === 'permit') return judgePermit;
-  if (operation.kind !== 'acquire' && operation.kind !== 'read') return judgeHeld;
-  return operation.fenced ? judgeFencedAcquire : judgeAcquire;
-}
-
-/** A reply that is no vote whatever the operation: an unreplicated grant, an unusable fence counter, a read without TIME. */
-function checkReply(reply: OperationReply): void {
-  if (reply.unreplicated) {
-    const { acknowledged, wanted, timeoutMs } = reply.unreplicated;
-    throw new ReplicationError(acknowledged, wanted, timeoutMs);
-  }
-  if (reply.error !== undefined) {
-    // The script's own refusal of this operation, in words: a fence counter it could not use (not
-    // an integer, or INCR refused by an ACL), or a read without the master's clock (TIME refused).
-    throw new Error(reply.error);
-  }
-}
-
-const granted: Answer = Object.freeze({ status: 'granted' });
-const lost: Answer = Object.freeze({ status: 'lost' });
-const queued: Answer = Object.freeze({ status: 'queued' });
-
-function judgeAcquire(reply: OperationReply): Answer {
-  checkReply(reply);
-  return reply.status === 1 ? granted : reply.status === QUEUED ? queued : { status: 'locked', pttlMs: reply.detail };
-}
-
-/** A permit's grant names its slot: masters that gave different slots do not count together (quorum.ts). */
-function judgePermit(reply: OperationReply): Answer {
-  checkReply(reply);
-  return reply.status === 1 ? { status: 'granted', slot: reply.detail } : { status: 'locked', pttlMs: reply.detail };
-}
-
-function judgeFencedAcquire(reply: OperationReply): Answer {
-  checkReply(reply);
-  if (reply.status === QUEUED) return queued;
-  return reply.status === 1 ? { status: 'granted', fence: reply.detail } : { status: 'locked', pttlMs: reply.detail };
-}
-
-/** Extend, release, fence: done on this master, or it did not hold the lock. */
-function judgeHeld(reply: OperationReply): Answer {
-  checkReply(reply);
-  return reply.status > 0 ? granted : lost;
-}
-
-/**
- * How long a ticket keeps its place without a new attempt: two of the longest sleeps between
- * attempts and one attempt. A waiter renews it on every attempt, so only a dead waiter's lapses
- * (and it blocks the line no longer than this).
- */
-function ticketTtlOf(effective: EffectiveSettings): number {
-  return Math.ceil(2 * (effective.retryDelayMs + effective.retryJitterMs) + effective.nodeTimeoutMs);
-}
-
-function fallbackDelayMs(effective: EffectiveSettings): number {
-  return retryDelayMs(effective.retryDelayMs, effective.retryJitterMs, Math.random());
-}
-
-/**
- * How long a refused attempt sleeps (a release announcement wakes it sooner): retryDelay ± jitter,
- * or less when the masters said the blocking keys expire sooner than that.
- */
-function waitMs(record: AttemptRecord, effective: EffectiveSettings): number {
-  const pttls = record.outcomes.filter((outcome) => outcome.status === 'locked').map((outcome) => outcome.pttlMs ?? -1);
-  const fallback = fallbackDelayMs(effective);
-  if (pttls.length === 0 || pttls.some((pttl) => pttl < 0)) return fallback;
-  return Math.min(fallback, Math.max(...pttls) + 1);
-}
-
-function remember(attempts: AttemptRecord[], record: AttemptRecord): void {
-  attempts.push(record);
-  if (attempts.length > MAX_ATTEMPT_RECORDS) attempts.shift();
-}
-
-function describeVote(record: AttemptRecord, effective: EffectiveSettings): string {
-  const counts = new Map<string, number>();
-  for (const outcome of record.outcomes) counts.set(outcome.status, (counts.get(outcome.status) ?? 0) + 1);
-  const parts = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
-  const quorumText = `${record.granted} of a needed ${effective.quorum} granted (${parts})`;
-  if (record.granted < effective.quorum) return quorumText;
-  const fencing = record.fencing;
-  if (fencing && fencing.confirmed < effective.quorum) {
-    const pending = fencing.outcomes.filter((outcome) => outcome.status !== 'granted').map((o) => `${o.node} ${o.status}`);
-    return (
-      `${quorumText}, but only ${fencing.confirmed} raised their fence counters to the token ${fencing.token} ` +
-      `(${pending.join(', ')})`
-    );
-  }
-  return `${quorumText}, but the attempt took ${Math.round(record.elapsedMs)} ms and left no validity`;
-}
-
-function acquireFailure(description: string, attempts: number, effective: EffectiveSettings, last: AttemptRecord): string {
-  return (
-    `could not acquire ${description} on a quorum of masters after ${attempts} attempt${attempts === 1 ? '' : 's'}; ` +
-    `last attempt: ${describeVote(last, effective)}`
-  );
 }

@@ -1,0 +1,56 @@
+/**
+ * How a master's reply reads as its vote: the one place that turns the script's reply codes
+ * (src/scripts/index.ts, the contract) into granted / locked / queued / lost, or throws for a reply
+ * that is no vote (an unreplicated grant, the script refusing the operation), which the fan-out
+ * counts as that master's error (fan-out: src/quorum.ts).
+ */
+import { ReplicationError } from '../errors.js';
+import type { Answer } from '../quorum.js';
+import { QUEUED, type LockOperation, type OperationReply } from '../scripts/index.js';
+
+/** How a master's reply to `operation` reads as its vote (a throw is an `error` outcome). */
+export function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {
+  if (operation.kind === 'permit') return judgePermit;
+  if (operation.kind !== 'acquire' && operation.kind !== 'read') return judgeHeld;
+  return operation.fenced ? judgeFencedAcquire : judgeAcquire;
+}
+
+/** A reply that is no vote whatever the operation: an unreplicated grant, an unusable fence counter, a read without TIME. */
+function checkReply(reply: OperationReply): void {
+  if (reply.unreplicated) {
+    const { acknowledged, wanted, timeoutMs } = reply.unreplicated;
+    throw new ReplicationError(acknowledged, wanted, timeoutMs);
+  }
+  if (reply.error !== undefined) {
+    // The script's own refusal of this operation, in words: a fence counter it could not use (not
+    // an integer, or INCR refused by an ACL), or a read without the master's clock (TIME refused).
+    throw new Error(reply.error);
+  }
+}
+
+const granted: Answer = Object.freeze({ status: 'granted' });
+const lost: Answer = Object.freeze({ status: 'lost' });
+const queued: Answer = Object.freeze({ status: 'queued' });
+
+function judgeAcquire(reply: OperationReply): Answer {
+  checkReply(reply);
+  return reply.status === 1 ? granted : reply.status === QUEUED ? queued : { status: 'locked', pttlMs: reply.detail };
+}
+
+/** A permit's grant names its slot: masters that gave different slots do not count together (quorum.ts). */
+function judgePermit(reply: OperationReply): Answer {
+  checkReply(reply);
+  return reply.status === 1 ? { status: 'granted', slot: reply.detail } : { status: 'locked', pttlMs: reply.detail };
+}
+
+function judgeFencedAcquire(reply: OperationReply): Answer {
+  checkReply(reply);
+  if (reply.status === QUEUED) return queued;
+  return reply.status === 1 ? { status: 'granted', fence: reply.detail } : { status: 'locked', pttlMs: reply.detail };
+}
+
+/** Extend, release, fence: done on this master, or it did not hold the lock. */
+export function judgeHeld(reply: OperationReply): Answer {
+  checkReply(reply);
+  return reply.status > 0 ? granted : lost;
+}
