@@ -190,36 +190,52 @@ export function validateSettings(
     throw new TypeError(`settings must be an object, got ${describe(settings)}`);
   }
   const record = settings as Record<string, unknown>;
+  checkNames(record, allowCallOnly);
+  checkRestartGuard(record['restartGuard'], allowCallOnly);
+  checkReplicas(record['replicas'], nodeCount, allowCallOnly);
+  checkValues(record, nodeCount);
+  checkSignal(record['signal']);
+  return record;
+}
+
+/** Every key is a setting (a call's own ones only where a call is checked). */
+function checkNames(record: Record<string, unknown>, allowCallOnly: boolean): void {
   for (const key of Object.keys(record)) {
     if (settingNames.has(key)) continue;
     if (allowCallOnly && callOnlyNames.has(key)) continue;
     if (key === 'onLost') throw new TypeError(`onLost is a using() setting: ${allowCallOnly ? 'acquire' : 'the constructor'} does not take it`);
     throw new TypeError(`unknown setting '${key}'; known settings: ${[...settingNames].join(', ')}`);
   }
+}
+
+function checkRestartGuard(restartGuard: unknown, allowCallOnly: boolean): void {
+  if (restartGuard === undefined) return;
+  if (allowCallOnly) throw new TypeError('restartGuard is a constructor setting: it watches the masters, not one call');
+  const graceMs: unknown =
+    typeof restartGuard === 'object' && restartGuard !== null ? (restartGuard as Record<string, unknown>)['graceMs'] : undefined;
+  if (typeof graceMs !== 'number') {
+    throw new TypeError(`restartGuard must be { graceMs: number }, got ${describe(restartGuard)}`);
+  }
+  if (!Number.isFinite(graceMs) || graceMs <= 0) throw new RangeError(`restartGuard.graceMs must be > 0 ms, got ${graceMs}`);
+}
+
+function checkReplicas(replicas: unknown, nodeCount: number, allowCallOnly: boolean): void {
+  if (replicas === undefined) return;
+  if (allowCallOnly) throw new TypeError('replicas is a constructor setting: it applies to every grant of a master');
+  const counts = Array.isArray(replicas) ? (replicas as unknown[]) : [replicas];
+  if (Array.isArray(replicas) && replicas.length !== nodeCount) {
+    throw new RangeError(`replicas must be one number, or one per master (${nodeCount}), got ${replicas.length} numbers`);
+  }
+  counts.forEach((count, index) => {
+    const name = Array.isArray(replicas) ? `replicas[${index}]` : 'replicas';
+    requireInteger(name, count);
+    if (count < 0) throw new RangeError(`${name} must be ≥ 0, got ${count}`);
+  });
+}
+
+/** The flags, the timings and the quorum, in the order their errors are reported. */
+function checkValues(record: Record<string, unknown>, nodeCount: number): void {
   const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold } = record;
-  const restartGuard = record['restartGuard'];
-  if (restartGuard !== undefined) {
-    if (allowCallOnly) throw new TypeError('restartGuard is a constructor setting: it watches the masters, not one call');
-    const graceMs: unknown =
-      typeof restartGuard === 'object' && restartGuard !== null ? (restartGuard as Record<string, unknown>)['graceMs'] : undefined;
-    if (typeof graceMs !== 'number') {
-      throw new TypeError(`restartGuard must be { graceMs: number }, got ${describe(restartGuard)}`);
-    }
-    if (!Number.isFinite(graceMs) || graceMs <= 0) throw new RangeError(`restartGuard.graceMs must be > 0 ms, got ${graceMs}`);
-  }
-  const replicas = record['replicas'];
-  if (replicas !== undefined) {
-    if (allowCallOnly) throw new TypeError('replicas is a constructor setting: it applies to every grant of a master');
-    const counts = Array.isArray(replicas) ? (replicas as unknown[]) : [replicas];
-    if (Array.isArray(replicas) && replicas.length !== nodeCount) {
-      throw new RangeError(`replicas must be one number, or one per master (${nodeCount}), got ${replicas.length} numbers`);
-    }
-    counts.forEach((count, index) => {
-      const name = Array.isArray(replicas) ? `replicas[${index}]` : 'replicas';
-      requireInteger(name, count);
-      if (count < 0) throw new RangeError(`${name} must be ≥ 0, got ${count}`);
-    });
-  }
   for (const name of ['batching', 'reentrant', 'autoExtend', 'fencing'] as const) {
     const value = record[name];
     if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);
@@ -250,8 +266,6 @@ export function validateSettings(
       );
     }
   }
-  checkSignal(record['signal']);
-  return record;
 }
 
 /** A per-master timeout: a finite number of ms above 0 (a setting, or an inspection's option). */
