@@ -68,6 +68,32 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
  * these names (another Redlock with the same prefix): nothing is registered then.
  */
 export function registerRedlockMetrics(redlock: Redlock, registry: Registry = register, options: RedlockMetricsOptions = {}): () => void {
+  const { prefix, waitBuckets, holdBuckets } = checkedArguments(redlock, registry, options);
+  const names = redlockMetricNames.map((name) => prefix + name);
+  // Checked before registering any: prom-client throws on the first duplicate and would leave the
+  // ones registered before it behind.
+  const taken = names.find((name) => registry.getSingleMetric(name) !== undefined);
+  if (taken !== undefined) {
+    throw new Error(`registerRedlockMetrics: the registry already has a metric ${taken}; give this Redlock another options.prefix`);
+  }
+  const registers = [registry];
+  registerFromStats(redlock, prefix, registers);
+  const stopObserving = observeHolds(redlock, prefix, registers, waitBuckets, holdBuckets);
+  let registered = true;
+  return () => {
+    if (!registered) return;
+    registered = false;
+    stopObserving();
+    for (const name of names) registry.removeSingleMetric(name);
+  };
+}
+
+/** The arguments, checked before anything is registered: the prefix and the buckets to use. */
+function checkedArguments(
+  redlock: unknown,
+  registry: unknown,
+  options: RedlockMetricsOptions,
+): { prefix: string; waitBuckets: number[]; holdBuckets: number[] } {
   if (!isRedlock(redlock)) throw new TypeError('registerRedlockMetrics: the first argument must be a Redlock');
   if (!isRegistry(registry)) throw new TypeError('registerRedlockMetrics: registry must be a prom-client Registry');
   if (typeof options !== 'object' || options === null) throw new TypeError('registerRedlockMetrics: options must be an object');
@@ -78,15 +104,11 @@ export function registerRedlockMetrics(redlock: Redlock, registry: Registry = re
   }
   const waitBuckets = buckets('waitBuckets', options.waitBuckets ?? DEFAULT_WAIT_BUCKETS);
   const holdBuckets = buckets('holdBuckets', options.holdBuckets ?? DEFAULT_HOLD_BUCKETS);
-  const names = redlockMetricNames.map((name) => prefix + name);
-  // Checked before registering any: prom-client throws on the first duplicate and would leave the
-  // ones registered before it behind.
-  const taken = names.find((name) => registry.getSingleMetric(name) !== undefined);
-  if (taken !== undefined) {
-    throw new Error(`registerRedlockMetrics: the registry already has a metric ${taken}; give this Redlock another options.prefix`);
-  }
-  const registers = [registry];
+  return { prefix, waitBuckets, holdBuckets };
+}
 
+/** The counters and the gauge read from `redlock.stats()` at each scrape. */
+function registerFromStats(redlock: Redlock, prefix: string, registers: Registry[]): void {
   // The registry runs every metric's collect in one synchronous pass per scrape: take one snapshot
   // for that pass, so the figures of a scrape agree with each other (attempted ≥ succeeded + failed).
   let snapshot: RedlockStats | undefined;
@@ -141,7 +163,10 @@ export function registerRedlockMetrics(redlock: Redlock, registry: Registry = re
       this.set(stats().held);
     },
   });
+}
 
+/** The histograms, fed by the Redlock's events; returns what stops listening. */
+function observeHolds(redlock: Redlock, prefix: string, registers: Registry[], waitBuckets: number[], holdBuckets: number[]): () => void {
   const wait = new Histogram({
     name: `${prefix}acquire_wait_seconds`,
     help: 'Successful acquires: from the call to the lock',
@@ -169,15 +194,10 @@ export function registerRedlockMetrics(redlock: Redlock, registry: Registry = re
   redlock.on('acquired', onAcquired);
   redlock.on('lost', onLost);
   redlock.on('released', onReleased);
-
-  let registered = true;
   return () => {
-    if (!registered) return;
-    registered = false;
     redlock.off('acquired', onAcquired);
     redlock.off('lost', onLost);
     redlock.off('released', onReleased);
-    for (const name of names) registry.removeSingleMetric(name);
   };
 }
 
