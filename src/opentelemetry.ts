@@ -8,7 +8,7 @@
  * and a `redlock.lost` span when a held lock is lost.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { SpanStatusCode, trace, type Attributes, type TracerProvider } from '@opentelemetry/api';
+import { SpanStatusCode, trace, type Attributes, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { AttemptRecord, NodeOutcome } from './errors.js';
 import {
   channelNames,
@@ -34,7 +34,20 @@ export interface InstrumentOptions {
  */
 export function instrumentRedlock(options: InstrumentOptions = {}): () => void {
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer('redlock-quorum');
-  const span = (name: string, durationMs: number, attributes: Attributes, error?: unknown): void => {
+  const handlers = handlersFor(spanner(tracer));
+  for (const [event, handler] of Object.entries(handlers)) diagnosticsChannel.subscribe(channelNames[event as RedlockEventName], handler);
+  return () => {
+    for (const [event, handler] of Object.entries(handlers)) {
+      diagnosticsChannel.unsubscribe(channelNames[event as RedlockEventName], handler);
+    }
+  };
+}
+
+/** A span that ended now and lasted `durationMs`: the calls' events come when they end. */
+type Span = (name: string, durationMs: number, attributes: Attributes, error?: unknown) => void;
+
+function spanner(tracer: Tracer): Span {
+  return (name, durationMs, attributes, error) => {
     const endTime = Date.now();
     const started = tracer.startSpan(name, { startTime: endTime - durationMs, attributes });
     if (error !== undefined) {
@@ -44,8 +57,11 @@ export function instrumentRedlock(options: InstrumentOptions = {}): () => void {
     }
     started.end(endTime);
   };
+}
 
-  const handlers: Partial<Record<RedlockEventName, (message: unknown) => void>> = {
+/** One handler per event the library publishes, each making its span. */
+function handlersFor(span: Span): Partial<Record<RedlockEventName, (message: unknown) => void>> {
+  return {
     acquired: (message) => {
       const event = message as AcquiredEvent;
       span('redlock.acquire', event.waitMs, {
@@ -87,12 +103,6 @@ export function instrumentRedlock(options: InstrumentOptions = {}): () => void {
       const event = message as LostEvent;
       span('redlock.lost', 0, { 'redlock.resources': [...event.resources], 'redlock.held_ms': event.heldMs }, event.error);
     },
-  };
-  for (const [event, handler] of Object.entries(handlers)) diagnosticsChannel.subscribe(channelNames[event as RedlockEventName], handler);
-  return () => {
-    for (const [event, handler] of Object.entries(handlers)) {
-      diagnosticsChannel.unsubscribe(channelNames[event as RedlockEventName], handler);
-    }
   };
 }
 
