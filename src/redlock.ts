@@ -69,6 +69,30 @@ interface AttemptStart {
   readonly epochMs: number;
 }
 
+/** One acquire call's state across its attempts (#acquire). */
+interface AcquireCall {
+  readonly admission: Admission;
+  readonly kind: Admission['kind'];
+  readonly keys: readonly string[];
+  readonly ttlMs: number;
+  readonly effective: EffectiveSettings;
+  readonly callSettings: Partial<Settings>;
+  readonly signal: AbortSignal | undefined;
+  readonly autoExtend: boolean | undefined;
+  readonly fencing: boolean;
+  /** When the call began, on the monotonic clock: its ticket's place is this on the masters' clock. */
+  readonly startMs: number;
+  readonly ticket: string;
+  /** The ticket in the masters' lines: an exclusive acquire's; '' for readers and permits. */
+  readonly inLine: string;
+  readonly attempts: AttemptRecord[];
+  retries: number;
+  readonly patienceMs: number;
+  /** The slot a permit's next attempt tries first. */
+  firstSlot: number;
+  waiter: Waiter | undefined;
+}
+
 /** A semaphore's largest limit: a permit's acquire names every slot, on every master. */
 const MAX_PERMITS = 1024;
 
@@ -184,6 +208,65 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   #acquiresEnded: (() => void) | undefined;
 
   async #acquire(admission: Admission, ttl: number, settings?: CallSettings): Promise<Lock> {
+    const prepared = this.#prepareAcquire(admission, ttl, settings);
+    if (prepared instanceof Lock) return prepared;
+    const call = prepared;
+    const { kind, keys, ttlMs, effective, signal, inLine } = call;
+    this.#stats.acquisitions.attempted++;
+    this.#acquiring++;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        this.#assertOpen(); // quit() while waiting ends the wait
+        const value = newLockValue();
+        const start = this.#attemptStart();
+        const ageMs = start.monotonicMs - call.startMs;
+        const placeMs = inLine ? this.#masterClock.placeOf(call.startMs) : undefined;
+        const acquire: LockOperation = { kind, keys, value, ttlMs, fenced: call.fencing, ticket: inLine, ageMs, placeMs, firstSlot: call.firstSlot };
+        const first = await this.#vote(acquire, effective, attempt, start, signal);
+        let { record } = first;
+        let succeeded = first.vote.reached && record.validityMs > 0;
+        if (succeeded && call.fencing) {
+          record = await this.#fence(keys, value, ttlMs, first.vote, record, start, effective, signal);
+          succeeded = record.fencing!.confirmed >= effective.quorum && record.validityMs > 0;
+        }
+        // quit() meanwhile: no lock is handed out from a Redlock that can no longer release it.
+        const closing = this.#closed;
+        if (succeeded && !closing) return this.#handOut(call, acquire, attempt, start, first.vote, record);
+        remember(call.attempts, record);
+        const exhausted = closing || (effective.retryCount !== -1 && call.retries >= effective.retryCount);
+        // Every master, including those that timed out: a delayed SET may still land. Giving up,
+        // the ticket leaves the queues too.
+        const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? inLine : '' }, effective);
+        // Masters that gave a permit a later slot saw the earlier ones taken: the next attempt starts there.
+        if (kind === 'permit') call.firstSlot = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
+        try {
+          if (closing) throw new RedlockClosedError();
+          if (exhausted) throw this.#acquireFailure(call, attempt, record);
+          await this.#waitAfterRefusal(call, value, record, placeMs === undefined);
+        } catch (error) {
+          // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land, and
+          // take the ticket out of the queues if the rollback did not.
+          await rollback;
+          if (!exhausted && inLine) await this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: inLine }, effective);
+          throw error;
+        }
+      }
+    } catch (error) {
+      this.#stats.acquisitions.failed++;
+      const durationMs = this.#clock.monotonicMs() - call.startMs;
+      this.#emit('failed', () => ({ operation: 'acquire', resources: keys, durationMs, error, attempts: call.attempts }));
+      throw error;
+    } finally {
+      call.waiter?.leave();
+      if (--this.#acquiring === 0) this.#acquiresEnded?.();
+    }
+  }
+
+  /**
+   * An acquire's arguments checked (before any network call), and either the lock an enclosing
+   * `using()` routine holds them with, re-entered, or the call's state for its attempts.
+   */
+  #prepareAcquire(admission: Admission, ttl: number, settings: CallSettings | undefined): Lock | AcquireCall {
     const { kind, keys } = admission;
     const ttlMs = validateTtl(ttl);
     const { signal, autoExtend, fencing, ...callSettings } = validateSettings(settings, this.#nodes.length, true);
@@ -213,101 +296,83 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       this.#stats.acquisitions.reentered++;
       return Lock.viewOf(this, outer, keys);
     }
-
-    const startMs = this.#clock.monotonicMs();
-    const attempts: AttemptRecord[] = [];
     // This call's ticket in the keys' queues on the masters, kept across its attempts (waiting.ts),
     // placed at when it began on the masters' clock (master-clock.ts). Only exclusive holders wait
     // in line there; a reader or a permit's ticket names its waiter here.
     const ticket = newTicket(ticketTtlOf(effective));
-    const inLine = kind === 'acquire' ? ticket : '';
-    let firstSlot = 0;
-    // Retries used up. A retry woken by a release costs none while the acquire has waited no longer
-    // than its retries could have (retryCount × the longest sleep): a release wakes a waiter long
-    // before retryDelay, and a waiter that then loses the race (a semaphore's permits have no line)
-    // would otherwise burn its retries in a few ms.
-    let retries = 0;
-    const patienceMs = effective.retryCount * (effective.retryDelayMs + effective.retryJitterMs);
-    let waiter: Waiter | undefined;
-    this.#stats.acquisitions.attempted++;
-    this.#acquiring++;
-    try {
-      for (let attempt = 1; ; attempt++) {
-        this.#assertOpen(); // quit() while waiting ends the wait
-        const value = newLockValue();
-        const start = this.#attemptStart();
-        const ageMs = start.monotonicMs - startMs;
-        const placeMs = inLine ? this.#masterClock.placeOf(startMs) : undefined;
-        const acquire: LockOperation = { kind, keys, value, ttlMs, fenced: fencing === true, ticket: inLine, ageMs, placeMs, firstSlot };
-        const first = await this.#vote(acquire, effective, attempt, start, signal);
-        let { record } = first;
-        let succeeded = first.vote.reached && record.validityMs > 0;
-        if (succeeded && fencing) {
-          record = await this.#fence(keys, value, ttlMs, first.vote, record, start, effective, signal);
-          succeeded = record.fencing!.confirmed >= effective.quorum && record.validityMs > 0;
-        }
-        // quit() meanwhile: no lock is handed out from a Redlock that can no longer release it.
-        const closing = this.#closed;
-        if (succeeded && !closing) {
-          const token = record.fencing?.token;
-          const expiration = expirationMs(start.epochMs, ttlMs, effective.driftFactor);
-          let held = keys;
-          let lease = admission.lease;
-          if (lease.type === 'permit') {
-            const slot = first.vote.slot!;
-            held = [keys[slot]!];
-            lease = { ...lease, slot };
-            this.#dropOtherSlots(acquire, slot, first.vote, effective);
-          }
-          const lock = this.#newLock(held, value, inLine, expiration, attempt, ttlMs, callSettings, effective, autoExtend, token, lease);
-          const waitMs = lock.acquiredAtMs - startMs;
-          this.#stats.acquired(waitMs);
-          this.#emit('acquired', () => ({ lock, resources: held, attempts: attempt, waitMs, attempt: record }));
-          return lock;
-        }
-        remember(attempts, record);
-        const exhausted = closing || (effective.retryCount !== -1 && retries >= effective.retryCount);
-        // Every master, including those that timed out: a delayed SET may still land. Giving up,
-        // the ticket leaves the queues too.
-        const rollback = this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? inLine : '' }, effective);
-        // Masters that gave a permit a later slot saw the earlier ones taken: the next attempt starts there.
-        if (kind === 'permit') firstSlot = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
-        try {
-          if (closing) throw new RedlockClosedError();
-          if (exhausted) {
-            const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
-            const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
-            throw new Failure(acquireFailure(admission.description ?? formatResources(keys), attempt, effective, record), keys, attempts);
-          }
-          if (inLine && this.#masterClock.stale) this.#readMasterClocks(keys, ticket, startMs, placeMs === undefined, effective);
-          waiter ??= this.#notifier.register(keys, ticket, startMs, kind === 'read');
-          waiter.ownValue = value;
-          const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
-          if ((wokenBy !== 'turn' && wokenBy !== 'released') || this.#clock.monotonicMs() - startMs > patienceMs) retries++;
-          // A release with nobody in line woke the oldest waiter of every process: a random pause of
-          // up to two of our attempts' durations keeps them from all asking at once and splitting
-          // the votes. (Named first in line, it goes at once.)
-          if (wokenBy === 'released' || wokenBy === 'subscribed') {
-            await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal, this.#closing.signal);
-          }
-        } catch (error) {
-          // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land, and
-          // take the ticket out of the queues if the rollback did not.
-          await rollback;
-          if (!exhausted && inLine) await this.#runEverywhere({ kind: 'release', keys, value, ttlMs, ticket: inLine }, effective);
-          throw error;
-        }
-      }
-    } catch (error) {
-      this.#stats.acquisitions.failed++;
-      const durationMs = this.#clock.monotonicMs() - startMs;
-      this.#emit('failed', () => ({ operation: 'acquire', resources: keys, durationMs, error, attempts }));
-      throw error;
-    } finally {
-      waiter?.leave();
-      if (--this.#acquiring === 0) this.#acquiresEnded?.();
+    return {
+      admission,
+      kind,
+      keys,
+      ttlMs,
+      effective,
+      callSettings,
+      signal,
+      autoExtend,
+      fencing: fencing === true,
+      startMs: this.#clock.monotonicMs(),
+      ticket,
+      inLine: kind === 'acquire' ? ticket : '',
+      attempts: [],
+      retries: 0,
+      // Retries used up. A retry woken by a release costs none while the acquire has waited no longer
+      // than its retries could have (retryCount × the longest sleep): a release wakes a waiter long
+      // before retryDelay, and a waiter that then loses the race (a semaphore's permits have no line)
+      // would otherwise burn its retries in a few ms.
+      patienceMs: effective.retryCount * (effective.retryDelayMs + effective.retryJitterMs),
+      firstSlot: 0,
+      waiter: undefined,
+    };
+  }
+
+  /** A granted attempt becomes the caller's Lock (a permit: on the slot a quorum gave it). */
+  #handOut(call: AcquireCall, acquire: LockOperation, attempt: number, start: AttemptStart, vote: FanOutResult, record: AttemptRecord): Lock {
+    const { keys, ttlMs, effective } = call;
+    const token = record.fencing?.token;
+    const expiration = expirationMs(start.epochMs, ttlMs, effective.driftFactor);
+    let held = keys;
+    let lease = call.admission.lease;
+    if (lease.type === 'permit') {
+      const slot = vote.slot!;
+      held = [keys[slot]!];
+      lease = { ...lease, slot };
+      this.#dropOtherSlots(acquire, slot, vote, effective);
+    }
+    const lock = this.#newLock(held, acquire.value, call.inLine, expiration, attempt, ttlMs, call.callSettings, effective, call.autoExtend, token, lease);
+    const waitMs = lock.acquiredAtMs - call.startMs;
+    this.#stats.acquired(waitMs);
+    this.#emit('acquired', () => ({ lock, resources: held, attempts: attempt, waitMs, attempt: record }));
+    return lock;
+  }
+
+  /** The error an acquire that used up its retries fails with: refused by a quorum, or not. */
+  #acquireFailure(call: AcquireCall, attempt: number, record: AttemptRecord): Error {
+    const { admission, keys, effective } = call;
+    const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
+    const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
+    return new Failure(acquireFailure(admission.description ?? formatResources(keys), attempt, effective, record), keys, call.attempts);
+  }
+
+  /**
+   * After a refused attempt (`value` its lock value): wait in line until woken (a release, our turn)
+   * or the retry timer, counting the retry unless a release woke it within the call's patience.
+   * `unplaced`: the ticket has no place on the masters' clock yet (the first reading gives it one).
+   */
+  async #waitAfterRefusal(call: AcquireCall, value: string, record: AttemptRecord, unplaced: boolean): Promise<void> {
+    const { keys, ticket, kind, effective, signal } = call;
+    if (call.inLine && this.#masterClock.stale) this.#readMasterClocks(keys, ticket, call.startMs, unplaced, effective);
+    const waiter = (call.waiter ??= this.#notifier.register(keys, ticket, call.startMs, kind === 'read'));
+    waiter.ownValue = value;
+    const wokenBy = await waiter.sleep(waitMs(record, effective), signal, this.#closing.signal);
+    if ((wokenBy !== 'turn' && wokenBy !== 'released') || this.#clock.monotonicMs() - call.startMs > call.patienceMs) call.retries++;
+    // A release with nobody in line woke the oldest waiter of every process: a random pause of
+    // up to two of our attempts' durations keeps them from all asking at once and splitting
+    // the votes. (Named first in line, it goes at once.)
+    if (wokenBy === 'released' || wokenBy === 'subscribed') {
+      await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal, this.#closing.signal);
     }
   }
+
 
   /**
    * A fenced acquire's second round. The first round's granting masters each incremented their
