@@ -13,10 +13,17 @@ module.exports = {
     },
     {
       name: 'src-stands-alone',
-      comment: 'The library never imports the lab (test harness), the bench, the chaos run, the demo or the tooling.',
+      comment: 'The library never imports the tests, the bench, the chaos run, the demo or the tooling.',
       severity: 'error',
       from: { path: '^src/' },
       to: { path: '^(test|bench|chaos|demo|examples|model|scripts)/' },
+    },
+    {
+      name: 'lab-not-in-src',
+      comment: 'The lab (lab/: masters, the fault proxy, the safety oracle) serves the tests, the bench, the chaos run and the demo; the library never imports it.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^lab/' },
     },
     {
       name: 'clients-behind-voters',

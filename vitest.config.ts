@@ -19,7 +19,7 @@ const files = (names: readonly string[]): string[] => names.map((name) => `test/
 export default defineConfig({
   test: {
     globalSetup: ['test/harness/global-setup.ts'],
-    // The safety oracle judges every lock of every test (test/harness/oracle.ts); the runner ends
+    // The safety oracle judges every lock of every test (lab/oracle.ts); the runner ends
     // its judgement after each test body, before the test's own afterEach hooks.
     setupFiles: ['test/harness/oracle-setup.ts'],
     runner: 'test/harness/oracle-runner.ts',

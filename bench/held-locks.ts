@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Lock } from '../src/index.js';
-import { startMasters } from '../test/harness/redis-server.js';
+import { startMasters } from '../lab/redis-server.js';
 import { ScriptCallCounter } from './script-calls.js';
 
 /** The figures, as sent to bench/run.ts. */

@@ -9,8 +9,8 @@
  * by the same offset.
  */
 import type { AttemptRecord, Lock, Redlock } from '../src/index.js';
-import { MasterReader, aliasMaster, type MasterReading } from '../test/harness/master-reader.js';
-import { SafetyOracle, type KeyReader, type OracleCounts } from '../test/harness/oracle.js';
+import { MasterReader, aliasMaster, type MasterReading } from '../lab/master-reader.js';
+import { SafetyOracle, type KeyReader, type OracleCounts } from '../lab/oracle.js';
 import type { HolderReport } from './holders.js';
 
 /** Violations sent verbatim (all are counted): one defect tends to repeat on every lock. */

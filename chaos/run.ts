@@ -14,7 +14,7 @@
  * validity (a lost update), no lock key left on a master after the run + ttl, no crash or unhandled
  * rejection in a worker. Exits non-zero on any violation; the summary has a row per workload.
  *
- * The safety oracle (test/harness/oracle.ts) runs in every worker against the real masters, and
+ * The safety oracle (lab/oracle.ts) runs in every worker against the real masters, and
  * here across workers (holders.ts): no lease believed valid past the instant a quorum frees its keys,
  * no two leases on a key believed valid at once unless both are read holds, no more than `limit`
  * permits of a semaphore believed valid at once. Most rounds also start a probe in a worker
@@ -68,8 +68,8 @@ import {
   type Workload,
 } from './workloads.js';
 import { FENCE_SUFFIX } from '../src/scripts/index.js';
-import type { OracleCounts } from '../test/harness/oracle.js';
-import { startMasters, type RedisMaster } from '../test/harness/redis-server.js';
+import type { OracleCounts } from '../lab/oracle.js';
+import { startMasters, type RedisMaster } from '../lab/redis-server.js';
 
 const arg = (name: string, fallback: number): number => {
   const index = process.argv.indexOf(`--${name}`);

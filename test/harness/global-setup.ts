@@ -1,12 +1,12 @@
 /**
  * Five shared masters for the non-destructive integration tests, from the backend that
- * REDLOCK_TEST_BACKEND selects (backend.ts). Tests that kill, pause or restart a master start their
+ * REDLOCK_TEST_BACKEND selects (lab/backend.ts). Tests that kill, pause or restart a master start their
  * own local ones (see cluster.ts), so files never disturb each other.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import 'vitest';
 import type { TestProject } from 'vitest/node';
-import { startSharedMasters, type SharedMasters } from './backend.js';
+import { startSharedMasters, type SharedMasters } from '../../lab/backend.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -5,8 +5,8 @@
  * test's own afterEach hooks quit Redlocks and heal masters. Tests use the exported `oracle`:
  * `await oracle.check(lock)`, `oracle.expectViolations()`, `oracle.ignore(lock)`.
  */
-import { MasterReader } from './master-reader.js';
-import { SafetyOracle, type CheckResult, type ObservedLock, type OracleCounts } from './oracle.js';
+import { MasterReader } from '../../lab/master-reader.js';
+import { SafetyOracle, type CheckResult, type ObservedLock, type OracleCounts } from '../../lab/oracle.js';
 
 
 class TestOracle {

@@ -13,8 +13,8 @@ import { FENCE_SUFFIX } from '../../src/scripts/index.js';
 
 const clusterFenceKey = (resource: string): string => clusterCompanionKey(resource, FENCE_SUFFIX);
 import { eventually, monitor, settled, sleep, uniquePrefix } from '../harness/cluster.js';
-import { RedisCluster } from '../harness/redis-cluster.js';
-import { MasterReader } from '../harness/master-reader.js';
+import { RedisCluster } from '../../lab/redis-cluster.js';
+import { MasterReader } from '../../lab/master-reader.js';
 
 let clusters: RedisCluster[];
 const cleanups: (() => Promise<unknown> | void)[] = [];

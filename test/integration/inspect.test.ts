@@ -10,8 +10,8 @@ import { clusterCompanionKey } from '../../src/cluster.js';
 import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/scripts/index.js';
 import { eventually, monitor, sleep, uniquePrefix, useOwnMasters } from '../harness/cluster.js';
 import { inUrlRun } from '../harness/clients.js';
-import { freePort } from '../harness/redis-server.js';
-import { RedisCluster } from '../harness/redis-cluster.js';
+import { freePort } from '../../lab/redis-server.js';
+import { RedisCluster } from '../../lab/redis-cluster.js';
 import { oracle } from '../harness/oracle-session.js';
 
 const own = useOwnMasters(3);

@@ -10,9 +10,9 @@ import { Redis } from 'ioredis';
 import { ExecutionError, Redlock, ReplicationError, type Lock, type NodeInput } from '../../src/index.js';
 import { eventually, sleep, uniquePrefix, urlOf } from '../harness/cluster.js';
 import { oracle } from '../harness/oracle-session.js';
-import { startMasters, type RedisMaster } from '../harness/redis-server.js';
-import { SentinelGroup } from '../harness/sentinel.js';
-import { FaultProxy } from '../harness/proxy.js';
+import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { SentinelGroup } from '../../lab/sentinel.js';
+import { FaultProxy } from '../../lab/proxy.js';
 
 let group: SentinelGroup;
 let standalone: RedisMaster[];
@@ -50,7 +50,7 @@ function lockOn(settings: ConstructorParameters<typeof Redlock>[1]): Redlock {
   return redlock;
 }
 
-/** A test that fails the master over: its wait allows for a Sentinel in TILT mode (harness/sentinel.ts). */
+/** A test that fails the master over: its wait allows for a Sentinel in TILT mode (lab/sentinel.ts). */
 const FAILOVER_TEST_MS = 75_000;
 
 /**

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ExecutionError, Redlock } from '../../src/index.js';
-import { dockerAnswers, startContainers } from '../harness/backend.js';
+import { dockerAnswers, startContainers } from '../../lab/backend.js';
 
 describe('testcontainers backend', () => {
   it('acquires, refuses a second holder, extends and releases across five containers', async (context) => {

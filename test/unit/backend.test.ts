@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseBackend, externalPorts } from '../harness/backend.js';
+import { chooseBackend, externalPorts } from '../../lab/backend.js';
 
 describe('test backend choice', () => {
   it('honours REDLOCK_TEST_BACKEND, and by default picks testcontainers only when a Docker engine answers', async () => {

@@ -3,7 +3,7 @@
  * verdict and the exclusion check. test/integration/oracle.test.ts shows it failing on real masters.
  */
 import { describe, expect, it } from 'vitest';
-import type { MasterReading } from '../harness/master-reader.js';
+import type { MasterReading } from '../../lab/master-reader.js';
 import {
   SafetyOracle,
   exclusionViolations,
@@ -15,7 +15,7 @@ import {
   type KeyReader,
   type MasterView,
   type ObservedLock,
-} from '../harness/oracle.js';
+} from '../../lab/oracle.js';
 
 const MASTERS = ['127.0.0.1:1', '127.0.0.1:2', '127.0.0.1:3', '127.0.0.1:4', '127.0.0.1:5'];
 

@@ -6,9 +6,9 @@
  * - exclusion: when a lock is acquired, no other holder of one of its resources may still be valid.
  * The judgements are pure functions (unit-tested without Redis); SafetyOracle tracks live locks,
  * reads the masters through a MasterReader and counts what it checked. Used by every integration
- * test (oracle-setup.ts) and by the chaos workers.
+ * test (test/harness/oracle-setup.ts) and by the chaos workers.
  */
-import type { LeaseKind } from '../../src/lock.js';
+import type { LeaseKind } from '../src/lock.js';
 import type { KeyReader, MasterReading } from './master-reader.js';
 export type { KeyReader } from './master-reader.js';
 
