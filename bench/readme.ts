@@ -9,7 +9,7 @@
  *   chaos run's tables (chaos/results/latest.md, the saved output of `npm run chaos`), whole in the
  *   docs, its totals in the README.
  * `npm run bench` calls `updateReadme` after a full run; `npm run bench:readme` regenerates every
- * section from the stored results. The functions only read: test/unit/readme.test.ts compares them
+ * section from the stored results. The functions only read: test/tooling/readme.test.ts compares them
  * with the files.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -9,7 +9,7 @@
  *                       at run time, so ES modules, CommonJS and bundlers all get the same script)
  *   npm run lint:lua    luacheck on the assembled script (.luacheckrc)
  *
- * test/unit/lua-assembly.test.ts fails when lua.generated.ts is not what these files make.
+ * test/tooling/lua-assembly.test.ts fails when lua.generated.ts is not what these files make.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
