@@ -83,7 +83,7 @@ export function masterStarted(port: number, readyAtMs: number): void {
  * by readers) each reader's value and deadline (epoch ms, the master's clock); the mark that makes
  * it a set of readers is no reader.
  */
-export interface KeyReading {
+interface KeyReading {
   readonly value: string | null;
   readonly expireTimeMs: number;
   readonly readers?: ReadonlyMap<string, number>;

@@ -34,7 +34,7 @@ export interface ObservedLock {
  * reading `signal` gives the lock a lifetime with an expiry timer it would otherwise not have (which
  * changes how a late release is reported): only auto-extending locks' signals are read.
  */
-export const valid = (lock: ObservedLock, nowMs: number): boolean =>
+const valid = (lock: ObservedLock, nowMs: number): boolean =>
   !lock.released && nowMs < lock.expiration && !(lock.autoExtending && lock.signal.aborted);
 
 /** What one master says about one lock's keys, for the verdict. */
@@ -79,7 +79,7 @@ export interface Belief {
   readonly expirationMs: number;
 }
 
-export const beliefOf = (lock: ObservedLock, atMs = Date.now()): Belief => ({ atMs, valid: valid(lock, atMs), expirationMs: lock.expiration });
+const beliefOf = (lock: ObservedLock, atMs = Date.now()): Belief => ({ atMs, valid: valid(lock, atMs), expirationMs: lock.expiration });
 
 export interface CheckResult {
   /**

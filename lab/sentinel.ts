@@ -13,7 +13,7 @@ import { createClient } from 'redis';
 import { FaultProxy } from './proxy.js';
 import { RedisMaster, freePort, waitForPing } from './redis-server.js';
 
-export const SENTINEL_MASTER_NAME = 'mymaster';
+const SENTINEL_MASTER_NAME = 'mymaster';
 
 export class SentinelGroup {
   private constructor(

@@ -14,10 +14,10 @@ import { checkNodeTimeout, checkSignal, defaultQuorum, describe } from './settin
 import { newLockValue } from './values.js';
 
 /** The per-master timeout of an inspection or a force release when neither the call nor the constructor sets one. */
-export const DEFAULT_INSPECT_TIMEOUT_MS = 500;
+const DEFAULT_INSPECT_TIMEOUT_MS = 500;
 
 /** The characters of a lock value that name its holder in an inspection (never the whole value). */
-export const SHORT_ID_LENGTH = 8;
+const SHORT_ID_LENGTH = 8;
 
 export interface InspectOptions {
   /** Stop waiting: the call rejects with the signal's reason. */
@@ -165,7 +165,7 @@ export function summarize(readings: readonly MasterReading[], quorum: number): Q
 }
 
 /** How a holder is named to operators: enough to tell holders apart, too little to act as one. */
-export function shortId(value: string): string {
+function shortId(value: string): string {
   return value.slice(0, SHORT_ID_LENGTH);
 }
 

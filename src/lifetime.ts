@@ -11,7 +11,7 @@ import { startTimer, type CancelTimer } from './timers.js';
  * How a lifetime renews its lock: Redlock's extend, which retries while the lock is valid and
  * reports each failed attempt (kept for the LockLostError).
  */
-export type Extend<L extends Leased> = (lock: L, ttlMs: number, onFailedAttempt: (record: AttemptRecord) => void) => Promise<unknown>;
+type Extend<L extends Leased> = (lock: L, ttlMs: number, onFailedAttempt: (record: AttemptRecord) => void) => Promise<unknown>;
 
 export interface Renewal<L extends Leased> {
   readonly ttlMs: number;

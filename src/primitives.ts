@@ -31,7 +31,7 @@ export type SharedLeaseSettings = Omit<CallSettings, 'fencing'>;
 
 /** Where a semaphore's slot number `slot` lives: beside its name (on a Redis Cluster voter, in its name's slot). */
 export const PERMIT_INFIX = ':redlock-permit:';
-export function permitKey(semaphore: string, slot: number, clustered: boolean): string {
+function permitKey(semaphore: string, slot: number, clustered: boolean): string {
   return clustered ? clusterCompanionKey(semaphore, PERMIT_INFIX + slot) : semaphore + PERMIT_INFIX + slot;
 }
 

@@ -168,7 +168,7 @@ export interface EffectiveSettings {
 }
 
 /** The default per-master timeout for a ttl; see `Settings.nodeTimeout` and docs/api.md ("Why that `nodeTimeout` default"). */
-export function defaultNodeTimeoutMs(ttlMs: number): number {
+function defaultNodeTimeoutMs(ttlMs: number): number {
   return Math.min(ttlMs, 500, Math.max(10, Math.floor(ttlMs / 10)));
 }
 

@@ -4,7 +4,7 @@
  * 64-bit ms count), so longer delays are chained in steps of at most that.
  */
 
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Cancels a timer started by `startTimer`; calling it again, or after it fired, does nothing. */
 export type CancelTimer = () => void;

@@ -177,7 +177,7 @@ const GLIDE_ERROR_CODES: Record<string, string> = {
 };
 
 /** A GLIDE error with the server's error as Redis words it ("NOSCRIPT No matching script…"), GLIDE's as the cause. */
-export function glideError(error: unknown): unknown {
+function glideError(error: unknown): unknown {
   if (!(error instanceof Error) || error.name !== 'RequestError') return error;
   const text = error.message.replace(/^An error was signalled by the server: - /, '');
   const match = /^([A-Za-z]+): ?/.exec(text);

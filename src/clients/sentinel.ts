@@ -19,7 +19,7 @@ export interface SentinelOptions {
 }
 
 /** How long one Sentinel may take to name the master (connect included) before the next is asked. */
-export const SENTINEL_QUERY_MS = 500;
+const SENTINEL_QUERY_MS = 500;
 
 /**
  * A Sentinel-managed master reached on node-redis connections of ours: each new connection asks

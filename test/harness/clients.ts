@@ -35,9 +35,6 @@ export const clientKind: ClientKind = requestedKind();
 // GLIDE's core logs every server error it passes on (a NOSCRIPT before the EVAL that loads the script): the user's to configure, off here.
 if (clientKind === 'glide') (await import('@valkey/valkey-glide')).Logger.setLoggerConfig('off');
 
-/** The ioredis family: lock commands run on connections the library duplicates from the user's client. */
-export const ioredisFamily = clientKind === 'ioredis-5' || clientKind === 'ioredis-6' || clientKind === 'iovalkey';
-
 /**
  * The library owns the connections it sends on (and so resets them when they stall or misplace
  * replies): for URLs, and for the ioredis family's duplicates; a node-redis client of yours is used
@@ -62,7 +59,7 @@ export const seesDisconnects = clientKind !== 'glide';
 export const inUrlRun = clientKind === 'urls';
 
 /** A GLIDE standalone configuration for the master on `port`. */
-export const glideConfiguration = (port: number): { addresses: { host: string; port: number }[] } => ({
+const glideConfiguration = (port: number): { addresses: { host: string; port: number }[] } => ({
   addresses: [{ host: '127.0.0.1', port }],
 });
 

@@ -19,7 +19,7 @@ function makeClient(port: number) {
 export type DirectClient = ReturnType<typeof makeClient>;
 
 /** Ports of the five shared masters started by global-setup. */
-export function sharedPorts(): number[] {
+function sharedPorts(): number[] {
   return inject('sharedMasterPorts');
 }
 

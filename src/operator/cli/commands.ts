@@ -27,7 +27,7 @@ const EXIT = {
 
 /** The per-master timeout when --node-timeout is not given: the first call also connects. */
 export const DEFAULT_NODE_TIMEOUT_MS = 1_000;
-export const DEFAULT_INTERVAL_MS = 1_000;
+const DEFAULT_INTERVAL_MS = 1_000;
 
 export interface CommonOptions {
   readonly nodes?: string;
