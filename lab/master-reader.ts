@@ -6,7 +6,7 @@
  * real master, never through a proxy that may be swallowing bytes.
  */
 import { createClient } from 'redis';
-import { parseServerInfo } from '../src/restart-guard.js';
+import { parseServerInfo } from '../src/voters/master/restart-guard.js';
 import { READ_HOLDS_MARK } from '../src/scripts/index.js';
 
 /** Reads one master's keys; never rejects (undefined: no answer in time, or an error). */

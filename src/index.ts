@@ -33,7 +33,7 @@ export {
   type Settings,
   type UsingSettings,
 } from './settings.js';
-export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './health.js';
+export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './voters/master/health.js';
 export type { ForceReleaseOptions, ForceReleaseResult, InspectOptions, MasterInspection, MasterRelease, MasterState, ResourceInspection } from './inspect.js';
 export type { ClusterInput, NodeInput } from './clients/inputs.js';
 export type { GlideClientLike, GlideConfiguration } from './clients/glide.js';

@@ -7,7 +7,7 @@
  * (a master, a Redis Cluster by the resource's slot, a Sentinel-managed master) as a lock does,
  * each master bounded by the per-master timeout. The quorum summary is pure: `summarize`.
  */
-import type { Voter } from './node.js';
+import type { Voter } from './voters/voter.js';
 import { fanOut, type Answer } from './quorum.js';
 import type { KeySnapshot, LockOperation, OperationReply } from './scripts/index.js';
 import { checkNodeTimeout, checkSignal, defaultQuorum, describe } from './settings.js';

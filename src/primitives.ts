@@ -4,7 +4,7 @@
  * script's `permit` and `read` operations); acquire, waiting, extension and release are the lock's
  * own (redlock.ts). Why each is safe: docs/safety.md, "Semaphores and read-write locks".
  */
-import { clusterCompanionKey } from './cluster.js';
+import { clusterCompanionKey } from './voters/cluster/slots.js';
 import type { FencedLock, Lock, LeaseKind, Routine } from './lock.js';
 import type { OperationKind } from './scripts/index.js';
 import { describe, type CallSettings, type FencedSettings, type UsingSettings } from './settings.js';

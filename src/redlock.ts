@@ -20,9 +20,12 @@ import { ReadWriteLock, Semaphore, splitUsing, type Admission, type LeaseOwner }
 import { Notifier, type Waiter } from './waiting.js';
 import { MasterClock } from './master-clock.js';
 import { channels, reportListenerError, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
-import { RedisNode, type Voter } from './node.js';
-import { ClusterVoter, clusterConfigOf, clusterKeysProblem } from './cluster.js';
-import type { HealthHooks, MasterHealth } from './health.js';
+import { RedisNode } from './voters/master/master.js';
+import type { Voter } from './voters/voter.js';
+import { ClusterVoter } from './voters/cluster/cluster-voter.js';
+import { clusterConfigOf } from './voters/cluster/config.js';
+import { clusterKeysProblem } from './voters/cluster/slots.js';
+import type { HealthHooks, MasterHealth } from './voters/master/health.js';
 import {
   expectedFingerprints,
   forceReleaseOn,

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCluster } from 'redis';
 import { Cluster } from 'ioredis';
 import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
-import { clusterCompanionKey } from '../../src/cluster.js';
+import { clusterCompanionKey } from '../../src/voters/cluster/slots.js';
 import { FENCE_SUFFIX } from '../../src/scripts/index.js';
 
 const clusterFenceKey = (resource: string): string => clusterCompanionKey(resource, FENCE_SUFFIX);

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clusterCompanionKey } from '../../src/cluster.js';
+import { clusterCompanionKey } from '../../src/voters/cluster/slots.js';
 import {
   FENCE_SUFFIX,
   decodeBatch,

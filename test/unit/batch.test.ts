@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher, MAX_BATCH_OPERATIONS, type SendBatch } from '../../src/batch.js';
+import { Batcher, MAX_BATCH_OPERATIONS, type SendBatch } from '../../src/voters/master/batch.js';
 import { Cancellation } from '../../src/quorum.js';
 import type { LockOperation, OperationReply } from '../../src/scripts/index.js';
 

@@ -1,13 +1,14 @@
 /**
- * clusterConfigOf and redirectOf (src/cluster.ts): which `nodes[i]` is a Redis Cluster voter and
- * what it is made of (seeds, the options every master connection gets, the voter), the cluster
+ * clusterConfigOf (src/voters/cluster/config.ts) and redirectOf (src/voters/cluster/redirects.ts):
+ * which `nodes[i]` is a Redis Cluster voter and what it is made of (seeds, the options every master connection gets, the voter), the cluster
  * clients and options it refuses, and how a MOVED / ASK error names where to go. Real cluster
  * clients, never connected.
  */
 import { Cluster as IORedisCluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clusterConfigOf, redirectOf } from '../../src/cluster.js';
+import { clusterConfigOf } from '../../src/voters/cluster/config.js';
+import { redirectOf } from '../../src/voters/cluster/redirects.js';
 
 describe('clusterConfigOf: node-redis createCluster()', () => {
   it('its rootNodes are the seeds, its defaults (and RESP) the options of every master; the client is the voter', () => {

@@ -10,7 +10,7 @@
  * - The slot map comes from `CLUSTER SLOTS`, asked of a seed (your client's root or startup nodes)
  *   or of a known master, on a short-lived connection of ours. It is asked again, once at a time,
  *   after a MOVED reply and when a refresh failed.
- * - Each master of the cluster is a RedisNode (node.ts) on connections of our own: the same
+ * - Each master of the cluster is a RedisNode (master/master.ts) on connections of our own: the same
  *   per-master timeout, no offline queue, health check, restart guard and `replicas` as a
  *   standalone master. A batch may span a master's slots: its keys go inline (undeclared), and an
  *   operation the master does not serve now answers so and is sent again alone with declared keys.
@@ -25,185 +25,28 @@
  * connection options only; it is never used for lock commands nor closed.
  */
 import calculateSlot from 'cluster-key-slot';
-import { NodeError, NodeUnavailableError } from './errors.js';
-import { askOnce, type Connection } from './clients/connection.js';
-import { driverFor } from './clients/inputs.js';
-import { optionsAt, type RedisClientOptions } from './clients/node-redis.js';
-import type { HealthHooks, MasterHealth } from './health.js';
-import { RedisNode, reconnectDelayMs, type Route, type ShardRole, type Voter } from './node.js';
-import type { Cancellation } from './quorum.js';
-import { FENCE_SUFFIX, QUEUE_SUFFIX, releasedChannel, type LockOperation, type OperationReply } from './scripts/index.js';
-import { describe } from './settings.js';
-import type { ReleaseListener, Subscription } from './waiting.js';
+import { NodeError, NodeUnavailableError } from '../../errors.js';
+import { askOnce, type Connection } from '../../clients/connection.js';
+import { driverFor } from '../../clients/inputs.js';
+import { optionsAt, type RedisClientOptions } from '../../clients/node-redis.js';
+import type { Cancellation } from '../../quorum.js';
+import type { LockOperation, OperationReply } from '../../scripts/index.js';
+import { describe } from '../../settings.js';
+import type { ReleaseListener, Subscription } from '../../waiting.js';
+import type { Voter } from '../voter.js';
+import { reconnectDelayMs } from '../master/connection-keeper.js';
+import type { HealthHooks, MasterHealth } from '../master/health.js';
+import { RedisNode } from '../master/master.js';
+import type { Route, ShardRole } from '../master/shard.js';
+import type { ClusterConfig } from './config.js';
+import { MAX_REDIRECTS, NOT_SERVED_HERE, redirectOf } from './redirects.js';
+import { SLOTS, channelFor, clusterFenceKey, slotOfOperation } from './slots.js';
 
-const SLOTS = 16384;
-/** Redirects followed for one operation before its vote fails (a resharding moves a slot once). */
-export const MAX_REDIRECTS = 5;
 /** How long a CLUSTER SLOTS may take on a seed before the next is asked. */
 const TOPOLOGY_TIMEOUT_MS = 2_000;
-
-/**
- * A cluster voter given as options: node-redis `createCluster`'s `rootNodes` (seeds) and
- * `defaults` (credentials, TLS… for every master).
- */
-export interface ClusterNodeOptions {
-  rootNodes: readonly RedisClientOptions[];
-  defaults?: RedisClientOptions;
-}
-
-/** What a cluster voter is made of, whichever way it was given. */
-interface ClusterConfig {
-  readonly seeds: readonly RedisClientOptions[];
-  readonly defaults: RedisClientOptions;
-  readonly voter: unknown;
-}
-
-/** The slot every key of `keys` hashes to, or undefined if they do not share one. */
-export function sharedSlot(keys: readonly string[]): number | undefined {
-  const slot = calculateSlot(keys[0]!);
-  return keys.every((key) => calculateSlot(key) === slot) ? slot : undefined;
-}
-
-/**
- * Where a resource's fence counter or wait queue (`suffix`) lives on a cluster voter: beside it when
- * it has a hash tag, else with the whole resource as the tag, so in its slot either way (unless the
- * resource has a "}" but no tag: clusterKeysProblem). The script names queues by the same rule.
- */
-export function clusterCompanionKey(resource: string, suffix: string): string {
-  const open = resource.indexOf('{');
-  const close = open < 0 ? -1 : resource.indexOf('}', open + 1);
-  return close > open + 1 ? resource + suffix : `{${resource}}${suffix}`;
-}
-const clusterFenceKey = (resource: string): string => clusterCompanionKey(resource, FENCE_SUFFIX);
-
-/**
- * A TypeError for a lock whose keys a cluster voter cannot hold in one script call, or undefined:
- * its resources must share a slot, and each resource's wait queue (and fence counter) must be
- * placeable in that slot.
- */
-export function clusterKeysProblem(resources: readonly string[]): TypeError | undefined {
-  if (sharedSlot(resources) === undefined) {
-    return new TypeError(
-      `resources ${resources.map((resource) => JSON.stringify(resource)).join(', ')} hash to different slots of a Redis Cluster voter: ` +
-        'a lock is held by one script call on one master there; give them one hash tag, e.g. "{order:42}:stock" and "{order:42}:payment"',
-    );
-  }
-  const stray = resources.find((resource) => calculateSlot(clusterCompanionKey(resource, QUEUE_SUFFIX)) !== calculateSlot(resource));
-  if (stray !== undefined) {
-    return new TypeError(
-      `resource ${JSON.stringify(stray)} has a "}" but no hash tag: its wait queue and fence counter cannot be placed in its slot of a ` +
-        'Redis Cluster voter; give it a hash tag, e.g. "{stock}:42"',
-    );
-  }
-  return undefined;
-}
-
-/** The cluster config of `input`, or undefined when it is no cluster (a master, or bad input for driverFor). */
-export function clusterConfigOf(input: unknown, index: number): ClusterConfig | undefined {
-  if (typeof input !== 'object' || input === null) return undefined;
-  const candidate = input as {
-    isCluster?: unknown;
-    getSlotMaster?: unknown;
-    _options?: { rootNodes?: unknown; defaults?: RedisClientOptions; keyPrefix?: unknown; nodeAddressMap?: unknown };
-    startupNodes?: unknown;
-    options?: { redisOptions?: Record<string, unknown>; keyPrefix?: unknown; natMap?: unknown };
-    rootNodes?: unknown;
-    defaults?: RedisClientOptions;
-  };
-  const refuse = (what: string): never => {
-    throw new TypeError(`nodes[${index}] is a Redis Cluster voter with ${what}, which redlock-quorum does not support`);
-  };
-  // node-redis createCluster(): its options, as given.
-  if (typeof candidate.getSlotMaster === 'function' && candidate._options && Array.isArray(candidate._options.rootNodes)) {
-    const options = candidate._options;
-    if (options.keyPrefix) refuse('a keyPrefix (prefix the resources instead)');
-    if (options.nodeAddressMap) refuse('a nodeAddressMap (the masters must be reachable at the addresses they announce)');
-    const resp = (options as { RESP?: 2 | 3 }).RESP;
-    const defaults: RedisClientOptions = { ...(resp === undefined ? {} : { RESP: resp }), ...options.defaults };
-    return { seeds: options.rootNodes as RedisClientOptions[], defaults, voter: input };
-  }
-  // ioredis / iovalkey Cluster: startup nodes and the options every node connection gets.
-  if (candidate.isCluster === true && Array.isArray(candidate.startupNodes)) {
-    const options = candidate.options ?? {};
-    const redisOptions = options.redisOptions ?? {};
-    if (options.keyPrefix || redisOptions['keyPrefix']) refuse('a keyPrefix (prefix the resources instead)');
-    if (options.natMap) refuse('a natMap (the masters must be reachable at the addresses they announce)');
-    const defaults = fromIORedisOptions(redisOptions);
-    const seeds = candidate.startupNodes.map((node: unknown) => seedOf(node, index));
-    return { seeds, defaults, voter: input };
-  }
-  if (candidate.isCluster === true || typeof candidate.getSlotMaster === 'function') {
-    throw new TypeError(`nodes[${index}] is a Redis Cluster client redlock-quorum does not know (${describe(input)})`);
-  }
-  // Options: { rootNodes, defaults }, as createCluster takes them.
-  if ('rootNodes' in candidate) {
-    if (!Array.isArray(candidate.rootNodes) || candidate.rootNodes.length === 0) {
-      throw new TypeError(`nodes[${index}].rootNodes must be a non-empty array of node-redis client options (e.g. { url: 'redis://host:port' })`);
-    }
-    for (const [i, root] of candidate.rootNodes.entries()) {
-      if (typeof root !== 'object' || root === null) {
-        throw new TypeError(`nodes[${index}].rootNodes[${i}] must be node-redis client options, e.g. { url: 'redis://host:port' }; got ${describe(root)}`);
-      }
-    }
-    if (candidate.defaults !== undefined && (typeof candidate.defaults !== 'object' || candidate.defaults === null)) {
-      throw new TypeError(`nodes[${index}].defaults must be node-redis client options`);
-    }
-    return { seeds: candidate.rootNodes as RedisClientOptions[], defaults: candidate.defaults ?? {}, voter: undefined };
-  }
-  return undefined;
-}
-
-/** An ioredis startup node ('host:port', a port, a URL or { host, port }) as node-redis options. */
-function seedOf(node: unknown, index: number): RedisClientOptions {
-  if (typeof node === 'number') return { socket: { host: 'localhost', port: node } };
-  if (typeof node === 'string') {
-    if (/^rediss?:\/\//i.test(node)) return { url: node };
-    const colon = node.lastIndexOf(':');
-    return colon < 0 ? { socket: { host: node, port: 6379 } } : { socket: { host: node.slice(0, colon), port: Number(node.slice(colon + 1)) } };
-  }
-  if (typeof node === 'object' && node !== null) {
-    const { host, port } = node as { host?: unknown; port?: unknown };
-    return { socket: { host: typeof host === 'string' ? host : 'localhost', port: typeof port === 'number' ? port : Number(port ?? 6379) } };
-  }
-  throw new TypeError(`nodes[${index}] is an ioredis Cluster with a startup node redlock-quorum cannot read: ${describe(node)}`);
-}
-
-/** The connection options of an ioredis Cluster's redisOptions that our node-redis connections need. */
-function fromIORedisOptions(options: Record<string, unknown>): RedisClientOptions {
-  const result: RedisClientOptions = {};
-  if (typeof options['username'] === 'string') result.username = options['username'];
-  if (typeof options['password'] === 'string') result.password = options['password'];
-  const tls = options['tls'];
-  if (tls) result.socket = { tls: true, ...(typeof tls === 'object' ? tls : {}) };
-  return result;
-}
-
-/**
- * A redirect reply (MOVED / ASK slot host:port), read off a script call's error; an empty host
- * (`MOVED 3999 :6380`, with cluster-preferred-endpoint-type unknown-endpoint) is the answering master's.
- * @internal exported for its unit test (test/unit/cluster-config.test.ts)
- */
-export function redirectOf(error: unknown, answeredBy: string): { kind: 'MOVED' | 'ASK'; slot: number; address: string } | undefined {
-  const match = error instanceof Error ? /^(MOVED|ASK) (\d+) (\S*):(\d+)$/.exec(error.message) : null;
-  if (!match) return undefined;
-  const host = match[3] === '' || match[3] === '?' ? answeredBy.slice(0, answeredBy.lastIndexOf(':')) : match[3]!;
-  return { kind: match[1] as 'MOVED' | 'ASK', slot: Number(match[2]), address: `${host}:${match[4]}` };
-}
-
-const slotOfOperation = (operation: LockOperation): number => calculateSlot(operation.keys[0]!);
-/** The script's answer for an operation of an inline batch that this master does not serve now (a release's count is ≥ 0). */
-const NOT_SERVED_HERE = -1;
 /** The slot map is read again this often, and at most this often after a master fails (MOVED: at once). */
 const MAP_REFRESH_MS = 30_000;
 const MAP_RETRY_AFTER_FAILURE_MS = 1_000;
-
-/** A shard channel that hashes to one of `slots`, so SPUBLISH from a script there is a local one. */
-function channelFor(owns: (slot: number) => boolean): string | undefined {
-  for (let n = 0; n < 20 * SLOTS; n++) {
-    if (owns(calculateSlot(String(n)))) return `${releasedChannel}{${n}}`;
-  }
-  return undefined;
-}
 
 export class ClusterVoter implements Voter {
   readonly label: string;

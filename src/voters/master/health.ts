@@ -7,7 +7,7 @@
  * every reconnect attempt the same way) is emitted once and counted after that; a different
  * failure, or the next one after the master was up again, is emitted. Pure: no I/O, clock injected.
  */
-import type { NodeError } from './errors.js';
+import type { NodeError } from '../../errors.js';
 
 export type HealthState = 'up' | 'down' | 'suspect';
 

@@ -1,0 +1,21 @@
+/**
+ * A master that is one shard of a cluster voter (cluster/cluster-voter.ts): how its operations are
+ * routed and what the cluster voter tells it about its slots.
+ */
+import type { FenceKey, LockOperation } from '../../scripts/index.js';
+
+/**
+ * How an operation goes to a master. `batch`: with the others of its turn (on a cluster master, a
+ * batch of several slots carries its keys inline and answers status 3 for an operation it does not
+ * serve). `alone`: with declared keys, so a cluster master answers MOVED or ASK for it. `asking`:
+ * after ASKING, to the master importing its slot.
+ */
+export type Route = 'batch' | 'alone' | 'asking';
+
+/** A RedisNode that is one master of a cluster voter (cluster/cluster-voter.ts), reached on a connection of its own. */
+export interface ShardRole {
+  /** The hash slot of an operation's keys (one slot per operation: redlock.ts checks it). */
+  readonly slotOf: (operation: LockOperation) => number;
+  /** Where a resource's fence counter lives: in the resource's slot. */
+  readonly fenceKey: FenceKey;
+}

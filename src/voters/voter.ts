@@ -1,0 +1,22 @@
+/**
+ * What redlock.ts, the fan-out and the operator calls see of a voter: one vote, whether a master
+ * (RedisNode, master/master.ts) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts).
+ */
+import type { Cancellation } from '../quorum.js';
+import type { LockOperation, OperationReply } from '../scripts/index.js';
+import type { ReleaseListener, Subscription } from '../waiting.js';
+import type { MasterHealth } from './master/health.js';
+
+/** One vote: a master (RedisNode) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts). What redlock.ts sees. */
+export interface Voter {
+  /** `host:port`, or `cluster host:port` (its first seed). */
+  readonly label: string;
+  /** Who voted, in votesFor / votesAgainst: your client, or the label. */
+  readonly voter: unknown;
+  /** Listen and connect; called once, after validation. */
+  start(): void;
+  submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply>;
+  health(): MasterHealth;
+  subscribeReleases(listener: ReleaseListener): Subscription;
+  close(): Promise<void>;
+}
