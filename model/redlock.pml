@@ -69,7 +69,7 @@
 #else
 #define ALLOW 1        /* src/validity.ts driftMs(ttl, driftFactor): the allowance, >= DRIFT */
 #endif
-#define GRACE TTL      /* src/restart-guard.ts: a master up for less than graceMs (>= the ttl) gets no vote */
+#define GRACE TTL      /* src/voters/master/restart-guard.ts: a master up for less than graceMs (>= the ttl) gets no vote */
 #define CRASHES 1      /* crashes (kill -9, restart empty) in a run */
 #ifndef CRASH_BY
 #define CRASH_BY MAXT  /* ... at any tick up to this one */
@@ -108,7 +108,7 @@ chan q[C * N] = [3 * ATTEMPTS] of { byte, byte, byte };
 byte rep[C * N];       /* the answer of master m to client c's current call, at c * N + m */
 byte repc[C * N];      /* a fenced acquire's answer: the counter after its INCR */
 byte cur[C];           /* client c's current call: value ... */
-byte curop[C];         /* ... and command (an answer to another call is never counted: src/node.ts tags each call) */
+byte curop[C];         /* ... and command (an answer to another call is never counted: src/voters/master/script-call.ts tags each call) */
 bool holding[C];       /* the client holds a lock: released() not called, not told it is lost */
 byte cexp[C];          /* its lock.expiration */
 bool failed[C * ATTEMPTS + 1];   /* the attempt of this value failed and was rolled back */
@@ -213,7 +213,7 @@ end:
   od
 }
 
-/* src/node.ts #checked: the restart guard refuses to send an acquire, extend or fence to a master
+/* src/voters/master/master.ts #checked: the restart guard refuses to send an acquire, extend or fence to a master
    up for less than the grace (counted as an error, not a vote). */
 #ifdef MUT_NO_GUARD
 #define guarded(m) (true)
@@ -237,7 +237,7 @@ inline call(c, op, v, arg) {
   cur[c] = v; curop[c] = op;
   for (m : 0 .. N - 1) {
     /* room to send (waiting here, if the late commands are at their bound, lets other steps run:
-       the guard's check below must come after them, as in src/node.ts it comes just before the
+       the guard's check below must come after them, as in src/voters/master/master.ts it comes just before the
        command leaves on a connection that a restart would close) */
     empty(q[c * N + m]) || late < LATE;
     if

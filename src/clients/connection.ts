@@ -1,6 +1,6 @@
 /**
  * The client boundary: everything that depends on which Redis client library reaches a master
- * lives in src/clients/. The voter (node.ts), the fan-out and the algorithm see a `Connection` (send a
+ * lives in src/clients/. The voter (voters/master/), the fan-out and the algorithm see a `Connection` (send a
  * command, ready or not, three events, close) and a `Driver` that makes connections for one master.
  * This file holds those two and the helpers every adapter shares.
  *

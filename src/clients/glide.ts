@@ -52,8 +52,8 @@ const glide = optionalPeer<GlideModule>(
  * your client's configuration or the configuration you give (yours is never used for lock commands
  * and never closed). GLIDE has no connection events and reconnects inside its core, holding the
  * commands sent meanwhile and sending them once reconnected, for up to its requestTimeout (ours:
- * #holdMs). So: a command unanswered by then fails and ends the connection (node.ts makes a new
- * one); a new connection waits until nothing of the previous one can still be sent, so commands
+ * #holdMs). So: a command unanswered by then fails and ends the connection (voters/master/connection-keeper.ts
+ * makes a new one); a new connection waits until nothing of the previous one can still be sent, so commands
  * reach the master in the order they were issued; and the restart guard is refused, as a
  * reconnect to a restarted master is never seen.
  */
@@ -149,7 +149,7 @@ export class GlideDriver implements Driver {
             this.#ours({ protocol: module.ProtocolVersion.RESP3, pubsubSubscriptions: subscriptions }),
           );
         } catch (error) {
-          for (const listener of ended) listener(); // tried again after a backoff (node.ts)
+          for (const listener of ended) listener(); // tried again after a backoff (voters/master/connection-keeper.ts)
           throw error;
         }
         if (closed) client.close();

@@ -16,7 +16,7 @@ import { SentinelDriver, type SentinelOptions } from './sentinel.js';
 export type NodeInput = RedisClientLike | IORedisLike | GlideClientLike | GlideConfiguration | string | RedisClientOptions | ClusterInput | SentinelOptions;
 
 /**
- * A Redis Cluster as one voter (cluster.ts): node-redis `createCluster()`'s result, an ioredis /
+ * A Redis Cluster as one voter (voters/cluster/): node-redis `createCluster()`'s result, an ioredis /
  * iovalkey `Cluster`, or `{ rootNodes, defaults }` as createCluster takes them (we own those).
  */
 export type ClusterInput =

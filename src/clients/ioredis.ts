@@ -41,7 +41,7 @@ interface IORedisConnection {
 /**
  * Settings of our ioredis connections, over whatever yours say (see the file's comment). Their end
  * is for good (`retryStrategy` null): like ours on node-redis, they are replaced after a backoff
- * (node.ts), so that reconnecting, resetting and closing are one code path for every client.
+ * (voters/master/connection-keeper.ts), so that reconnecting, resetting and closing are one code path for every client.
  */
 const IOREDIS_OURS = {
   lazyConnect: true,
@@ -89,7 +89,7 @@ export class IORedisDriver implements Driver {
   }
 
   #overrides(): object {
-    // A connect timeout of ours unless you set one: a blackholed handshake is reset (node.ts) anyway.
+    // A connect timeout of ours unless you set one: a blackholed handshake is reset (voters/master/connection-keeper.ts) anyway.
     return { ...IOREDIS_OURS, connectTimeout: this.client.options.connectTimeout ?? 2000 };
   }
 

@@ -271,7 +271,7 @@ const nodeRedis = optionalPeer<NodeRedisModule>(
   'redis:// URLs and client options need the node-redis package (npm install redis); or pass your own clients',
 );
 
-/** A client's socket options without node-redis' reconnect loop (node.ts reconnects ours), for duplicate(). */
+/** A client's socket options without node-redis' reconnect loop (voters/master/connection-keeper.ts reconnects ours), for duplicate(). */
 function noReconnectLoop(client: RedisClientLike): { socket: object } {
   return { socket: { ...client.options?.socket, reconnectStrategy: false } };
 }

@@ -2,7 +2,7 @@
  * The one Lua script, with its contract, and the encoding of operations into it. Every acquire,
  * extend and release goes through it: alone (a batch of one) or with the others issued in the same
  * event-loop tick. Its SHA1 is computed here so EVALSHA can be sent before SCRIPT LOAD has answered;
- * node.ts falls back to EVAL on NOSCRIPT.
+ * voters/master/script-call.ts falls back to EVAL on NOSCRIPT.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { source } from './lua.generated.js';
@@ -60,7 +60,7 @@ export interface LockOperation {
 /**
  * Where a resource's fence counter and wait queue live on each master: next to the resource, so ACL
  * key patterns that allow the resource allow them (on a cluster voter, in the resource's slot:
- * cluster.ts). Counters never expire (see docs/safety.md, "Memory and cleaning"); a queue expires with its last
+ * voters/cluster/slots.ts). Counters never expire (see docs/safety.md, "Memory and cleaning"); a queue expires with its last
  * ticket. The script names queues itself (the same rule), so they cost no argument.
  */
 export const FENCE_SUFFIX = ':redlock-fence';
@@ -99,7 +99,7 @@ export interface OperationReply {
   readonly error?: string;
   /** Release: the ticket now first in line for one of its keys (the script's contract). */
   readonly head?: string;
-  /** With `replicas`: a grant that fewer replicas than wanted acknowledged in time (node.ts): no grant. */
+  /** With `replicas`: a grant that fewer replicas than wanted acknowledged in time (voters/master/script-call.ts): no grant. */
   readonly unreplicated?: { readonly acknowledged: number; readonly wanted: number; readonly timeoutMs: number };
   /** Inspect: what the master holds for the key. */
   readonly snapshot?: KeySnapshot;
