@@ -1,6 +1,7 @@
 /**
- * Redlock: settings, and acquire / extend / release as the algorithm in DESIGN.md describes.
- * Orchestration only: the fan-out is quorum.ts, timing maths validity.ts, I/O node.ts.
+ * Redlock: settings, and acquire / extend / release as the Redlock algorithm has them
+ * (docs/design/core-layers.md has where each part lives). The fan-out is quorum.ts, the timing
+ * maths validity.ts, the masters src/voters/.
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
 import {
@@ -101,7 +102,7 @@ const MAX_PERMITS = 1024;
 
 export class Redlock extends EventEmitter<RedlockEvents> {
   readonly #nodes: readonly Voter[];
-  /** Some voter is a Redis Cluster: a lock's keys must share a slot (cluster.ts). */
+  /** Some voter is a Redis Cluster: a lock's keys must share a slot (voters/cluster/slots.ts). */
   readonly #clustered: boolean;
   readonly #labels: readonly string[];
   /** Each master as votesFor / votesAgainst name it (errors.ts, ExecutionStats). */
@@ -782,7 +783,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   /** `operation` on every master, each reply read as its answer (the one fan-out of every call). */
   #fanOut(operation: LockOperation, effective: EffectiveSettings, options?: Pick<FanOutOptions, 'signal' | 'waitForAll'>): Promise<FanOutResult> {
     // With `replicas`, a grant's WAIT blocks at most a third of this call's per-master timeout
-    // (node.ts): Redis ends a WAIT on its clock tick, up to ~100 ms late (hz 10), and the answer
+    // (voters/master/script-call.ts): Redis ends a WAIT on its clock tick, up to ~100 ms late (hz 10), and the answer
     // should still come before the master times out.
     const sent = this.#settings.replicas ? { ...operation, replicationTimeoutMs: Math.max(1, Math.floor(effective.nodeTimeoutMs / 3)) } : operation;
     let submit: NodeOperation<OperationReply> = (index, cancellation) => this.#nodes[index]!.submit(sent, cancellation, effective.batching);

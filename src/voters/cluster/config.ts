@@ -7,15 +7,6 @@
 import type { RedisClientOptions } from '../../clients/node-redis.js';
 import { describe } from '../../settings.js';
 
-/**
- * A cluster voter given as options: node-redis `createCluster`'s `rootNodes` (seeds) and
- * `defaults` (credentials, TLS… for every master).
- */
-export interface ClusterNodeOptions {
-  rootNodes: readonly RedisClientOptions[];
-  defaults?: RedisClientOptions;
-}
-
 /** What a cluster voter is made of, whichever way it was given. */
 export interface ClusterConfig {
   readonly seeds: readonly RedisClientOptions[];

@@ -9,7 +9,7 @@ import { FENCE_SUFFIX, QUEUE_SUFFIX, releasedChannel, type LockOperation } from 
 export const SLOTS = 16384;
 
 /** The slot every key of `keys` hashes to, or undefined if they do not share one. */
-export function sharedSlot(keys: readonly string[]): number | undefined {
+function sharedSlot(keys: readonly string[]): number | undefined {
   const slot = calculateSlot(keys[0]!);
   return keys.every((key) => calculateSlot(key) === slot) ? slot : undefined;
 }
