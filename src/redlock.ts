@@ -76,8 +76,6 @@ interface AttemptStart {
 /** One acquire call's state across its attempts (#acquire). */
 interface AcquireCall {
   readonly admission: Admission;
-  readonly kind: Admission['kind'];
-  readonly keys: readonly string[];
   readonly ttlMs: number;
   readonly effective: EffectiveSettings;
   readonly callSettings: Partial<Settings>;
@@ -215,7 +213,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const prepared = this.#prepareAcquire(admission, ttl, settings);
     if (prepared instanceof Lock) return prepared;
     const call = prepared;
-    const { kind, keys, ttlMs, effective, signal, inLine } = call;
+    const { ttlMs, effective, signal, inLine } = call;
+    const { kind, keys } = call.admission;
     this.#stats.acquisitions.attempted++;
     this.#acquiring++;
     try {
@@ -306,8 +305,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const ticket = newTicket(ticketTtlOf(effective));
     return {
       admission,
-      kind,
-      keys,
       ttlMs,
       effective,
       callSettings,
@@ -331,7 +328,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
   /** A granted attempt becomes the caller's Lock (a permit: on the slot a quorum gave it). */
   #handOut(call: AcquireCall, acquire: LockOperation, attempt: number, start: AttemptStart, vote: FanOutResult, record: AttemptRecord): Lock {
-    const { keys, ttlMs, effective } = call;
+    const { ttlMs, effective } = call;
+    const { keys } = call.admission;
     const token = record.fencing?.token;
     const expiration = expirationMs(start.epochMs, ttlMs, effective.driftFactor);
     let held = keys;
@@ -351,7 +349,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
   /** The error an acquire that used up its retries fails with: refused by a quorum, or not. */
   #acquireFailure(call: AcquireCall, attempt: number, record: AttemptRecord): Error {
-    const { admission, keys, effective } = call;
+    const { admission, effective } = call;
+    const { keys } = admission;
     const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
     const Failure = refused > this.#nodes.length - effective.quorum ? ResourceLockedError : ExecutionError;
     return new Failure(acquireFailure(admission.description ?? formatResources(keys), attempt, effective, record), keys, call.attempts);
@@ -363,7 +362,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * `unplaced`: the ticket has no place on the masters' clock yet (the first reading gives it one).
    */
   async #waitAfterRefusal(call: AcquireCall, value: string, record: AttemptRecord, unplaced: boolean): Promise<void> {
-    const { keys, ticket, kind, effective, signal } = call;
+    const { ticket, effective, signal } = call;
+    const { kind, keys } = call.admission;
     if (call.inLine && this.#masterClock.stale) this.#readMasterClocks(keys, ticket, call.startMs, unplaced, effective);
     const waiter = (call.waiter ??= this.#notifier.register(keys, ticket, call.startMs, kind === 'read'));
     waiter.ownValue = value;

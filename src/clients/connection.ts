@@ -125,4 +125,5 @@ export function labelOf(options: { url?: string; socket?: object } | undefined, 
   return 'localhost:6379';
 }
 
+/** A no-op, for promises whose rejection is expected and already accounted for. */
 export function ignore(): void {}

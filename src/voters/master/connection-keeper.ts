@@ -3,7 +3,7 @@
  * ours that ended, after a backoff. Yours is kept for good; ours is replaced by a new connection on
  * each reset. What a connection's events mean for the vote is the master's (master.ts).
  */
-import type { Connection, Driver } from '../../clients/connection.js';
+import { ignore, type Connection, type Driver } from '../../clients/connection.js';
 import { STALL_MS } from './stall.js';
 
 /**
@@ -158,5 +158,3 @@ export class ConnectionKeeper {
     this.client.destroy();
   }
 }
-
-function ignore(): void {}

@@ -3,7 +3,7 @@
  * is set by its cluster voter), and the subscriptions of waiters to it, each on a connection of
  * its own, reopened when it ends or when the channel changes.
  */
-import type { Driver, SubscriberConnection } from '../../clients/connection.js';
+import { ignore, type Driver, type SubscriberConnection } from '../../clients/connection.js';
 import { standaloneAnnouncement, type Announcement } from '../../scripts/index.js';
 import type { ReleaseListener, Subscription } from '../../waiting.js';
 import { reconnectDelayMs } from './connection-keeper.js';
@@ -91,5 +91,3 @@ export class ReleaseAnnouncements {
     };
   }
 }
-
-function ignore(): void {}

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MisplacedReplyError } from '../../errors.js';
-import type { Connection } from '../../clients/connection.js';
+import { ignore, type Connection } from '../../clients/connection.js';
 import { decodeBatch, encodeBatch, grants, lockScript, type Announcement, type LockOperation, type OperationReply } from '../../scripts/index.js';
 import type { Route, ShardRole } from './shard.js';
 import type { StallWatch } from './stall.js';
@@ -160,5 +160,3 @@ function decodeReplies(
   const unreplicated = { acknowledged, wanted: host.replicas, timeoutMs };
   return replies.map((answer, i) => (answer.status === 1 && grants(operations[i]!.kind) ? { ...answer, unreplicated } : answer));
 }
-
-function ignore(): void {}
