@@ -10,7 +10,7 @@ import { RedlockMutex, RedlockSemaphore } from 'redis-semaphore';
 import { NodeRedisAdapter, createRedlock } from 'redlock-universal';
 import { createClient } from 'redis';
 import type { NodeInput } from '../src/index.js';
-import { decodeBatch, encodeBatch, lockScript, type LockOperation } from '../src/scripts/index.js';
+import { decodeBatch, encodeBatch, lockScript, type LockOperation } from '../src/script/codec.js';
 import { SEMAPHORE_LIMIT } from './constants.js';
 
 

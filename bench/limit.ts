@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createClient } from 'redis';
-import { encodeBatch, lockScript } from '../src/scripts/index.js';
+import { encodeBatch, lockScript } from '../src/script/codec.js';
 import { TTL_MS } from './scenarios.js';
 
 export interface MastersLimit {

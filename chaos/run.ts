@@ -67,7 +67,7 @@ import {
   type SectionStats,
   type Workload,
 } from './workloads.js';
-import { FENCE_SUFFIX } from '../src/scripts/index.js';
+import { FENCE_SUFFIX } from '../src/script/codec.js';
 import type { OracleCounts } from '../lab/oracle.js';
 import { startMasters, type RedisMaster } from '../lab/redis-server.js';
 

@@ -2,13 +2,13 @@
  * The liveness watch's eyes (liveness.ts): every `periodMs`, on connections of its own through the
  * same fault proxies the workers use (a master the workers cannot reach is one the sampler cannot
  * read either), one script per master reads each watched resource's key (present or not) and its
- * line, "<resource>:redlock-queue" (src/scripts/index.ts): the tickets in it whose deadline mark,
+ * line, "<resource>:redlock-queue" (src/script/codec.ts): the tickets in it whose deadline mark,
  * '~'<ticket> scored by minus its deadline on the master's clock, has not passed (a ticket without
  * a mark counts as live). A master that does not answer within `timeoutMs` (paused, blackholed,
  * down) is left out of that sample; one with a read still unanswered is not asked again meanwhile.
  */
 import { createClient } from 'redis';
-import { QUEUE_SUFFIX } from '../src/scripts/index.js';
+import { QUEUE_SUFFIX } from '../src/script/codec.js';
 import type { LineSample } from './liveness.js';
 
 /** ARGV: resource, its queue, resource, its queue, … Reply: per resource {1 if its key exists, live tickets in its line}. */

@@ -7,7 +7,7 @@
  */
 import { createClient } from 'redis';
 import { parseServerInfo } from '../src/voters/master/restart-guard.js';
-import { READ_HOLDS_MARK } from '../src/scripts/index.js';
+import { READ_HOLDS_MARK } from '../src/script/codec.js';
 
 /** Reads one master's keys; never rejects (undefined: no answer in time, or an error). */
 export interface KeyReader {

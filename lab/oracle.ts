@@ -8,7 +8,7 @@
  * reads the masters through a MasterReader and counts what it checked. Used by every integration
  * test (test/harness/oracle-setup.ts) and by the chaos workers.
  */
-import type { LeaseKind } from '../src/lock.js';
+import type { LeaseKind } from '../src/lease/lock.js';
 import type { KeyReader, MasterReading } from './master-reader.js';
 export type { KeyReader } from './master-reader.js';
 

@@ -2,7 +2,7 @@
  * The waiting line (issue 25), included by redlock.pml under -DLINE: tickets, the masters' queues,
  * joining and leaving them, release announcements, and two liveness properties checked by spin
  * with weak fairness (`pan -a -f`). model/README.md ("The line") names every bound and what is
- * left out. The rules are those of src/scripts/index.ts (acquire, release) and src/redlock.ts /
+ * left out. The rules are those of src/script/codec.ts (acquire, release) and src/redlock.ts /
  * src/waiting.ts (attempts, rollback, waking); every rule below names its step.
  *
  * What liveness does not need is abstracted away: there is no time (no ttl, no expiry, no late
@@ -75,7 +75,7 @@ byte skew;             /* client 0's clock against client 1's: 0 behind, 1 equal
 #define earlier(u, t) has(before[t], u)
 #endif
 
-/* A master's announcement of a freed key (src/scripts/index.ts release: "<who>:<first ticket or
+/* A master's announcement of a freed key (src/script/codec.ts release: "<who>:<first ticket or
    ''>:<key>"): the ticket first in its line (nobody in it earlier) is told, and counts this master
    towards waking it. Among tickets no one is earlier than, the lowest number stands for the
    master's tie-break (its queue sorts by order, then the whole ticket). */
@@ -97,7 +97,7 @@ inline announce(m, k, self) {
   hd = 0; u = 0; v = 0
 }
 
-/* src/scripts/index.ts acquire, one master, atomically: grant if no key of the call is held or
+/* src/script/codec.ts acquire, one master, atomically: grant if no key of the call is held or
    line-blocked there; otherwise refuse, and for each key: join its line if it blocked the attempt,
    else leave it (announcing the new first ticket: the key is free). */
 /* Some key of R is held on master m (K = 2). */
@@ -231,7 +231,7 @@ inline acquire(t, R) {
   od
 }
 
-/* src/redlock.ts release (src/scripts/index.ts release): marked released at once, then on each
+/* src/redlock.ts release (src/script/codec.ts release): marked released at once, then on each
    master compare-and-delete each key, t leaves every line, and each freed key (deleted, or free
    and left) is announced with its new first ticket. */
 inline release(t, R) {

@@ -81,7 +81,7 @@
 #define MAXT 4         /* the time horizon, ticks */
 #endif
 
-/* Commands (src/scripts/index.ts, the one script): op, value, argument (extend: ttl; fence: token). */
+/* Commands (src/script/codec.ts, the one script): op, value, argument (extend: ttl; fence: token). */
 #define ACQ 1          /* acquire: SET the key only if none exists */
 #define ACQF 2         /* fenced acquire: as ACQ, and INCR the fence counter, answering it */
 #define EXT 3          /* extend: PEXPIRE if the key holds the value */

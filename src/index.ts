@@ -1,7 +1,7 @@
 export { Redlock } from './redlock.js';
-export { Lock, type FencedLock, type LeaseKind, type ReleaseResult, type Routine } from './lock.js';
-export { LeaseType, ReadWriteLock, Semaphore, WriteLease, type SharedLeaseSettings } from './primitives.js';
-export type { LockSignal } from './lifetime.js';
+export { Lock, type FencedLock, type LeaseKind, type ReleaseResult, type Routine } from './lease/lock.js';
+export { LeaseType, ReadWriteLock, Semaphore, WriteLease, type SharedLeaseSettings } from './primitives/lease-type.js';
+export type { LockSignal } from './lease/lifetime.js';
 export {
   ClusterModeError,
   ExecutionError,
@@ -32,9 +32,9 @@ export {
   type OnLost,
   type Settings,
   type UsingSettings,
-} from './settings.js';
+} from './config/settings.js';
 export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './voters/master/health.js';
-export type { ForceReleaseOptions, ForceReleaseResult, InspectOptions, MasterInspection, MasterRelease, MasterState, ResourceInspection } from './inspect.js';
+export type { ForceReleaseOptions, ForceReleaseResult, InspectOptions, MasterInspection, MasterRelease, MasterState, ResourceInspection } from './operator/inspect.js';
 export type { ClusterInput, NodeInput } from './clients/inputs.js';
 export type { GlideClientLike, GlideConfiguration } from './clients/glide.js';
 export type { IORedisLike } from './clients/ioredis.js';
@@ -51,4 +51,4 @@ export {
   type RedlockEvents,
   type RedlockStats,
   type ReleasedEvent,
-} from './observe.js';
+} from './observability/events.js';

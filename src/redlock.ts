@@ -15,12 +15,12 @@ import {
   formatResources,
   type AttemptRecord,
 } from './errors.js';
-import { RenewalScheduler } from './lifetime.js';
-import { EXCLUSIVE, Lock, type FencedLock, type LeaseKind, type ReleaseResult, type Routine } from './lock.js';
-import { ReadWriteLock, Semaphore, splitUsing, type Admission, type LeaseOwner } from './primitives.js';
-import { Notifier, type Waiter } from './waiting.js';
-import { MasterClock } from './master-clock.js';
-import { channels, reportListenerError, StatsRecorder, type RedlockEvents, type RedlockStats } from './observe.js';
+import { RenewalScheduler } from './lease/lifetime.js';
+import { EXCLUSIVE, Lock, type FencedLock, type LeaseKind, type ReleaseResult, type Routine } from './lease/lock.js';
+import { ReadWriteLock, Semaphore, splitUsing, type Admission, type LeaseOwner } from './primitives/lease-type.js';
+import { Notifier, type Waiter } from './acquisition/waiting.js';
+import { MasterClock } from './acquisition/master-clock.js';
+import { channels, reportListenerError, StatsRecorder, type RedlockEvents, type RedlockStats } from './observability/events.js';
 import { RedisNode } from './voters/master/master.js';
 import type { Voter } from './voters/voter.js';
 import { ClusterVoter } from './voters/cluster/cluster-voter.js';
@@ -37,10 +37,10 @@ import {
   type InspectOptions,
   type OperatorCall,
   type ResourceInspection,
-} from './inspect.js';
+} from './operator/inspect.js';
 import type { NodeInput } from './clients/inputs.js';
-import { Cancellation, fanOut, type FanOutOptions, type FanOutResult, type NodeOperation } from './quorum.js';
-import { newTicket, type LockOperation, type OperationReply } from './scripts/index.js';
+import { Cancellation, fanOut, type FanOutOptions, type FanOutResult, type NodeOperation } from './protocol/fan-out.js';
+import { newTicket, type LockOperation, type OperationReply } from './script/codec.js';
 import {
   checkName,
   normalizeResources,
@@ -55,10 +55,10 @@ import {
   type FencedSettings,
   type Settings,
   type UsingSettings,
-} from './settings.js';
-import { sleep } from './timers.js';
-import { newLockValue } from './values.js';
-import { expirationMs, systemClock, validityMs, type Clock } from './validity.js';
+} from './config/settings.js';
+import { sleep } from './protocol/timers.js';
+import { newLockValue } from './lease/values.js';
+import { expirationMs, systemClock, validityMs, type Clock } from './protocol/validity.js';
 import { judgeHeld, judgeOf } from './protocol/votes.js';
 import { fallbackDelayMs, ticketTtlOf, waitMs } from './acquisition/retry.js';
 import { acquireFailure, describeVote, remember } from './acquisition/failure.js';

@@ -3,7 +3,7 @@
  * ExecutionError (how the last attempt's vote went).
  */
 import type { AttemptRecord } from '../errors.js';
-import type { EffectiveSettings } from '../settings.js';
+import type { EffectiveSettings } from '../config/settings.js';
 
 /** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */
 const MAX_ATTEMPT_RECORDS = 100;

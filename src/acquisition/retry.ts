@@ -3,8 +3,8 @@
  * meanwhile: the retry policy, from the call's effective settings. Pure but for Math.random.
  */
 import type { AttemptRecord } from '../errors.js';
-import type { EffectiveSettings } from '../settings.js';
-import { retryDelayMs } from '../validity.js';
+import type { EffectiveSettings } from '../config/settings.js';
+import { retryDelayMs } from '../protocol/validity.js';
 
 /**
  * How long a ticket keeps its place without a new attempt: two of the longest sleeps between

@@ -9,7 +9,7 @@
  * no auto-pipelining (our batching does that). Yours is never closed and carries none of our
  * commands; ours are closed by `quit()`.
  */
-import { withoutKeyPrefix } from '../scripts/index.js';
+import { withoutKeyPrefix } from '../script/codec.js';
 import { ignore, labelOf, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
 
 /** What we need of an ioredis (5, 6) or iovalkey client; `new Redis()`'s result fits. */

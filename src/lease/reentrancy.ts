@@ -5,7 +5,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ReentrancyError } from '../errors.js';
-import type { Lock } from '../lock.js';
+import type { Lock } from './lock.js';
 
 export class ReentrancyScope {
   readonly #store = new AsyncLocalStorage<ReadonlyMap<string, Lock>>();

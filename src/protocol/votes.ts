@@ -1,12 +1,12 @@
 /**
  * How a master's reply reads as its vote: the one place that turns the script's reply codes
- * (src/scripts/index.ts, the contract) into granted / locked / queued / lost, or throws for a reply
+ * (src/script/codec.ts, the contract) into granted / locked / queued / lost, or throws for a reply
  * that is no vote (an unreplicated grant, the script refusing the operation), which the fan-out
  * counts as that master's error (fan-out: src/quorum.ts).
  */
 import { ReplicationError } from '../errors.js';
-import type { Answer } from '../quorum.js';
-import { QUEUED, type LockOperation, type OperationReply } from '../scripts/index.js';
+import type { Answer } from './fan-out.js';
+import { QUEUED, type LockOperation, type OperationReply } from '../script/codec.js';
 
 /** How a master's reply to `operation` reads as its vote (a throw is an `error` outcome). */
 export function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {

@@ -2,9 +2,9 @@
  * What redlock.ts, the fan-out and the operator calls see of a voter: one vote, whether a master
  * (RedisNode, master/master.ts) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts).
  */
-import type { Cancellation } from '../quorum.js';
-import type { LockOperation, OperationReply } from '../scripts/index.js';
-import type { ReleaseListener, Subscription } from '../waiting.js';
+import type { Cancellation } from '../protocol/fan-out.js';
+import type { LockOperation, OperationReply } from '../script/codec.js';
+import type { ReleaseListener, Subscription } from '../acquisition/waiting.js';
 import type { MasterHealth } from './master/health.js';
 
 /** One vote: a master (RedisNode) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts). What redlock.ts sees. */

@@ -9,7 +9,7 @@ import { createClient } from 'redis';
 import { Redlock, type NodeOutcome, type NodeStatus } from '../../src/index.js';
 import { startMasters, type MasterOptions, type RedisMaster } from '../../lab/redis-server.js';
 import { nodesFor } from './clients.js';
-import type { CallSettings } from '../../src/settings.js';
+import type { CallSettings } from '../../src/config/settings.js';
 
 function makeClient(port: number) {
   const client = createClient({ url: urlOf(port), socket: { reconnectStrategy: 50 } });

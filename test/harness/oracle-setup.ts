@@ -9,8 +9,8 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
-import { Lock } from '../../src/lock.js';
-import { channelNames, type AcquiredEvent, type ExtendedEvent, type FailedEvent, type ReleasedEvent } from '../../src/observe.js';
+import { Lock } from '../../src/lease/lock.js';
+import { channelNames, type AcquiredEvent, type ExtendedEvent, type FailedEvent, type ReleasedEvent } from '../../src/observability/events.js';
 import { oracle } from './oracle-session.js';
 
 // The library calls subscribers synchronously, inside acquire and extend: they must never throw.

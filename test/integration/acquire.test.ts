@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
 import { ExecutionError, NodeError, Redlock, ResourceLockedError, type Lock } from '../../src/index.js';
-import { lockScript } from '../../src/scripts/index.js';
-import { driftMs } from '../../src/validity.js';
+import { lockScript } from '../../src/script/codec.js';
+import { driftMs } from '../../src/protocol/validity.js';
 import {
   eventually,
   monitor,

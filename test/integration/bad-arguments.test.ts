@@ -8,7 +8,7 @@ import IORedis from 'ioredis';
 import { ClusterModeError, ExecutionError, Redlock, type Lock, type NodeError, type NodeOutcome } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
 import { closeAll, directClients, eventually, monitor, settled, sleep, urlOf, valuesOn, type DirectClient } from '../harness/cluster.js';
-import { lockScript } from '../../src/scripts/index.js';
+import { lockScript } from '../../src/script/codec.js';
 
 let masters: RedisMaster[];
 let urls: string[];

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, type Lock, type Redlock } from '../../src/index.js';
-import { QUEUE_SUFFIX, lockScript } from '../../src/scripts/index.js';
+import { QUEUE_SUFFIX, lockScript } from '../../src/script/codec.js';
 import type { RedisMaster } from '../../lab/redis-server.js';
 import {
   eventually,

@@ -7,7 +7,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/scripts/index.js';
+import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/script/codec.js';
 import { closeAll, directClients, eventually, sleep, uniquePrefix, urlOf, useOwnMasters } from '../harness/cluster.js';
 import { freePort, startMasters, type RedisMaster } from '../../lab/redis-server.js';
 import { oracle } from '../harness/oracle-session.js';

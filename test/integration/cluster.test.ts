@@ -9,7 +9,7 @@ import { createCluster } from 'redis';
 import { Cluster } from 'ioredis';
 import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
 import { clusterCompanionKey } from '../../src/voters/cluster/slots.js';
-import { FENCE_SUFFIX } from '../../src/scripts/index.js';
+import { FENCE_SUFFIX } from '../../src/script/codec.js';
 
 const clusterFenceKey = (resource: string): string => clusterCompanionKey(resource, FENCE_SUFFIX);
 import { eventually, monitor, settled, sleep, uniquePrefix } from '../harness/cluster.js';

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ResourceLockedError, type Redlock } from '../../src/index.js';
-import { QUEUE_SUFFIX, releasedChannel } from '../../src/scripts/index.js';
+import { QUEUE_SUFFIX, releasedChannel } from '../../src/script/codec.js';
 import { sleep, uniquePrefix, useOwnMasters, eventually, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);

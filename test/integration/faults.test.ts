@@ -18,7 +18,7 @@ import {
 import { clientKind, inUrlRun, nodesFor, nodesInScript, ownConnections, seesDisconnects } from '../harness/clients.js';
 import { nodeRedisConnection } from '../../src/clients/node-redis.js';
 import { createClient as createClient5 } from 'redis5';
-import { QUEUE_SUFFIX, lockScript } from '../../src/scripts/index.js';
+import { QUEUE_SUFFIX, lockScript } from '../../src/script/codec.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { FaultProxy } from '../../lab/proxy.js';
 import { startMasters, type RedisMaster } from '../../lab/redis-server.js';

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, Redlock } from '../../src/index.js';
-import { fenceKey } from '../../src/scripts/index.js';
+import { fenceKey } from '../../src/script/codec.js';
 import { FaultProxy } from '../../lab/proxy.js';
 import {
   eventually,

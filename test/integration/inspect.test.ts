@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redlock, type Lock } from '../../src/index.js';
 import { clusterCompanionKey } from '../../src/voters/cluster/slots.js';
-import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/scripts/index.js';
+import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/script/codec.js';
 import { eventually, monitor, sleep, uniquePrefix, useOwnMasters } from '../harness/cluster.js';
 import { inUrlRun } from '../harness/clients.js';
 import { freePort } from '../../lab/redis-server.js';

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, LockLostError } from '../../src/index.js';
-import { lockScript } from '../../src/scripts/index.js';
+import { lockScript } from '../../src/script/codec.js';
 import { inUrlRun } from '../harness/clients.js';
 import type { RedisMaster } from '../../lab/redis-server.js';
 import {

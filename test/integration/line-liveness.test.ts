@@ -8,7 +8,7 @@
 import { Redis as IORedis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Redlock, ResourceLockedError } from '../../src/index.js';
-import { QUEUE_SUFFIX } from '../../src/scripts/index.js';
+import { QUEUE_SUFFIX } from '../../src/script/codec.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { oracle } from '../harness/oracle-session.js';
 import { eventually, sleep, uniquePrefix, urlOf, useOwnMasters, warmUp, type DirectClient } from '../harness/cluster.js';

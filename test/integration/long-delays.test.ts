@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, type Redlock } from '../../src/index.js';
 import { monitor, redlockOn, sleep, uniquePrefix, useSharedMasters, warmUp, type DirectClient } from '../harness/cluster.js';
-import { lockScript } from '../../src/scripts/index.js';
+import { lockScript } from '../../src/script/codec.js';
 
 const shared = useSharedMasters();
 let ports: number[];

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedlockClosedError, ResourceLockedError, type Lock } from '../../src/index.js';
-import { QUEUE_SUFFIX, READ_HOLDS_MARK } from '../../src/scripts/index.js';
+import { QUEUE_SUFFIX, READ_HOLDS_MARK } from '../../src/script/codec.js';
 import { oracle } from '../harness/oracle-session.js';
 import { eventually, settled, sleep, uniquePrefix, useOwnMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
 

@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, ReentrancyError, type Redlock } from '../../src/index.js';
-import { lockScript } from '../../src/scripts/index.js';
+import { lockScript } from '../../src/script/codec.js';
 import { eventually, monitor, sleep, uniquePrefix, useSharedMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 const shared = useSharedMasters();

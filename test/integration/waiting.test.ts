@@ -4,7 +4,7 @@
  * subscriber count on them is this file's alone.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { releasedChannel } from '../../src/scripts/index.js';
+import { releasedChannel } from '../../src/script/codec.js';
 import { seesDisconnects } from '../harness/clients.js';
 import {
   eventually,

@@ -1,5 +1,5 @@
 /**
- * The one script is assembled from src/scripts/lua/*.lua (scripts/assemble-lua.ts) into the module
+ * The one script is assembled from src/script/lua/*.lua (scripts/assemble-lua.ts) into the module
  * the library loads: that module must be what the files make, every operation the codec sends must
  * have its branch, and the widths the files declare must be the fields the codec writes.
  */
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GENERATED, LUA_DIR, SCRIPT_VALUES, assembleLua, generatedModule } from '../../scripts/assemble-lua.js';
-import { encodeBatch, lockScript, type LockOperation, type OperationKind } from '../../src/scripts/index.js';
+import { encodeBatch, lockScript, type LockOperation, type OperationKind } from '../../src/script/codec.js';
 
 /** Each operation file's kinds and width, from its header. */
 function declaredWidths(): Map<string, number> {
@@ -22,7 +22,7 @@ function declaredWidths(): Map<string, number> {
 }
 
 describe('the assembled script', () => {
-  it('src/scripts/lua.generated.ts is what the .lua files make (run npm run build:lua after editing them)', () => {
+  it('src/script/lua.generated.ts is what the .lua files make (run npm run build:lua after editing them)', () => {
     expect(readFileSync(GENERATED, 'utf8')).toBe(generatedModule(assembleLua(SCRIPT_VALUES)));
   });
 

@@ -1,5 +1,5 @@
 /**
- * The batch codec (src/scripts/index.ts): the exact ARGV layout encodeBatch gives each operation
+ * The batch codec (src/script/codec.ts): the exact ARGV layout encodeBatch gives each operation
  * kind, as the script's contract reads it, and decodeBatch's reading of the script's flat reply.
  * (An acquire's ticket, age and place are in master-clock.test.ts; that every kind really runs
  * through the script is codec-roundtrip.test.ts.)
@@ -14,7 +14,7 @@ import {
   type Announcement,
   type LockOperation,
   type OperationKind,
-} from '../../src/scripts/index.js';
+} from '../../src/script/codec.js';
 
 const TAIL = ['PUBLISH', releasedChannel, 'tag'];
 /** One operation alone, in the general layout: numkeys, its keys, its ARGV, no inline keys, the announcement, the tag. */

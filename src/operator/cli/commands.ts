@@ -4,9 +4,9 @@
  * resources, and where it says its exit code.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { ResourceInspection } from '../../inspect.js';
+import type { ResourceInspection } from '../inspect.js';
 import type { Redlock } from '../../redlock.js';
-import { sleep } from '../../timers.js';
+import { sleep } from '../../protocol/timers.js';
 import { allAnswered, renderInspections, renderReleases } from './render.js';
 import type { Io } from './terminal.js';
 

@@ -4,7 +4,7 @@
  * hold in one script call, and the shard channel each master announces releases on.
  */
 import calculateSlot from 'cluster-key-slot';
-import { FENCE_SUFFIX, QUEUE_SUFFIX, releasedChannel, type LockOperation } from '../../scripts/index.js';
+import { FENCE_SUFFIX, QUEUE_SUFFIX, releasedChannel, type LockOperation } from '../../script/codec.js';
 
 export const SLOTS = 16384;
 

@@ -5,8 +5,8 @@
  * withdrawn (if still unsent) only once every operation in it was cancelled, and otherwise the
  * answer still arrives and is recorded as late.
  */
-import type { Cancellation } from '../../quorum.js';
-import type { LockOperation, OperationReply } from '../../scripts/index.js';
+import type { Cancellation } from '../../protocol/fan-out.js';
+import type { LockOperation, OperationReply } from '../../script/codec.js';
 
 /** One batch on its way: its replies, as `pick` made them (rejected for the whole batch if the master failed it). */
 export interface SentBatch<R = OperationReply[]> {

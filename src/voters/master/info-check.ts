@@ -3,7 +3,7 @@
  * order they came; and what an INFO reply says about the server besides its run (restart-guard.ts):
  * cluster mode, and a replica where the Sentinels named a master.
  */
-import type { Cancellation } from '../../quorum.js';
+import type { Cancellation } from '../../protocol/fan-out.js';
 
 /** The INFO read on a connection, while lock commands wait for it (RedisNode.#checked). */
 export interface InfoCheck {

@@ -13,9 +13,9 @@
 import { ClusterModeError, MasterRestartedError, NodeError, NodeUnavailableError, type MisplacedReplyError } from '../../errors.js';
 import type { Connection, Driver } from '../../clients/connection.js';
 import { driverFor } from '../../clients/inputs.js';
-import type { Cancellation } from '../../quorum.js';
-import { grants, lockScript, type LockOperation, type OperationReply } from '../../scripts/index.js';
-import type { ReleaseListener, Subscription } from '../../waiting.js';
+import type { Cancellation } from '../../protocol/fan-out.js';
+import { grants, lockScript, type LockOperation, type OperationReply } from '../../script/codec.js';
+import type { ReleaseListener, Subscription } from '../../acquisition/waiting.js';
 import type { Voter } from '../voter.js';
 import { Batcher, type SentBatch } from './batch.js';
 import { ConnectionKeeper, reconnectDelayMs } from './connection-keeper.js';

@@ -4,8 +4,8 @@
  * its own, reopened when it ends or when the channel changes.
  */
 import { ignore, type Driver, type SubscriberConnection } from '../../clients/connection.js';
-import { standaloneAnnouncement, type Announcement } from '../../scripts/index.js';
-import type { ReleaseListener, Subscription } from '../../waiting.js';
+import { standaloneAnnouncement, type Announcement } from '../../script/codec.js';
+import type { ReleaseListener, Subscription } from '../../acquisition/waiting.js';
 import { reconnectDelayMs } from './connection-keeper.js';
 
 export class ReleaseAnnouncements {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { MisplacedReplyError } from '../../errors.js';
 import { ignore, type Connection } from '../../clients/connection.js';
-import { decodeBatch, encodeBatch, grants, lockScript, type Announcement, type LockOperation, type OperationReply } from '../../scripts/index.js';
+import { decodeBatch, encodeBatch, grants, lockScript, type Announcement, type LockOperation, type OperationReply } from '../../script/codec.js';
 import type { Route, ShardRole } from './shard.js';
 import type { StallWatch } from './stall.js';
 

@@ -2,7 +2,7 @@
  * A master that is one shard of a cluster voter (cluster/cluster-voter.ts): how its operations are
  * routed and what the cluster voter tells it about its slots.
  */
-import type { FenceKey, LockOperation } from '../../scripts/index.js';
+import type { FenceKey, LockOperation } from '../../script/codec.js';
 
 /**
  * How an operation goes to a master. `batch`: with the others of its turn (on a cluster master, a

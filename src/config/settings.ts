@@ -2,11 +2,11 @@
  * Defaults and validation of every setting and argument. Everything here runs before any
  * network call, so bad input fails fast with a TypeError or RangeError and leaves nothing behind.
  */
-import { FENCE_SUFFIX, QUEUE_SUFFIX } from './scripts/index.js';
+import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../script/codec.js';
 
-/** Names the library keeps beside each resource (scripts/index.ts): never a resource of their own. */
+/** Names the library keeps beside each resource (script/codec.ts): never a resource of their own. */
 const companionSuffixes = [[FENCE_SUFFIX, 'fence counters'], [QUEUE_SUFFIX, 'wait queues']] as const;
-import { driftMs } from './validity.js';
+import { driftMs } from '../protocol/validity.js';
 
 export interface Settings {
   /** Clock drift allowance as a fraction of the ttl (validity loses ttl·driftFactor + 2 ms). Default 0.01. */

@@ -1,5 +1,5 @@
 -- The batch's frame: where its keys are (declared, or inline at the start of ARGV) and how a
--- key's queue is named. Then line.lua, then frame.lua runs the operations (src/scripts/index.ts has
+-- key's queue is named. Then line.lua, then frame.lua runs the operations (src/script/codec.ts has
 -- the contract; scripts/assemble-lua.ts puts the files together).
 local n = #ARGV
 local inline = tonumber(ARGV[n - 3])

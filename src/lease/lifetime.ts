@@ -4,8 +4,8 @@
  * Session owns its lease. Renewals are gathered into time slots so the renewals of many locks leave
  * in the same event-loop turn, and batching turns them into one script call per master.
  */
-import { ExecutionError, LockExpiredError, LockLostError, type AttemptRecord } from './errors.js';
-import { startTimer, type CancelTimer } from './timers.js';
+import { ExecutionError, LockExpiredError, LockLostError, type AttemptRecord } from '../errors.js';
+import { startTimer, type CancelTimer } from '../protocol/timers.js';
 
 /**
  * How a lifetime renews its lock: Redlock's extend, which retries while the lock is valid and

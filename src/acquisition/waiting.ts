@@ -11,8 +11,8 @@
  * waiter, which split the masters' votes between them. Subscriber connections exist only while
  * someone waits.
  */
-import { parseReleased } from './scripts/index.js';
-import { onAnyAbort, startTimer } from './timers.js';
+import { parseReleased } from '../script/codec.js';
+import { onAnyAbort, startTimer } from '../protocol/timers.js';
 
 /** One master's subscription to release announcements; `close` ends it even while it connects. */
 export interface Subscription {

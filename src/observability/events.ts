@@ -5,9 +5,9 @@
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import * as hdr from 'hdr-histogram-js';
-import type { AttemptRecord, NodeError, NodeOutcome, NodeStatus } from './errors.js';
-import type { Lock } from './lock.js';
-import type { NodeDownEvent, NodeUpEvent } from './voters/master/health.js';
+import type { AttemptRecord, NodeError, NodeOutcome, NodeStatus } from '../errors.js';
+import type { Lock } from '../lease/lock.js';
+import type { NodeDownEvent, NodeUpEvent } from '../voters/master/health.js';
 
 /** A lock was acquired (not re-entered: that makes no network call and emits nothing). */
 export interface AcquiredEvent {

@@ -2,16 +2,16 @@
  * For operators: what every master holds for a resource now, and whether a quorum holds it and
  * until when at the latest (`redlock.inspect`); and the force release that clears a stuck lock
  * (`redlock.forceRelease`, the CLI's `release --force`). Both are operations of the one script
- * (scripts/index.ts): an inspection reads a key, its fence counter and its queue in one call, so
+ * (script/codec.ts): an inspection reads a key, its fence counter and its queue in one call, so
  * each master's answer is a consistent view, and writes nothing; both reach every kind of voter
  * (a master, a Redis Cluster by the resource's slot, a Sentinel-managed master) as a lock does,
  * each master bounded by the per-master timeout. The quorum summary is pure: `summarize`.
  */
-import type { Voter } from './voters/voter.js';
-import { fanOut, type Answer } from './quorum.js';
-import type { KeySnapshot, LockOperation, OperationReply } from './scripts/index.js';
-import { checkNodeTimeout, checkSignal, defaultQuorum, describe } from './settings.js';
-import { newLockValue } from './values.js';
+import type { Voter } from '../voters/voter.js';
+import { fanOut, type Answer } from '../protocol/fan-out.js';
+import type { KeySnapshot, LockOperation, OperationReply } from '../script/codec.js';
+import { checkNodeTimeout, checkSignal, defaultQuorum, describe } from '../config/settings.js';
+import { newLockValue } from '../lease/values.js';
 
 /** The per-master timeout of an inspection or a force release when neither the call nor the constructor sets one. */
 const DEFAULT_INSPECT_TIMEOUT_MS = 500;

@@ -245,7 +245,7 @@ const kindCode: Record<OperationKind, string> = {
  * is caught) instead of failing the batch; any other refusal of GET (an ACL without +get) fails the
  * script, as a refused command does, rather than passing for "not held".
  */
-// The script itself is src/scripts/lua/*.lua, assembled into lua.generated.ts (scripts/assemble-lua.ts).
+// The script itself is src/script/lua/*.lua, assembled into lua.generated.ts (scripts/assemble-lua.ts).
 
 /** Where the script announces released keys; messages are `<value>:<key>`. */
 export const releasedChannel = 'redlock-quorum:released';

@@ -10,9 +10,9 @@
  * keeps it: `released` says so.)
  */
 import { setMaxListeners } from 'node:events';
-import { LockLostError, LockReleasedError, type NodeOutcome } from './errors.js';
+import { LockLostError, LockReleasedError, type NodeOutcome } from '../errors.js';
 import { Lifetime, lockSignal, type LockSignal, type Renewal } from './lifetime.js';
-import type { Settings } from './settings.js';
+import type { Settings } from '../config/settings.js';
 
 export interface ReleaseResult {
   /** A quorum of masters deleted the lock's keys. False for a lock that had already expired. */

@@ -4,10 +4,10 @@
  * script's `permit` and `read` operations); acquire, waiting, extension and release are the lock's
  * own (redlock.ts). Why each is safe: docs/safety.md, "Semaphores and read-write locks".
  */
-import { clusterCompanionKey } from './voters/cluster/slots.js';
-import type { FencedLock, Lock, LeaseKind, Routine } from './lock.js';
-import type { OperationKind } from './scripts/index.js';
-import { describe, type CallSettings, type FencedSettings, type UsingSettings } from './settings.js';
+import { clusterCompanionKey } from '../voters/cluster/slots.js';
+import type { FencedLock, Lock, LeaseKind, Routine } from '../lease/lock.js';
+import type { OperationKind } from '../script/codec.js';
+import { describe, type CallSettings, type FencedSettings, type UsingSettings } from '../config/settings.js';
 
 /** How a lease is admitted: the acquire operation, the keys it is sent, and what it makes. */
 export interface Admission {
