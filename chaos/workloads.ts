@@ -11,7 +11,7 @@
  *   it, a lock on b (nested, in that order); either read-modify-writes both counters. Together they
  *   are the hold-and-wait case of the waiting line (issue 25).
  */
-import { PERMIT_INFIX } from '../src/primitives/lease-type.js';
+import { PERMIT_INFIX } from '../src/primitives/semaphore.js';
 
 export type Workload = 'lock' | 'semaphore' | 'read-write' | 'pair';
 export const WORKLOADS: readonly Workload[] = ['lock', 'semaphore', 'read-write', 'pair'];

@@ -1,6 +1,7 @@
 /**
  * The one Lua script, put together from the files of src/script/lua/: prelude.lua, line.lua, then
- * frame.lua with each operation's branch filled in. An operation is every other .lua file there: it
+ * frame.lua with each operation's branch filled in. An operation is every other .lua file there, and
+ * every .lua file in src/primitives/ (a primitive's admission rule, beside its .ts): it
  * starts with `--! operation <kinds> width <n>` (the kind letters it serves, and how many ARGV fields
  * each of its operations takes), and its body is the branch the frame runs for those kinds. No list
  * to keep: a new operation is a new file.
@@ -14,11 +15,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { READ_HOLDS_MARK } from '../src/script/marks.js';
 
 export const LUA_DIR = fileURLToPath(new URL('../src/script/lua/', import.meta.url));
+/** Where the primitives keep their admission rules' operations, each beside its .ts (primitives/semaphore.lua). */
+export const PRIMITIVES_DIR = fileURLToPath(new URL('../src/primitives/', import.meta.url));
 export const GENERATED = fileURLToPath(new URL('../src/script/lua.generated.ts', import.meta.url));
 /** What the script's `@NAME@` placeholders stand for. */
 export const SCRIPT_VALUES: Readonly<Record<string, string>> = { READ_HOLDS_MARK };
@@ -40,12 +43,15 @@ function operationOf(file: string, text: string): Operation {
 }
 
 /** The script, with each `@NAME@` in the files replaced by `values[NAME]` (every one must be given). */
-export function assembleLua(values: Readonly<Record<string, string>>, dir = LUA_DIR): string {
+export function assembleLua(values: Readonly<Record<string, string>>, dir = LUA_DIR, primitivesDir: string | null = PRIMITIVES_DIR): string {
   const read = (file: string): string => readFileSync(join(dir, file), 'utf8');
-  const operations = readdirSync(dir)
-    .filter((file) => file.endsWith('.lua') && !(FRAME as readonly string[]).includes(file))
-    .sort()
-    .map((file) => operationOf(file, read(file)));
+  const operationFiles = (from: string): string[] =>
+    readdirSync(from)
+      .filter((file) => file.endsWith('.lua') && !(from === dir && (FRAME as readonly string[]).includes(file)))
+      .map((file) => join(from, file));
+  const operations = [...operationFiles(dir), ...(primitivesDir ? operationFiles(primitivesDir) : [])]
+    .sort((a, b) => (basename(a) < basename(b) ? -1 : 1))
+    .map((path) => operationOf(basename(path), readFileSync(path, 'utf8')));
   const seen = new Map<string, string>();
   for (const { file, kinds } of operations) {
     for (const kind of kinds) {

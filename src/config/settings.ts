@@ -349,14 +349,6 @@ export function checkName(name: unknown): asserts name is string {
   checkResource(name, -1);
 }
 
-/** A semaphore's limit: an integer from 1 to `maxPermits`. */
-export function validateLimit(limit: unknown, maxPermits: number): number {
-  if (typeof limit !== 'number') throw new TypeError(`limit must be a number, got ${describe(limit)}`);
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be an integer ≥ 1, got ${limit}`);
-  if (limit > maxPermits) throw new RangeError(`limit must be at most ${maxPermits} (a permit's acquire asks for every slot), got ${limit}`);
-  return limit;
-}
-
 /** How errors name a resource: `index` −1 is a primitive's name (checkName). Built only for an error. */
 function resourceLabel(index: number): string {
   return index < 0 ? 'name' : `resources[${index}]`;

@@ -27,14 +27,17 @@ export type Routine<T, L extends Lock = Lock> = (signal: LockSignal, lock: L) =>
 
 /**
  * What kind of lease a Lock is: `lock`, an exclusive hold (`acquire`, and a read-write lock's write
- * hold, which is the same thing); `read`, a read-write lock's shared hold; `permit`, one of a
- * semaphore's `limit` permits, which holds the semaphore's slot number `slot` (its `resources`
- * name the slot's key).
+ * hold, which is the same thing), or a primitive's kind, which its file adds to `LeaseKinds`
+ * (primitives/read-write.ts: `read`, a shared hold; primitives/semaphore.ts: `permit`, one of a
+ * semaphore's `limit` permits, which holds the semaphore's slot number `slot`, its `resources`
+ * naming the slot's key).
  */
-export type LeaseKind =
-  | { readonly type: 'lock' }
-  | { readonly type: 'read' }
-  | { readonly type: 'permit'; readonly semaphore: string; readonly limit: number; readonly slot: number };
+export type LeaseKind = LeaseKinds[keyof LeaseKinds];
+
+/** Every kind of lease, by its `type`: each primitive adds its own here (TypeScript declaration merging). */
+export interface LeaseKinds {
+  lock: { readonly type: 'lock' };
+}
 
 export const EXCLUSIVE: LeaseKind = Object.freeze({ type: 'lock' });
 

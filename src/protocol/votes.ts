@@ -10,8 +10,8 @@ import { QUEUED, type LockOperation, type OperationReply } from '../script/codec
 
 /** How a master's reply to `operation` reads as its vote (a throw is an `error` outcome). */
 export function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {
-  if (operation.kind === 'permit') return judgePermit;
-  if (operation.kind !== 'acquire' && operation.kind !== 'read') return judgeHeld;
+  if (operation.kind === 'admit') return operation.admit!.grouped ? judgeGrouped : judgeAcquire;
+  if (operation.kind !== 'acquire') return judgeHeld;
   return operation.fenced ? judgeFencedAcquire : judgeAcquire;
 }
 
@@ -37,8 +37,8 @@ function judgeAcquire(reply: OperationReply): Answer {
   return reply.status === 1 ? granted : reply.status === QUEUED ? queued : { status: 'locked', pttlMs: reply.detail };
 }
 
-/** A permit's grant names its slot: masters that gave different slots do not count together (quorum.ts). */
-function judgePermit(reply: OperationReply): Answer {
+/** A grouped rule's grant names its group (a permit: its slot): masters that gave different groups do not count together (fan-out.ts). */
+function judgeGrouped(reply: OperationReply): Answer {
   checkReply(reply);
   return reply.status === 1 ? { status: 'granted', slot: reply.detail } : { status: 'locked', pttlMs: reply.detail };
 }

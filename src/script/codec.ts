@@ -8,13 +8,30 @@ import { createHash, randomBytes } from 'node:crypto';
 import { source } from './lua.generated.js';
 
 /**
- * acquire: an exclusive hold (a lock, a write hold); read: a shared hold (readers share, writers
- * wait); permit: one of a semaphore's slots (its keys are the slots: the first free one is taken).
- * inspect and force-release are an operator's (inspect.ts): a read-only snapshot of one key, and a
- * delete of one key whatever holds it. clock reads the master's TIME (master-clock.ts), on the master
+ * acquire: an exclusive hold (a lock, a write hold); admit: a primitive's own admission rule (a
+ * read hold, a semaphore's permit: `admit` says which). inspect and force-release are an
+ * operator's (operator/inspect.ts): a read-only snapshot of one key, and a delete of one key
+ * whatever holds it. clock reads the master's TIME (acquisition/master-clock.ts), on the master
  * that serves its key.
  */
-export type OperationKind = 'acquire' | 'read' | 'permit' | 'extend' | 'release' | 'fence' | 'inspect' | 'force-release' | 'clock';
+export type OperationKind = 'acquire' | 'admit' | 'extend' | 'release' | 'fence' | 'inspect' | 'force-release' | 'clock';
+
+/**
+ * A primitive's admission rule as the script runs it (primitives/: the rule in its .ts, the
+ * operation in its .lua): the operation's code, the letter its file's `--! operation` header
+ * declares, and the fields that operation reads after the four every operation has.
+ */
+export interface AdmitRule {
+  readonly code: string;
+  /**
+   * Its grants name a group in their detail (a semaphore's slot): only grants of one group count
+   * together (protocol/fan-out.ts, Tally), and a refused attempt's next one starts from the
+   * highest group a master gave.
+   */
+  readonly grouped: boolean;
+  /** The fields after the common four; `from`: the group an attempt tries first (grouped rules). */
+  fields(from: number): readonly string[];
+}
 
 /** Whether an operation may write a grant (so `replicas` waits for it and the restart guard holds it back). */
 export function grants(kind: OperationKind): boolean {
@@ -51,8 +68,10 @@ export interface LockOperation {
    * inspected on this master); absent or '': whatever holds it.
    */
   readonly expected?: string;
-  /** Permit: the slot (index into `keys`) each master tries first; the others follow in order, wrapping. */
-  readonly firstSlot?: number;
+  /** Admit: the primitive's rule (its script operation). */
+  readonly admit?: AdmitRule;
+  /** Admit with a grouped rule: the group (a permit's slot, an index into `keys`) each master tries first. */
+  readonly from?: number;
   /** With `replicas`: how long the WAIT behind a grant may block (not sent to the script). */
   readonly replicationTimeoutMs?: number;
 }
@@ -129,10 +148,9 @@ export interface KeySnapshot {
 /** The reply status of an acquire refused because another waiter is first in line. */
 export const QUEUED = 3;
 
-const kindCode: Record<OperationKind, string> = {
+/** The script's code for each operation of the core; a primitive's rule brings its own (AdmitRule). */
+const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
   acquire: 'a',
-  read: 's',
-  permit: 'p',
   extend: 'e',
   release: 'r',
   fence: 'f',
@@ -315,11 +333,12 @@ export function encodeBatch(
     const counters = fenced || kind === 'fence' || kind === 'inspect';
     if (counters) for (const key of own) keys.push(fenceKeyOf(key));
     const number = kind === 'fence' ? operation.token : kind === 'force-release' ? (operation.expected ?? '') : operation.ttlMs;
-    args.push(fenced ? 'A' : kindCode[kind], value, String(number), String(counters ? 2 * own.length : own.length));
+    const code = kind === 'admit' ? operation.admit!.code : fenced ? 'A' : kindCode[kind];
+    args.push(code, value, String(number), String(counters ? 2 * own.length : own.length));
     if (kind === 'acquire') args.push(operation.ticket ?? '', ...placeOf(operation));
     else if (kind === 'release') args.push(operation.ticket ?? '');
     else if (kind === 'clock') args.push(operation.ticket ?? '', placeOf(operation)[1]);
-    else if (kind === 'permit') args.push(String(operation.firstSlot ?? 0));
+    else if (kind === 'admit') args.push(...operation.admit!.fields(operation.from ?? 0));
   }
   if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
   return [...head, String(keys.length), ...keys, ...args, '0', command, channel, tag];

@@ -157,7 +157,7 @@ end
 -- The batch: each operation in turn, its reply two values, then the call's tag. Each
 -- operation's branch is its own file (--! operation <kinds> width <ARGV fields>); WIDTHS and the
 -- branches are filled in when the script is assembled.
-local WIDTHS = { a = 7, A = 7, t = 6, e = 4, f = 4, x = 4, i = 4, p = 5, s = 4, r = 5 }
+local WIDTHS = { a = 7, A = 7, t = 6, e = 4, f = 4, x = 4, i = 4, s = 4, r = 5, p = 5 }
 local reply = {}
 local first = 1
 local i = inline + 1
@@ -323,25 +323,8 @@ while i <= n - 4 do
     else
       detail = {held, holder, pttl, readers, fence or '', type(queued) == 'table' and not queued.err and #queued or 0, fingerprint}
     end
-  elseif kind == 'p' then
-    -- permit.lua
-    -- A semaphore's permit: the first free slot, trying from the given one.
-    local slots = last - first + 1
-    local from = tonumber(ARGV[i + 4])
-    status, detail = 0, -1
-    for j = 0, slots - 1 do
-      local slot = (from + j) % slots
-      local pttl = redis.call('PTTL', K[first + slot])
-      if pttl == -2 then
-        redis.call('SET', K[first + slot], value, 'PX', ttl)
-        status, detail = 1, slot
-        break
-      elseif pttl >= 0 and (detail < 0 or pttl < detail) then
-        detail = pttl -- the soonest a slot frees
-      end
-    end
   elseif kind == 's' then
-    -- read.lua
+    -- read-write.lua
     -- A read hold (read-write locks): shared with other readers, refused by a writer that holds or waits.
     for k = first, last do
       local held = line().kind(K[k], redis.call)
@@ -385,6 +368,23 @@ while i <= n - 4 do
       if who then
         local head = announce(K[k], q, who)
         if head and detail == 0 then detail = head end
+      end
+    end
+  elseif kind == 'p' then
+    -- semaphore.lua
+    -- A semaphore's permit: the first free slot, trying from the given one.
+    local slots = last - first + 1
+    local from = tonumber(ARGV[i + 4])
+    status, detail = 0, -1
+    for j = 0, slots - 1 do
+      local slot = (from + j) % slots
+      local pttl = redis.call('PTTL', K[first + slot])
+      if pttl == -2 then
+        redis.call('SET', K[first + slot], value, 'PX', ttl)
+        status, detail = 1, slot
+        break
+      elseif pttl >= 0 and (detail < 0 or pttl < detail) then
+        detail = pttl -- the soonest a slot frees
       end
     end
   else

@@ -23,6 +23,8 @@ import {
   type LockOperation,
   type OperationReply,
 } from '../../src/script/codec.js';
+import { readRule } from '../../src/primitives/read-write.js';
+import { permitRule } from '../../src/primitives/semaphore.js';
 import { uniquePrefix, useOwnMasters } from '../harness/cluster.js';
 
 // Few names, so the operations of a run meet on the same keys: an acquire on a read hold, an
@@ -41,10 +43,11 @@ const placeMs = fc.option(fc.double({ min: 0, max: 2e12, noNaN: true }), { nil: 
 
 const operation: fc.Arbitrary<LockOperation> = fc.oneof(
   fc.record({ kind: fc.constant('acquire' as const), keys: names, value, ttlMs, fenced: fc.boolean(), ticket, ageMs, placeMs }),
-  fc.record({ kind: fc.constant('read' as const), keys: names, value, ttlMs }),
+  // The primitives' rules: a read hold (primitives/read-write.ts) and a permit (primitives/semaphore.ts).
+  fc.record({ kind: fc.constant('admit' as const), admit: fc.constant(readRule), keys: names, value, ttlMs }),
   fc
-    .record({ kind: fc.constant('permit' as const), keys: names, value, ttlMs, firstSlot: fc.nat(2) })
-    .map((permit) => ({ ...permit, firstSlot: permit.firstSlot % permit.keys.length })),
+    .record({ kind: fc.constant('admit' as const), admit: fc.constant(permitRule), keys: names, value, ttlMs, from: fc.nat(2) })
+    .map((permit) => ({ ...permit, from: permit.from % permit.keys.length })),
   fc.record({ kind: fc.constant('extend' as const), keys: names, value, ttlMs }),
   fc.record({ kind: fc.constant('release' as const), keys: names, value, ttlMs: fc.constant(0), ticket }),
   fc.record({ kind: fc.constant('fence' as const), keys: names, value, ttlMs, token: fc.nat(1_000_000_000) }),
@@ -72,10 +75,12 @@ const integer = (detail: number): boolean => Number.isInteger(detail);
 /** What the contract allows for one operation's reply, by kind; throws (an expect) otherwise. */
 function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readonly unknown[], sentAtMs: number): void {
   const { status, detail, error, head, snapshot } = decoded;
-  const why = `${sent.kind}${sent.fenced ? ' (fenced)' : ''} answered ${JSON.stringify(decoded)} (${JSON.stringify(raw)} on the wire)`;
+  // A primitive's operation goes by its rule's name here: a read or a permit.
+  const kind = sent.kind !== 'admit' ? sent.kind : sent.admit === readRule ? 'read' : 'permit';
+  const why = `${kind}${sent.fenced ? ' (fenced)' : ''} answered ${JSON.stringify(decoded)} (${JSON.stringify(raw)} on the wire)`;
   const onlyIf = (condition: boolean): void => expect(condition, why).toBe(true);
   if (status === 2 && sent.kind !== 'release') {
-    const errors: Partial<Record<LockOperation['kind'], RegExp>> = {
+    const errors: Partial<Record<typeof kind, RegExp>> = {
       acquire: /^fence counter /,
       fence: /^fence counter /,
       read: /^TIME refused: /,
@@ -84,14 +89,14 @@ function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readon
       // release: {2, …} is two keys deleted, never an error (its count is checked below).
       'force-release': /^(changed|not a lock): /,
     };
-    const allowed = sent.kind === 'acquire' ? (sent.fenced ? errors.acquire : undefined) : errors[sent.kind];
+    const allowed = kind === 'acquire' ? (sent.fenced ? errors.acquire : undefined) : errors[kind];
     onlyIf(allowed !== undefined && detail === 0 && allowed.test(error ?? ''));
     return;
   }
   onlyIf(error === undefined && integer(status) && integer(detail));
   onlyIf(snapshot === undefined || sent.kind === 'inspect');
   onlyIf(head === undefined || sent.kind === 'release' || sent.kind === 'force-release');
-  switch (sent.kind) {
+  switch (kind) {
     case 'acquire':
     case 'read':
       // Granted (a fenced grant answers its largest counter), held (the blocker's pttl), or queued.

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, RedlockClosedError, ResourceLockedError, type Lock } from '../../src/index.js';
-import { PERMIT_INFIX } from '../../src/primitives/lease-type.js';
+import { PERMIT_INFIX } from '../../src/primitives/semaphore.js';
 import { eventually, sleep, uniquePrefix, useOwnMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);

@@ -1,20 +1,23 @@
 /**
- * The one script is assembled from src/script/lua/*.lua (scripts/assemble-lua.ts) into the module
+ * The one script is assembled from src/script/lua/*.lua and src/primitives/*.lua (scripts/assemble-lua.ts) into the module
  * the library loads: that module must be what the files make, every operation the codec sends must
  * have its branch, and the widths the files declare must be the fields the codec writes.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GENERATED, LUA_DIR, SCRIPT_VALUES, assembleLua, generatedModule } from '../../scripts/assemble-lua.js';
+import { GENERATED, LUA_DIR, PRIMITIVES_DIR, SCRIPT_VALUES, assembleLua, generatedModule } from '../../scripts/assemble-lua.js';
+import { readRule } from '../../src/primitives/read-write.js';
+import { permitRule } from '../../src/primitives/semaphore.js';
 import { encodeBatch, lockScript, type LockOperation, type OperationKind } from '../../src/script/codec.js';
 
 /** Each operation file's kinds and width, from its header. */
 function declaredWidths(): Map<string, number> {
   const widths = new Map<string, number>();
   for (const match of lockScript.source.matchAll(/elseif ((?:kind == '[A-Za-z]'(?: or )?)+) then\n {4}-- (\S+\.lua)/g)) {
-    const file = readFileSync(join(LUA_DIR, match[2]!), 'utf8');
+    const path = [LUA_DIR, PRIMITIVES_DIR].map((dir) => join(dir, match[2]!)).find((candidate) => existsSync(candidate))!;
+    const file = readFileSync(path, 'utf8');
     const width = Number(/^--! operation (?:[A-Za-z] )+width (\d+)/.exec(file)![1]);
     for (const kind of match[1]!.matchAll(/'([A-Za-z])'/g)) widths.set(kind[1]!, width);
   }
@@ -28,9 +31,12 @@ describe('the assembled script', () => {
 
   it("every operation the codec sends has a branch, and walking ARGV by the files' widths lands on each operation", () => {
     const base = { keys: ['k'], value: 'v', ttlMs: 1000 };
-    const kinds: OperationKind[] = ['acquire', 'read', 'permit', 'extend', 'release', 'fence', 'inspect', 'force-release', 'clock'];
+    const kinds: OperationKind[] = ['acquire', 'extend', 'release', 'fence', 'inspect', 'force-release', 'clock'];
     const operations: LockOperation[] = [
-      ...kinds.map((kind): LockOperation => ({ ...base, kind, ticket: 't', token: 7, placeMs: 5, ageMs: 1, firstSlot: 0 })),
+      ...kinds.map((kind): LockOperation => ({ ...base, kind, ticket: 't', token: 7, placeMs: 5, ageMs: 1 })),
+      // The primitives' rules (primitives/read-write.ts, primitives/semaphore.ts).
+      { ...base, kind: 'admit', admit: readRule },
+      { ...base, kind: 'admit', admit: permitRule, from: 0 },
       { ...base, kind: 'acquire', fenced: true, ticket: 't' },
     ];
     const argv = encodeBatch(operations, 'tag', undefined, undefined, true);
@@ -39,7 +45,7 @@ describe('the assembled script', () => {
     const inline = Number(argv[argv.length - 4]);
     const seen: string[] = [];
     for (let i = 1 + inline; i < argv.length - 4; i += widths.get(argv[i]!) ?? Number.NaN) seen.push(argv[i]!);
-    expect(seen).toEqual(['a', 's', 'p', 'e', 'r', 'f', 'i', 'x', 't', 'A']);
+    expect(seen).toEqual(['a', 'e', 'r', 'f', 'i', 'x', 't', 's', 'p', 'A']);
   });
 });
 
@@ -58,17 +64,17 @@ describe('the assembler', () => {
   };
 
   it('puts each operation in the frame, indented, under its kinds, with its width', () => {
-    const script = assembleLua(SCRIPT_VALUES, withOperations({ 'one.lua': '--! operation q Q width 6\nstatus = 0\n' }));
+    const script = assembleLua(SCRIPT_VALUES, withOperations({ 'one.lua': '--! operation q Q width 6\nstatus = 0\n' }), null);
     expect(script).toContain("  elseif kind == 'q' or kind == 'Q' then\n    -- one.lua\n    status = 0\n  else");
     expect(script).toContain('local WIDTHS = { q = 6, Q = 6 }');
     expect(script).not.toContain('@READ_HOLDS_MARK@');
   });
 
   it('refuses a file without its header, a kind two files claim, and a placeholder with no value', () => {
-    expect(() => assembleLua(SCRIPT_VALUES, withOperations({ 'bare.lua': 'status = 0\n' }))).toThrow(/bare\.lua: an operation starts with/);
+    expect(() => assembleLua(SCRIPT_VALUES, withOperations({ 'bare.lua': 'status = 0\n' }), null)).toThrow(/bare\.lua: an operation starts with/);
     expect(() =>
-      assembleLua(SCRIPT_VALUES, withOperations({ 'one.lua': '--! operation q width 4\n', 'two.lua': '--! operation q width 4\n' })),
+      assembleLua(SCRIPT_VALUES, withOperations({ 'one.lua': '--! operation q width 4\n', 'two.lua': '--! operation q width 4\n' }), null),
     ).toThrow(/two\.lua: operation q is one\.lua's already/);
-    expect(() => assembleLua({}, withOperations({}))).toThrow(/@READ_HOLDS_MARK@: no value given/);
+    expect(() => assembleLua({}, withOperations({}), null)).toThrow(/@READ_HOLDS_MARK@: no value given/);
   });
 });

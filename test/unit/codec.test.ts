@@ -15,6 +15,8 @@ import {
   type LockOperation,
   type OperationKind,
 } from '../../src/script/codec.js';
+import { readRule } from '../../src/primitives/read-write.js';
+import { permitRule } from '../../src/primitives/semaphore.js';
 
 const TAIL = ['PUBLISH', releasedChannel, 'tag'];
 /** One operation alone, in the general layout: numkeys, its keys, its ARGV, no inline keys, the announcement, the tag. */
@@ -31,13 +33,13 @@ describe('encodeBatch: one operation of each kind', () => {
   });
 
   it("read 's': four fields, no ticket (readers never queue)", () => {
-    expect(alone({ kind: 'read', keys: ['k'], value: 'v', ttlMs: 300, ticket: '300-t' })).toEqual(['1', 'k', 's', 'v', '300', '1', '0', ...TAIL]);
+    expect(alone({ kind: 'admit', admit: readRule, keys: ['k'], value: 'v', ttlMs: 300, ticket: '300-t' })).toEqual(['1', 'k', 's', 'v', '300', '1', '0', ...TAIL]);
   });
 
   it("permit 'p': its semaphore's slots, then the slot to try first (0 when not given)", () => {
     const slots = ['s:0', 's:1', 's:2'];
-    expect(alone({ kind: 'permit', keys: slots, value: 'v', ttlMs: 50, firstSlot: 2 })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '2', '0', ...TAIL]);
-    expect(alone({ kind: 'permit', keys: slots, value: 'v', ttlMs: 50 })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '0', '0', ...TAIL]);
+    expect(alone({ kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50, from: 2 })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '2', '0', ...TAIL]);
+    expect(alone({ kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50 })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '0', '0', ...TAIL]);
   });
 
   it("extend 'e': the new ttl, nothing after the key count", () => {

@@ -1,0 +1,42 @@
+/**
+ * `using`: a lease held (and extended automatically) while a routine runs, released on every path.
+ * The routine's async chain is a reentrancy scope (lease/reentrancy.ts): nested calls see what it
+ * holds, exclusively or to read.
+ */
+import { LockLostError } from '../errors.js';
+import { describe, type CallSettings, type UsingSettings } from '../config/settings.js';
+import type { FencedLock, Lock, Routine } from '../lease/lock.js';
+import type { Admission } from './admission.js';
+import type { CallContext } from './context.js';
+
+/** `routine` gets a FencedLock when the settings ask for fencing (the overloads' promise). */
+export async function usingLease<T>(
+  context: CallContext,
+  acquire: (admission: Admission, ttl: number, settings: CallSettings) => Promise<Lock>,
+  admission: Admission,
+  ttl: number,
+  settings: UsingSettings | undefined,
+  routine: Routine<T, FencedLock>,
+): Promise<T> {
+  const { onLost = 'resolve', ...callSettings } = settings ?? {};
+  if (onLost !== 'resolve' && onLost !== 'reject') throw new TypeError(`onLost must be 'resolve' or 'reject', got ${describe(onLost)}`);
+  const lock = await acquire(admission, ttl, { ...callSettings, autoExtend: true });
+  try {
+    let result: T;
+    // A rule that is never re-entered (a permit) holds nothing in the scope.
+    const { rule } = admission;
+    if (rule && !rule.shared) {
+      result = await routine(lock.signal, lock as FencedLock);
+    } else {
+      result = await context.scope.run(lock, () => routine(lock.signal, lock as FencedLock));
+    }
+    const lost: unknown = lock.signal.reason;
+    if (onLost === 'reject' && lost instanceof LockLostError) throw lost.withResult(result);
+    return result;
+  } finally {
+    // A lost lock is released in the background: the outcome is known and should not wait.
+    // It rejects only when this Redlock was quit meanwhile; the routine's outcome stands regardless.
+    const release = lock.release().catch(() => undefined);
+    if (!lock.signal.aborted) await release;
+  }
+}

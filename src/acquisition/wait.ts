@@ -1,0 +1,103 @@
+/**
+ * Between an acquire's attempts: wait in line until woken (a release, our turn) or the retry timer;
+ * read the masters' clocks when this process has no recent reading (master-clock.ts); and, after a
+ * grouped grant, free the groups some masters gave that the quorum did not.
+ */
+import type { AttemptRecord } from '../errors.js';
+import type { EffectiveSettings } from '../config/settings.js';
+import { newLockValue } from '../lease/values.js';
+import { fanOut, type FanOutResult, type NodeOperation } from '../protocol/fan-out.js';
+import { sleep } from '../protocol/timers.js';
+import { judgeHeld } from '../protocol/votes.js';
+import type { LockOperation, OperationReply } from '../script/codec.js';
+import type { Admission } from './admission.js';
+import type { CallContext } from './context.js';
+import { waitMs } from './retry.js';
+import type { Waiter } from './waiting.js';
+
+/** What the wait sees of an acquire call (acquire.ts, AcquireCall). */
+export interface WaitingCall {
+  readonly admission: Admission;
+  readonly effective: EffectiveSettings;
+  readonly signal: AbortSignal | undefined;
+  /** When the call began, on the monotonic clock. */
+  readonly startMs: number;
+  readonly ticket: string;
+  /** The ticket in the masters' lines ('' for a primitive's rule). */
+  readonly inLine: string;
+  /** Retries counted so far, and how long a release's wake-up costs none. */
+  retries: number;
+  readonly patienceMs: number;
+  waiter: Waiter | undefined;
+}
+
+/**
+ * After a refused attempt (`value` its lock value): wait in line until woken (a release, our turn)
+ * or the retry timer, counting the retry unless a release woke it within the call's patience.
+ * `unplaced`: the ticket has no place on the masters' clock yet (the first reading gives it one).
+ */
+export async function waitAfterRefusal(context: CallContext, call: WaitingCall, value: string, record: AttemptRecord, unplaced: boolean): Promise<void> {
+  const { ticket, effective, signal } = call;
+  const { keys, rule } = call.admission;
+  const { clock, closing } = context;
+  if (call.inLine && context.masterClock.stale) readMasterClocks(context, keys, ticket, call.startMs, unplaced, effective);
+  const waiter = (call.waiter ??= context.notifier.register(keys, ticket, call.startMs, rule?.shared === true));
+  waiter.ownValue = value;
+  const wokenBy = await waiter.sleep(waitMs(record, effective), signal, closing);
+  if ((wokenBy !== 'turn' && wokenBy !== 'released') || clock.monotonicMs() - call.startMs > call.patienceMs) call.retries++;
+  // A release with nobody in line woke the oldest waiter of every process: a random pause of
+  // up to two of our attempts' durations keeps them from all asking at once and splitting
+  // the votes. (Named first in line, it goes at once.)
+  if (wokenBy === 'released' || wokenBy === 'subscribed') {
+    await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal, closing);
+  }
+}
+
+/**
+ * The first wait of this process, or the first in a while: read the masters' clocks in the
+ * background (the waiter sleeps meanwhile), so tickets get the place every master agrees on
+ * (master-clock.ts). A ticket that was `unplaced` (each master placed it by its own clock) is then
+ * given that place where it stands in line: a 'clock' operation with the ticket, not an attempt.
+ */
+function readMasterClocks(context: CallContext, keys: readonly string[], ticket: string, startMs: number, unplaced: boolean, effective: EffectiveSettings): void {
+  const { masters, clock, masterClock } = context;
+  const value = newLockValue();
+  const reading = masterClock.sample(async () => {
+    const offsets: number[] = [];
+    const read: NodeOperation<OperationReply> = (index, cancellation) => {
+      const sentMs = clock.monotonicMs();
+      return masters.voters[index]!.submit({ kind: 'clock', keys: [keys[0]!], value, ttlMs: 0 }, cancellation, effective.batching).then((reply) => {
+        // The master's TIME against the midpoint of the round trip on our monotonic clock.
+        if (reply.status === 1) offsets.push(reply.detail - (sentMs + clock.monotonicMs()) / 2);
+        return reply;
+      });
+    };
+    await fanOut(masters.labels, read, { quorum: effective.quorum, timeoutMs: effective.nodeTimeoutMs, waitForAll: true }, judgeHeld);
+    return offsets;
+  });
+  if (!unplaced) return;
+  reading
+    .then(() => {
+      const placeMs = masterClock.placeOf(startMs);
+      if (placeMs === undefined || context.closing.aborted) return;
+      return masters.everywhere({ kind: 'clock', keys, value, ttlMs: 0, ticket, placeMs }, effective);
+    })
+    .catch(() => undefined); // best effort: the next attempt gives the place anyway
+}
+
+/**
+ * A grouped rule's lease holds group `group` on a quorum (a permit: its slot). Every master that
+ * did not give it this group or refuse it (another group; no answer yet, whose grant may still
+ * land; an error, which may follow a write) releases the other groups' keys of this value, in the
+ * background, best effort: a key held for nobody would otherwise wait out the ttl.
+ */
+export function dropSpareGroups(context: CallContext, acquire: LockOperation, group: number, vote: FanOutResult, effective: EffectiveSettings): void {
+  const others = acquire.keys.filter((_, index) => index !== group);
+  if (others.length === 0) return;
+  const release: LockOperation = { kind: 'release', keys: others, value: acquire.value, ttlMs: acquire.ttlMs, ticket: '' };
+  vote.outcomes.forEach((outcome, index) => {
+    // An error may follow a write (an unreplicated grant, a connection reset after the SET).
+    if (outcome.status === 'locked' || (outcome.status === 'granted' && outcome.slot === group)) return;
+    context.masters.submitTo(index, release, effective).catch(() => undefined);
+  });
+}

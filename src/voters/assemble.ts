@@ -1,0 +1,42 @@
+/**
+ * The voters of a Redlock, one per input: a Redis Cluster (cluster/) or a master (master/), each
+ * reached through its client (clients/). Two inputs that are the same client, or the same master,
+ * would be one vote counted twice: refused.
+ */
+import type { NodeInput } from '../clients/inputs.js';
+import { ClusterVoter } from './cluster/cluster-voter.js';
+import { clusterConfigOf } from './cluster/config.js';
+import type { HealthHooks } from './master/health.js';
+import { RedisNode } from './master/master.js';
+import type { Voter } from './voter.js';
+
+export interface VoterSettings {
+  /** The restart guard's grace (restartGuard.graceMs); undefined: no guard. */
+  readonly graceMs: number | undefined;
+  /** The `replicas` setting for input `index` (0: its grants need no replica). */
+  replicasOf(index: number): number;
+}
+
+/** One voter per input, not started; `clustered`: some voter is a Redis Cluster. */
+export function assembleVoters(inputs: readonly NodeInput[], settings: VoterSettings, hooks: HealthHooks): { voters: Voter[]; clustered: boolean } {
+  const seen = new Map<unknown, number>();
+  inputs.forEach((input, index) => {
+    if (typeof input !== 'object') return; // URLs are compared by master below
+    const twin = seen.get(input);
+    if (twin !== undefined) throw new TypeError(`nodes[${index}] is the same client as nodes[${twin}]`);
+    seen.set(input, index);
+  });
+  const voters: Voter[] = inputs.map((input, index) => {
+    const cluster = clusterConfigOf(input, index);
+    const replicas = settings.replicasOf(index);
+    return cluster ? new ClusterVoter(cluster, index, hooks, settings.graceMs, replicas) : new RedisNode(input, index, hooks, settings.graceMs, replicas);
+  });
+  const labels = voters.map((voter) => voter.label);
+  labels.forEach((label, index) => {
+    const twin = labels.indexOf(label);
+    if (twin !== index) {
+      throw new RangeError(`nodes[${index}] and nodes[${twin}] are the same master ${label}: each vote must be independent`);
+    }
+  });
+  return { voters, clustered: voters.some((voter) => voter instanceof ClusterVoter) };
+}
