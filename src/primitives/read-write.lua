@@ -1,5 +1,11 @@
 --! operation s width 4
 -- A read hold (read-write locks): shared with other readers, refused by a writer that holds or waits.
+-- Reply: {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
+-- first in a key's queue: the value joins each key's readers until TIME + ttl; {0, pttl} a key is
+-- held exclusively (or is of another type, or a sorted set not ours); {3, 0} a waiter is in line (a
+-- writer: no new reader passes it); {2, "TIME refused: …"} the master refuses TIME (this read alone
+-- fails). Readers never join queues. The read holds' storage is line.lua's (extend, release and
+-- inspect know it too).
 for k = first, last do
   local held = line().kind(K[k], redis.call)
   if held ~= 'none' and held ~= 'read' then

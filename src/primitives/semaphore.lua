@@ -1,5 +1,8 @@
 --! operation p width 5
 -- A semaphore's permit: the first free slot, trying from the given one.
+-- ARGV after the common four: the slot to try first (0-based). Reply: {1, slot} the first free slot
+-- (trying from the given one, wrapping) is now the value with PX ttl; {0, pttl} every slot is held:
+-- pttl is the soonest to expire (−1: none will).
 local slots = last - first + 1
 local from = tonumber(ARGV[i + 4])
 status, detail = 0, -1

@@ -164,7 +164,7 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  * KEYS: the keys of every operation, concatenated in order; or none, with the keys at the start of
  *       ARGV instead ("inline": a batch on a cluster master whose keys are in several of its slots,
  *       which declared keys may not be).
- * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, 's' read, 'p' permit,
+ * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, a primitive's code: 's' read, 'p' permit,
  *       'e' extend, 'r' release, 'f' fence, 'i' inspect, 'x' force release, 't' clock), lock value
  *       (inspect, force release, clock: the call's own, unique), ttl in ms (fence: the token; force
  *       release: the fingerprint of the holders it may delete, '' for any; release, inspect and
@@ -173,8 +173,8 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  *       one), and for 'A', 'f' and 'i' then their n fence counters. An acquire adds three: its
  *       ticket ('' for none), the age of its acquire (ms) and its place ('' for not known yet; see
  *       Queues); a release adds one, the ticket it drops ('' for none); a clock adds two, a ticket
- *       and its place ('': none); a permit adds one, the slot to try
- *       first (0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
+ *       and its place ('': none); a primitive's operation adds the fields its file declares (a permit:
+ *       the slot to try first, 0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
  *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
  *       master's own (a cluster shard). Last, the call's tag (unique in the process), echoed as the
  *       reply's last element: a reply read for the wrong call (a connection whose replies no longer
@@ -216,13 +216,8 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  *           (held, or another ticket ahead) or, already there, keeps its place with a new deadline;
  *           and it leaves the queue of each key that did not, announced as a release is: a waiter
  *           never keeps anyone out of a key it is not waiting for here (no hold-and-wait)
- *   read    {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
- *           first in a key's queue: the value joins each key's readers until TIME + ttl
- *           {0, pttl} a key is held exclusively (or is of another type, or a sorted set not ours); {3, 0} a waiter is in line
- *           (a writer: no new reader passes it); {2, "TIME refused: …"} the master refuses TIME
- *           (this read alone fails). Readers never join queues
- *   permit  {1, slot} the first free slot (trying from the given one, wrapping) is now the value
- *           with PX ttl; {0, pttl} every slot is held: pttl is the soonest to expire (−1: none will)
+ *   a primitive's operation (admit): as its file in src/primitives/ says (read-write.lua: a read
+ *           hold, semaphore.lua: a permit)
  *   fenced acquire: as acquire, but on a grant each fence counter is incremented first (INCR) and
  *           the reply is {1, largest counter}; {2, "fence counter <counter key>: <error>"} if an INCR failed (a
  *           counter that is not an integer, or an ACL without +incr): the lock keys are not written

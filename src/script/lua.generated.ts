@@ -326,6 +326,12 @@ while i <= n - 4 do
   elseif kind == 's' then
     -- read-write.lua
     -- A read hold (read-write locks): shared with other readers, refused by a writer that holds or waits.
+    -- Reply: {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
+    -- first in a key's queue: the value joins each key's readers until TIME + ttl; {0, pttl} a key is
+    -- held exclusively (or is of another type, or a sorted set not ours); {3, 0} a waiter is in line (a
+    -- writer: no new reader passes it); {2, "TIME refused: …"} the master refuses TIME (this read alone
+    -- fails). Readers never join queues. The read holds' storage is line.lua's (extend, release and
+    -- inspect know it too).
     for k = first, last do
       local held = line().kind(K[k], redis.call)
       if held ~= 'none' and held ~= 'read' then
@@ -373,6 +379,9 @@ while i <= n - 4 do
   elseif kind == 'p' then
     -- semaphore.lua
     -- A semaphore's permit: the first free slot, trying from the given one.
+    -- ARGV after the common four: the slot to try first (0-based). Reply: {1, slot} the first free slot
+    -- (trying from the given one, wrapping) is now the value with PX ttl; {0, pttl} every slot is held:
+    -- pttl is the soonest to expire (−1: none will).
     local slots = last - first + 1
     local from = tonumber(ARGV[i + 4])
     status, detail = 0, -1
