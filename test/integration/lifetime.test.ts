@@ -204,7 +204,7 @@ describe('autoExtend locks', () => {
     const lost = new Promise<unknown>((resolve) => redlock.once('lost', resolve));
     for (const master of masters.slice(0, 3)) master.pause();
     try {
-      await lost; // the renewal failed (a signal first read only now: test/unit/lifetime.test.ts, no oracle reading it)
+      await lost; // the renewal failed (a signal first read only now: test/unit/lease/lifetime.test.ts, no oracle reading it)
       const { signal } = lock;
       expect(signal.aborted).toBe(true);
       expect(signal.reason).toBeInstanceOf(LockLostError);

@@ -10,7 +10,7 @@ export const MAX_REDIRECTS = 5;
 /**
  * A redirect reply (MOVED / ASK slot host:port), read off a script call's error; an empty host
  * (`MOVED 3999 :6380`, with cluster-preferred-endpoint-type unknown-endpoint) is the answering master's.
- * @internal exported for its unit test (test/unit/cluster-config.test.ts)
+ * @internal exported for its unit test (test/unit/voters/cluster-config.test.ts)
  */
 export function redirectOf(error: unknown, answeredBy: string): { kind: 'MOVED' | 'ASK'; slot: number; address: string } | undefined {
   const match = error instanceof Error ? /^(MOVED|ASK) (\d+) (\S*):(\d+)$/.exec(error.message) : null;

@@ -10,8 +10,8 @@ import { Redis as IOValkey } from 'iovalkey';
 import { createClient as createClient6, createSentinel } from 'redis';
 import { createClient as createClient5 } from 'redis5';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Driver } from '../../src/clients/connection.js';
-import { driverFor } from '../../src/clients/inputs.js';
+import type { Driver } from '../../../src/clients/connection.js';
+import { driverFor } from '../../../src/clients/inputs.js';
 
 /** The driver's class: not exported, so its name is how a test tells the kinds apart. */
 const kindOf = (driver: Driver): string => driver.constructor.name;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { driftMs, expirationMs, retryDelayMs, validityMs } from '../../src/protocol/validity.js';
+import { driftMs, expirationMs, retryDelayMs, validityMs } from '../../../src/protocol/validity.js';
 
 describe('validity maths', () => {
   it('drift is ttl·driftFactor rounded down plus 2 ms', () => {

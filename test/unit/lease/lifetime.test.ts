@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LockLostError } from '../../src/errors.js';
-import { Lifetime, RenewalScheduler } from '../../src/lease/lifetime.js';
-import type { Lock } from '../../src/lease/lock.js';
+import { LockLostError } from '../../../src/errors.js';
+import { Lifetime, RenewalScheduler } from '../../../src/lease/lifetime.js';
+import type { Lock } from '../../../src/lease/lock.js';
 
 /** What a Lifetime reads of its lock, and what it tells it. */
 function fakeLock(): { lock: Lock; lost: LockLostError[]; ended: () => boolean } {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RestartGuard, parseServerInfo } from '../../src/voters/master/restart-guard.js';
+import { RestartGuard, parseServerInfo } from '../../../src/voters/master/restart-guard.js';
 
 const info = (runId: string, uptime: number): string =>
   `# Server\r\nredis_version:7.0.15\r\nrun_id:${runId}\r\ntcp_port:6379\r\nuptime_in_seconds:${uptime}\r\n`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseReleased } from '../../src/script/codec.js';
-import { Notifier, type ReleaseListener, type Subscribe, type WakeSource } from '../../src/acquisition/waiting.js';
+import { parseReleased } from '../../../src/script/codec.js';
+import { Notifier, type ReleaseListener, type Subscribe, type WakeSource } from '../../../src/acquisition/waiting.js';
 
 /** What each waiter's sleep resolved with, or 'asleep' if it still sleeps after this turn. */
 async function outcomes(sleeps: ReadonlyArray<Promise<WakeSource>>): Promise<Array<WakeSource | 'asleep'>> {

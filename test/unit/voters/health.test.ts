@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NodeError } from '../../src/errors.js';
-import { NodeHealth, type NodeDownEvent, type NodeUpEvent } from '../../src/voters/master/health.js';
+import { NodeError } from '../../../src/errors.js';
+import { NodeHealth, type NodeDownEvent, type NodeUpEvent } from '../../../src/voters/master/health.js';
 
 function watched() {
   let now = 1_000;

@@ -7,8 +7,8 @@
 import { Cluster as IORedisCluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clusterConfigOf } from '../../src/voters/cluster/config.js';
-import { redirectOf } from '../../src/voters/cluster/redirects.js';
+import { clusterConfigOf } from '../../../src/voters/cluster/config.js';
+import { redirectOf } from '../../../src/voters/cluster/redirects.js';
 
 describe('clusterConfigOf: node-redis createCluster()', () => {
   it('its rootNodes are the seeds, its defaults (and RESP) the options of every master; the client is the voter', () => {

@@ -14,9 +14,9 @@ import {
   type Announcement,
   type LockOperation,
   type OperationKind,
-} from '../../src/script/codec.js';
-import { readRule } from '../../src/primitives/read-write.js';
-import { permitRule } from '../../src/primitives/semaphore.js';
+} from '../../../src/script/codec.js';
+import { readRule } from '../../../src/primitives/read-write.js';
+import { permitRule } from '../../../src/primitives/semaphore.js';
 
 const TAIL = ['PUBLISH', releasedChannel, 'tag'];
 /** One operation alone, in the general layout: numkeys, its keys, its ARGV, no inline keys, the announcement, the tag. */

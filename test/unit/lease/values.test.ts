@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newLockValue } from '../../src/lease/values.js';
+import { newLockValue } from '../../../src/lease/values.js';
 
 describe('lock values', () => {
   it('are 128-bit hex strings, all different across several pool refills', () => {

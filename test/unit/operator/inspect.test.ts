@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { operatorSettings, readingOf, summarize, type MasterReading } from '../../src/operator/inspect.js';
+import { operatorSettings, readingOf, summarize, type MasterReading } from '../../../src/operator/inspect.js';
 
 const A = 'aaaaaaaa000000000000000000000000';
 const B = 'bbbbbbbb000000000000000000000000';

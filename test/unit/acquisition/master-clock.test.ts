@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MasterClock, medianOf } from '../../src/acquisition/master-clock.js';
-import { encodeBatch, withoutKeyPrefix, type LockOperation } from '../../src/script/codec.js';
+import { MasterClock, medianOf } from '../../../src/acquisition/master-clock.js';
+import { encodeBatch, withoutKeyPrefix, type LockOperation } from '../../../src/script/codec.js';
 
 describe('MasterClock', () => {
   it('places an acquire at its monotonic start plus the median offset; nothing before a reading', async () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { NodeStatus } from '../../src/errors.js';
-import { Tally, fanOut, type Answer, type NodeOperation } from '../../src/protocol/fan-out.js';
+import type { NodeStatus } from '../../../src/errors.js';
+import { Tally, fanOut, type Answer, type NodeOperation } from '../../../src/protocol/fan-out.js';
 
 describe('Tally (vote counting)', () => {
   it('is reached at the quorum and impossible once too many said no', () => {

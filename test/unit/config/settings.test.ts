@@ -1,7 +1,7 @@
 /** Settings resolution: pure, no masters. */
 import { describe, expect, it } from 'vitest';
-import { defaultExtensionThresholdMs, resolveSettings, validateAutoExtension } from '../../src/config/settings.js';
-import { driftMs } from '../../src/protocol/validity.js';
+import { defaultExtensionThresholdMs, resolveSettings, validateAutoExtension } from '../../../src/config/settings.js';
+import { driftMs } from '../../../src/protocol/validity.js';
 
 describe('automaticExtensionThreshold', () => {
   it('defaults to a third of the validity a grant leaves, at most 500 ms or nodeTimeout + 50 ms, and works for every ttl that leaves validity', () => {
