@@ -1,6 +1,6 @@
 /**
  * The safety oracle: compares what the library believes about a lock (`expiration`, `signal`,
- * `released`) with what the masters hold. Two checks (DESIGN.md, "The safety oracle"):
+ * `released`) with what the masters hold. Two checks (docs/safety-oracle.md, "What it checks"):
  * - validity: while a lock is valid in the library's eyes, its expiration must not pass the instant
  *   at which a quorum of masters is free of it (the q-th smallest expiry of its keys, per resource);
  * - exclusion: when a lock is acquired, no other holder of one of its resources may still be valid.
@@ -12,7 +12,7 @@ import type { LeaseKind } from '../src/lease/lock.js';
 import type { KeyReader, MasterReading } from './master-reader.js';
 export type { KeyReader } from './master-reader.js';
 
-/** What the oracle needs of a lock; src/lock.ts's Lock has all of it. */
+/** What the oracle needs of a lock; src/lease/lock.ts's Lock has all of it. */
 export interface ObservedLock {
   readonly resources: readonly string[];
   readonly value: string;

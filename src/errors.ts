@@ -57,7 +57,7 @@ export interface OtherOutcome extends OutcomeDetails {
 export type NodeOutcome = LockedOutcome | OtherOutcome;
 
 /**
- * @internal An outcome as the fan-out fills it in (quorum.ts): it sets `status: 'locked'` and
+ * @internal An outcome as the fan-out fills it in (protocol/fan-out.ts): it sets `status: 'locked'` and
  * `pttlMs` in the same step, so every record it hands out is a NodeOutcome.
  */
 export interface OutcomeRecord {

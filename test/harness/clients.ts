@@ -8,7 +8,7 @@
  * - `ioredis-5`, `ioredis-6`, `iovalkey`: the user's ioredis / iovalkey clients, default options;
  * - `glide`: @valkey/valkey-glide configurations (`GlideClient.createClient`'s), connections the
  *   library makes from them (a user's GlideClient is only read for its configuration: its own test
- *   in test/integration/clients.test.ts).
+ *   in test/integration/glide.test.ts).
  * User clients are made by the harness and closed after the Redlock's quit(), as a user would.
  */
 import { Redis as IORedis5 } from 'ioredis';

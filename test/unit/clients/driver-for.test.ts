@@ -1,5 +1,5 @@
 /**
- * driverFor (src/clients.ts): which driver each kind of `nodes[i]` gets, what it says about the
+ * driverFor (src/clients/inputs.ts): which driver each kind of `nodes[i]` gets, what it says about the
  * master (label, voter, who owns the connections), and the TypeError for input it cannot use.
  * Real client objects, never connected: nothing here reaches a server. (That the same refusals come
  * out of `new Redlock` with no connection opened is test/integration/bad-arguments.test.ts.)
