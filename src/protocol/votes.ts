@@ -2,7 +2,7 @@
  * How a master's reply reads as its vote: the one place that turns the script's reply codes
  * (src/script/codec.ts, the contract) into granted / locked / queued / lost, or throws for a reply
  * that is no vote (an unreplicated grant, the script refusing the operation), which the fan-out
- * counts as that master's error (fan-out: src/quorum.ts).
+ * counts as that master's error (protocol/fan-out.ts).
  */
 import { ReplicationError } from '../errors.js';
 import type { Answer } from './fan-out.js';
