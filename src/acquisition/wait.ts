@@ -9,7 +9,8 @@ import { newLockValue } from '../lease/values.js';
 import { fanOut, type FanOutResult, type NodeOperation } from '../protocol/fan-out.js';
 import { sleep } from '../protocol/timers.js';
 import { judgeHeld } from '../protocol/votes.js';
-import type { LockOperation, OperationReply } from '../script/codec.js';
+import type { LockOperation } from '../script/codec.js';
+import { isGranted, type OperationReply } from '../script/replies.js';
 import type { Admission } from './admission.js';
 import type { CallContext } from './context.js';
 import { waitMs } from './retry.js';
@@ -68,7 +69,7 @@ function readMasterClocks(context: CallContext, keys: readonly string[], ticket:
       const sentMs = clock.monotonicMs();
       return masters.voters[index]!.submit({ kind: 'clock', keys: [keys[0]!], value, ttlMs: 0 }, cancellation, effective.batching).then((reply) => {
         // The master's TIME against the midpoint of the round trip on our monotonic clock.
-        if (reply.status === 1) offsets.push(reply.detail - (sentMs + clock.monotonicMs()) / 2);
+        if (isGranted(reply)) offsets.push(reply.detail - (sentMs + clock.monotonicMs()) / 2);
         return reply;
       });
     };

@@ -9,7 +9,8 @@
  */
 import type { Voter } from '../voters/voter.js';
 import { fanOut, type Answer } from '../protocol/fan-out.js';
-import type { KeySnapshot, LockOperation, OperationReply } from '../script/codec.js';
+import type { LockOperation } from '../script/codec.js';
+import { isDone, type KeySnapshot, type OperationReply } from '../script/replies.js';
 import { checkNodeTimeout, checkSignal, defaultQuorum, describe } from '../config/settings.js';
 import { newLockValue } from '../lease/values.js';
 
@@ -235,7 +236,7 @@ async function onEveryMaster(voters: readonly Voter[], operationFor: (index: num
         return reply;
       }),
     { quorum: labels.length, timeoutMs: call.nodeTimeoutMs, waitForAll: true, signal: call.signal },
-    // A refusal in the script's words (status 2) is an answer too: the caller reads it.
+    // A refusal in the script's words (ReplyStatus.REFUSED_IN_WORDS) is an answer too: the caller reads it.
     () => answered,
   );
   call.signal?.throwIfAborted();
@@ -344,7 +345,7 @@ export async function forceReleaseOn(
         // The script refuses only other holders than expected and a key of another type (a refused command fails the call instead).
         const refusal = answer.reply.error;
         if (refusal !== undefined) return { master, status: refusal.startsWith('changed') ? 'changed' : 'other', error: refusal };
-        return { master, status: answer.reply.status > 0 ? 'deleted' : 'free' };
+        return { master, status: isDone(answer.reply) ? 'deleted' : 'free' };
       });
       const count = (status: MasterRelease['status']): number => masters.filter((master) => master.status === status).length;
       return { resource, deleted: count('deleted'), unavailable: count('unavailable'), other: count('other'), changed: count('changed'), masters };

@@ -1,12 +1,13 @@
 /**
  * How a master's reply reads as its vote: the one place that turns the script's reply codes
- * (src/script/codec.ts, the contract) into granted / locked / queued / lost, or throws for a reply
+ * (src/script/replies.ts, the contract) into granted / locked / queued / lost, or throws for a reply
  * that is no vote (an unreplicated grant, the script refusing the operation), which the fan-out
  * counts as that master's error (protocol/fan-out.ts).
  */
 import { ReplicationError } from '../errors.js';
 import type { Answer } from './fan-out.js';
-import { QUEUED, type LockOperation, type OperationReply } from '../script/codec.js';
+import type { LockOperation } from '../script/codec.js';
+import { isDone, ReplyStatus, type OperationReply } from '../script/replies.js';
 
 /** How a master's reply to `operation` reads as its vote (a throw is an `error` outcome). */
 export function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {
@@ -34,23 +35,23 @@ const queued: Answer = Object.freeze({ status: 'queued' });
 
 function judgeAcquire(reply: OperationReply): Answer {
   checkReply(reply);
-  return reply.status === 1 ? granted : reply.status === QUEUED ? queued : { status: 'locked', pttlMs: reply.detail };
+  return reply.status === ReplyStatus.GRANTED ? granted : reply.status === ReplyStatus.QUEUED ? queued : { status: 'locked', pttlMs: reply.detail };
 }
 
 /** A grouped rule's grant names its group (a permit: its slot): masters that gave different groups do not count together (fan-out.ts). */
 function judgeGrouped(reply: OperationReply): Answer {
   checkReply(reply);
-  return reply.status === 1 ? { status: 'granted', slot: reply.detail } : { status: 'locked', pttlMs: reply.detail };
+  return reply.status === ReplyStatus.GRANTED ? { status: 'granted', slot: reply.detail } : { status: 'locked', pttlMs: reply.detail };
 }
 
 function judgeFencedAcquire(reply: OperationReply): Answer {
   checkReply(reply);
-  if (reply.status === QUEUED) return queued;
-  return reply.status === 1 ? { status: 'granted', fence: reply.detail } : { status: 'locked', pttlMs: reply.detail };
+  if (reply.status === ReplyStatus.QUEUED) return queued;
+  return reply.status === ReplyStatus.GRANTED ? { status: 'granted', fence: reply.detail } : { status: 'locked', pttlMs: reply.detail };
 }
 
 /** Extend, release, fence: done on this master, or it did not hold the lock. */
 export function judgeHeld(reply: OperationReply): Answer {
   checkReply(reply);
-  return reply.status > 0 ? granted : lost;
+  return isDone(reply) ? granted : lost;
 }

@@ -5,6 +5,7 @@
  * voters/master/script-call.ts falls back to EVAL on NOSCRIPT.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { ReplyStatus, type KeySnapshot, type OperationReply } from './replies.js';
 import { source } from './lua.generated.js';
 
 /**
@@ -102,52 +103,6 @@ export function newTicket(ttlMs: number): string {
 const TICKET_PREFIX = randomBytes(8).toString('hex');
 let lastTicket = 0;
 
-/**
- * One operation's answer: `status` is 1/0 (acquire, read, permit: granted/refused; extend and fence:
- * done/not held), 3 for an acquire or read refused because another waiter's ticket is first in a
- * key's queue (the keys are free, or shared by readers), or, for release, the number of keys (or
- * read holds) deleted; 2 when a fence counter could not be used. `detail` is, for a refused acquire
- * or read, the blocking key's PTTL (−1 = no expiry; for a permit the soonest of its slots'), for a
- * granted fenced acquire, the largest of its keys' fence counters after the increment, and for a
- * granted permit, the slot it took.
- */
-export interface OperationReply {
-  readonly status: number;
-  readonly detail: number;
-  /** Status 2: the script refused this operation, in words (a fence counter it could not use, a read without TIME). */
-  readonly error?: string;
-  /** Release: the ticket now first in line for one of its keys (the script's contract). */
-  readonly head?: string;
-  /** With `replicas`: a grant that fewer replicas than wanted acknowledged in time (voters/master/script-call.ts): no grant. */
-  readonly unreplicated?: { readonly acknowledged: number; readonly wanted: number; readonly timeoutMs: number };
-  /** Inspect: what the master holds for the key. */
-  readonly snapshot?: KeySnapshot;
-}
-
-/** One key on one master, as an inspect operation read it (in one script call: a consistent view). */
-export interface KeySnapshot {
-  /** 'none' (free), 'string' (a lock or a permit), 'read' (read holds), or the key's TYPE ('zset': a sorted set not ours). */
-  readonly type: string;
-  /** A string key's value: the holder's lock value ('' for other types). */
-  readonly value: string;
-  /** The key's PTTL: −2 no key, −1 no expiry. */
-  readonly pttlMs: number;
-  /** A read-hold key's live readers (deadline not passed on the master's clock; every reader without TIME). */
-  readonly readers: number;
-  /** The fence counter's value as stored ('' for none). */
-  readonly fence: string;
-  /** Live tickets in the key's wait queue. */
-  readonly queued: number;
-  /**
-   * Who holds the key, as force release compares it: 'free', 'other', or a digest of the lock's
-   * value or of the readers' values (it names them without handing them out).
-   */
-  readonly fingerprint: string;
-}
-
-/** The reply status of an acquire refused because another waiter is first in line. */
-export const QUEUED = 3;
-
 /** The script's code for each operation of the core; a primitive's rule brings its own (AdmitRule). */
 const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
   acquire: 'a',
@@ -204,55 +159,8 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  *       without the mark is not ours: a read treats it as a key of another type, extend and release
  *       of read holds never touch it, inspect reports its type ('zset') and force release leaves it
  *       alone. Every read-hold rule is in line()'s read-hold helpers.
- * Reply: per operation two integers, flattened, then the tag:
- *   acquire {1, 0} no key existed and, on each key's queue, no other ticket was first: every key is
- *           now the value with PX ttl. A ticket in line stays there (the lock's release takes it
- *           out): a grant that makes no quorum must not cost the waiter its place on this master
- *           {0, pttl} a key exists (of any type): nothing written; pttl is the first such key's
- *           remaining ms (−1 = none)
- *           {3, 0} the keys are free but another ticket is ahead in a queue (placed earlier; for a call
-           without a ticket, any): nothing written
- *           on {0, _} and {3, _} the ticket (if not '') joins the queue of each key that refused it
- *           (held, or another ticket ahead) or, already there, keeps its place with a new deadline;
- *           and it leaves the queue of each key that did not, announced as a release is: a waiter
- *           never keeps anyone out of a key it is not waiting for here (no hold-and-wait)
- *   a primitive's operation (admit): as its file in src/primitives/ says (read-write.lua: a read
- *           hold, semaphore.lua: a permit)
- *   fenced acquire: as acquire, but on a grant each fence counter is incremented first (INCR) and
- *           the reply is {1, largest counter}; {2, "fence counter <counter key>: <error>"} if an INCR failed (a
- *           counter that is not an integer, or an ACL without +incr): the lock keys are not written
- *   fence   {1, 0} every lock key holds the value: each counter is now max(counter, token)
- *           {0, 0} one does not (nothing written); {2, "fence counter <counter key>: <error>"} a counter is unusable
- *   extend  {1, 0} every key held the value and now expires in ttl ms (a read hold: its deadline
- *           moves, and the key's with it if it is the last); {0, 0} one did not, nothing changed
- *   release {n, head} n keys held the value and were deleted (compare-and-delete, never a blind
- *           DEL; a read hold leaves its key's readers, and the key is announced only once no
- *           reader is left; a ticket leaving the queue of a key readers share is announced too); the ticket leaves every queue; head is the ticket now first in line for the first
- *           key announced that has one (0: none), so the releasing process wakes it without
- *           waiting for its own subscription. Each deleted key, and each free key whose queue the
- *           ticket left, is announced on the call's channel as "<ticket>:<first ticket or ''>:<key>"
- *           ("<value>:…" for a release without a ticket): the same words from every master, so
- *           the waiter whose turn it is wakes once, at once, instead of polling; best effort (pcall): a refused PUBLISH (an ACL without +publish; a
- *           shard channel resharded away) comes after the DEL and must not turn a done release
- *           into an error
- *   clock   {1, ms} this master's TIME in ms; {2, "TIME refused: …"} an ACL without +time. With a
- *           ticket and a place, the ticket also takes that place in each key's queue it is in
- *   inspect {1, {type, value, pttl, readers, fence, queued, fingerprint}} reads one key and writes
- *           nothing: 'none', 'string', 'read' (read holds) or its TYPE (a sorted set not ours:
- *           'zset'), a string's value ('' otherwise), its PTTL, a read-hold key's live readers, its
- *           fence counter as stored ('' for none), the live tickets in its queue (readers and tickets
- *           counted by their deadlines on TIME; all of them without it) and its fingerprint, the
- *           holders as force release compares them: 'free', 'other', or the SHA1 of "lock:<value>" or of
- *           "read:<every reader's value, sorted, comma separated>"; {2, error} a command was refused
- *           (this operation alone fails)
- *   force release {n, head} an operator's: the key, a string or read holds, is deleted (n = 1; 0:
- *           there was no key) if its fingerprint is the one given (or any, for '') and announced as a
- *           release is, "<the call's value>:<first ticket or ''>:<key>", so waiters wake; its fence
- *           counter and its queue stay. {2, "changed: …"} another fingerprint (other holders), left alone;
- *           {2, "not a lock: …"} a key of another type (or a sorted set not ours), left alone
- * With inline keys, an operation a key of which this master does not serve now (a slot of another
- * master, or one being migrated away without the key: EXISTS fails there) answers {−1, 0} and
- * writes nothing; the caller sends it again alone, with declared keys, to be redirected.
+ * Reply: per operation a status and a detail, flattened, then the tag; what each operation
+ *       answers, and the statuses by name, are in replies.ts (the reply's contract).
  * Operations run in order, so a batch behaves exactly like the same calls sent one by one, and one
  * operation's refusal never affects another's. A key of another type is "not ours" (GET's WRONGTYPE
  * is caught) instead of failing the batch; any other refusal of GET (an ACL without +get) fails the
@@ -360,7 +268,7 @@ export function decodeBatch(reply: unknown, operations: readonly Pick<LockOperat
     else if (typeof detail !== 'string') replies[i] = { status, detail: Number(detail) };
     // A release's text is the ticket now first in line, whatever it deleted ({2, head}: two keys);
     // any other operation's {2, text} is the script refusing it.
-    else if (status === 2 && operations[i]!.kind !== 'release') replies[i] = { status, detail: 0, error: detail };
+    else if (status === ReplyStatus.REFUSED_IN_WORDS && operations[i]!.kind !== 'release') replies[i] = { status, detail: 0, error: detail };
     else replies[i] = { status, detail: 0, head: detail };
   }
   return replies;

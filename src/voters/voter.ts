@@ -3,7 +3,8 @@
  * (RedisNode, master/master.ts) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts).
  */
 import type { Cancellation } from '../protocol/fan-out.js';
-import type { LockOperation, OperationReply } from '../script/codec.js';
+import type { LockOperation } from '../script/codec.js';
+import type { OperationReply } from '../script/replies.js';
 import type { ReleaseListener, Subscription } from '../acquisition/waiting.js';
 import type { MasterHealth } from './master/health.js';
 

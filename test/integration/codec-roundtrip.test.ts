@@ -3,7 +3,7 @@
  * (random keys, values, ttls, tickets, places; declared or inline keys; a standalone or a shard's
  * announcement; EVALSHA or EVAL), encoded by encodeBatch, run by the script, and read back by
  * decodeBatch. Each must come back as the answer to its own call (its tag), one reply per
- * operation, each with a status the script's contract (src/script/codec.ts) allows for its kind.
+ * operation, each with a status the reply contract (src/script/replies.ts) allows for its kind.
  *
  * The locks written here bypass the library, so the safety oracle never sees them (it judges the
  * locks Redlock hands out: test/harness/oracle-setup.ts); the master is this file's own.
@@ -21,10 +21,10 @@ import {
   releasedChannel,
   standaloneAnnouncement,
   type LockOperation,
-  type OperationReply,
 } from '../../src/script/codec.js';
 import { readRule } from '../../src/primitives/read-write.js';
 import { permitRule } from '../../src/primitives/semaphore.js';
+import type { OperationReply } from '../../src/script/replies.js';
 import { uniquePrefix, useOwnMasters } from '../harness/cluster.js';
 
 // Few names, so the operations of a run meet on the same keys: an acquire on a read hold, an

@@ -30,7 +30,8 @@ import { askOnce, type Connection } from '../../clients/connection.js';
 import { driverFor } from '../../clients/inputs.js';
 import { optionsAt, type RedisClientOptions } from '../../clients/node-redis.js';
 import type { Cancellation } from '../../protocol/fan-out.js';
-import type { LockOperation, OperationReply } from '../../script/codec.js';
+import type { LockOperation } from '../../script/codec.js';
+import { ReplyStatus, type OperationReply } from '../../script/replies.js';
 import { describe } from '../../config/settings.js';
 import type { ReleaseListener, Subscription } from '../../acquisition/waiting.js';
 import type { Voter } from '../voter.js';
@@ -39,7 +40,7 @@ import type { HealthHooks, MasterHealth } from '../master/health.js';
 import { RedisNode } from '../master/master.js';
 import type { Route, ShardRole } from '../master/shard.js';
 import type { ClusterConfig } from './config.js';
-import { MAX_REDIRECTS, NOT_SERVED_HERE, redirectOf } from './redirects.js';
+import { MAX_REDIRECTS, redirectOf } from './redirects.js';
 import { SLOTS, channelFor, clusterFenceKey, slotOfOperation } from './slots.js';
 
 /** How long a CLUSTER SLOTS may take on a seed before the next is asked. */
@@ -168,7 +169,7 @@ export class ClusterVoter implements Voter {
         }
         continue;
       }
-      if (reply.status !== NOT_SERVED_HERE) return reply;
+      if (reply.status !== ReplyStatus.NOT_SERVED_HERE) return reply;
       // A batch of several slots: this master does not serve this one now (nothing was written).
       // Alone, with declared keys, it answers MOVED or ASK.
       this.#mayRedirect(operation, sequence, redirects, cancellation, node, new Error(`slot ${slot} is not served here`));

@@ -1,7 +1,7 @@
 /**
- * Redirects on a Redis Cluster voter: reading a MOVED / ASK reply, how many are followed for one
- * operation, and the script's answer for an operation a master of an inline batch does not serve.
- * The cluster voter (cluster-voter.ts) follows them.
+ * Redirects on a Redis Cluster voter: reading a MOVED / ASK reply, and how many are followed for
+ * one operation. (The script's answer for an operation a master of an inline batch does not serve is
+ * ReplyStatus.NOT_SERVED_HERE, src/script/replies.ts.) The cluster voter (cluster-voter.ts) follows them.
  */
 
 /** Redirects followed for one operation before its vote fails (a resharding moves a slot once). */
@@ -18,6 +18,3 @@ export function redirectOf(error: unknown, answeredBy: string): { kind: 'MOVED' 
   const host = match[3] === '' || match[3] === '?' ? answeredBy.slice(0, answeredBy.lastIndexOf(':')) : match[3]!;
   return { kind: match[1] as 'MOVED' | 'ASK', slot: Number(match[2]), address: `${host}:${match[4]}` };
 }
-
-/** The script's answer for an operation of an inline batch that this master does not serve now (a release's count is ≥ 0). */
-export const NOT_SERVED_HERE = -1;

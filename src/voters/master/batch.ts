@@ -6,7 +6,8 @@
  * answer still arrives and is recorded as late.
  */
 import type { Cancellation } from '../../protocol/fan-out.js';
-import type { LockOperation, OperationReply } from '../../script/codec.js';
+import type { LockOperation } from '../../script/codec.js';
+import type { OperationReply } from '../../script/replies.js';
 
 /** One batch on its way: its replies, as `pick` made them (rejected for the whole batch if the master failed it). */
 export interface SentBatch<R = OperationReply[]> {

@@ -14,7 +14,8 @@ import { ClusterModeError, MasterRestartedError, NodeError, NodeUnavailableError
 import type { Connection, Driver } from '../../clients/connection.js';
 import { driverFor } from '../../clients/inputs.js';
 import type { Cancellation } from '../../protocol/fan-out.js';
-import { grants, lockScript, type LockOperation, type OperationReply } from '../../script/codec.js';
+import { grants, lockScript, type LockOperation } from '../../script/codec.js';
+import type { OperationReply } from '../../script/replies.js';
 import type { ReleaseListener, Subscription } from '../../acquisition/waiting.js';
 import type { Voter } from '../voter.js';
 import { Batcher, type SentBatch } from './batch.js';

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { MisplacedReplyError } from '../../errors.js';
 import { ignore, type Connection } from '../../clients/connection.js';
-import { decodeBatch, encodeBatch, grants, lockScript, type Announcement, type LockOperation, type OperationReply } from '../../script/codec.js';
+import { decodeBatch, encodeBatch, grants, lockScript, type Announcement, type LockOperation } from '../../script/codec.js';
+import { isGranted, type OperationReply } from '../../script/replies.js';
 import type { Route, ShardRole } from './shard.js';
 import type { StallWatch } from './stall.js';
 
@@ -158,5 +159,5 @@ function decodeReplies(
   if (typeof acknowledged !== 'number' || acknowledged >= host.replicas) return replies;
   // Written on the master only: a failover to a replica would lose it, so it is no grant.
   const unreplicated = { acknowledged, wanted: host.replicas, timeoutMs };
-  return replies.map((answer, i) => (answer.status === 1 && grants(operations[i]!.kind) ? { ...answer, unreplicated } : answer));
+  return replies.map((answer, i) => (isGranted(answer) && grants(operations[i]!.kind) ? { ...answer, unreplicated } : answer));
 }

@@ -6,9 +6,9 @@ import type { FenceKey, LockOperation } from '../../script/codec.js';
 
 /**
  * How an operation goes to a master. `batch`: with the others of its turn (on a cluster master, a
- * batch of several slots carries its keys inline and answers status 3 for an operation it does not
- * serve). `alone`: with declared keys, so a cluster master answers MOVED or ASK for it. `asking`:
- * after ASKING, to the master importing its slot.
+ * batch of several slots carries its keys inline and answers ReplyStatus.NOT_SERVED_HERE for an
+ * operation it does not serve: src/script/replies.ts). `alone`: with declared keys, so a cluster
+ * master answers MOVED or ASK for it. `asking`: after ASKING, to the master importing its slot.
  */
 export type Route = 'batch' | 'alone' | 'asking';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Batcher, MAX_BATCH_OPERATIONS, type SendBatch } from '../../../src/voters/master/batch.js';
 import { Cancellation } from '../../../src/protocol/fan-out.js';
-import type { LockOperation, OperationReply } from '../../../src/script/codec.js';
+import type { LockOperation } from '../../../src/script/codec.js';
+import type { OperationReply } from '../../../src/script/replies.js';
 
 /** A fake master: records each call's operations and answers when told to. */
 function fakeMaster() {
