@@ -18,14 +18,8 @@ export {
   RedlockClosedError,
   ReplicationError,
   ResourceLockedError,
-  type AttemptRecord,
-  type ExecutionStats,
-  type FencingRound,
-  type LockedOutcome,
-  type NodeOutcome,
-  type OtherOutcome,
-  type NodeStatus,
 } from './errors.js';
+export type { AttemptRecord, ExecutionStats, FencingRound, LockedOutcome, NodeOutcome, OtherOutcome, NodeStatus } from './protocol/outcomes.js';
 export {
   defaultSettings,
   type CallSettings,

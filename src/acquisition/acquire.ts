@@ -4,7 +4,8 @@
  * back on every master, so nothing is left behind. What is admitted is the admission's business
  * (admission.ts): the exclusive acquire, or a primitive's rule.
  */
-import { ExecutionError, RedlockClosedError, ResourceLockedError, formatResources, type AttemptRecord } from '../errors.js';
+import { ExecutionError, RedlockClosedError, ResourceLockedError, formatResources } from '../errors.js';
+import type { AttemptRecord } from '../protocol/outcomes.js';
 import { resolveSettings, validateAutoExtension, validateSettings, validateTtl, type CallSettings, type EffectiveSettings, type Settings } from '../config/settings.js';
 import { Lock } from '../lease/lock.js';
 import { newLockValue } from '../lease/values.js';

@@ -2,7 +2,8 @@
  * Extend: a held lock's keys set to a new ttl on a quorum of the masters that still hold it,
  * validity recomputed from this extend's own start, failed attempts retried while the lock is valid.
  */
-import { ExecutionError, LockExpiredError, LockLostError, LockReleasedError, formatResources, type AttemptRecord } from '../errors.js';
+import { ExecutionError, LockExpiredError, LockLostError, LockReleasedError, formatResources } from '../errors.js';
+import type { AttemptRecord } from '../protocol/outcomes.js';
 import { resolveSettings, validateTtl, type EffectiveSettings } from '../config/settings.js';
 import { Lock } from '../lease/lock.js';
 import type { LockOperation } from '../script/codec.js';

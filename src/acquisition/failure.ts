@@ -2,7 +2,7 @@
  * What a failed acquire says: the attempts it keeps, and the message of its ResourceLockedError or
  * ExecutionError (how the last attempt's vote went).
  */
-import type { AttemptRecord } from '../errors.js';
+import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 
 /** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */

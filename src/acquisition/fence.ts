@@ -5,7 +5,7 @@
  * answers more than this token (docs/safety.md, "Fencing tokens"). Validity counts both rounds, from
  * round one's start.
  */
-import type { AttemptRecord } from '../errors.js';
+import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 import type { FanOutResult } from '../protocol/fan-out.js';
 import { validityMs } from '../protocol/validity.js';

@@ -3,7 +3,8 @@
  * protocol/fan-out.ts), each reply read as its vote (protocol/votes.ts), and an attempt's votes
  * turned into its record (validity from the attempt's start).
  */
-import { attemptRecord, type AttemptFields, type AttemptRecord } from '../errors.js';
+import { attemptRecord } from '../protocol/attempt-record.js';
+import type { AttemptFields, AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings, Settings } from '../config/settings.js';
 import { fanOut, Cancellation, type FanOutOptions, type FanOutResult, type NodeOperation } from '../protocol/fan-out.js';
 import { judgeOf } from '../protocol/votes.js';

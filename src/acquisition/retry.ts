@@ -2,7 +2,7 @@
  * How long an acquire waits between attempts, and how long its ticket keeps its place in line
  * meanwhile: the retry policy, from the call's effective settings. Pure but for Math.random.
  */
-import type { AttemptRecord } from '../errors.js';
+import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 import { retryDelayMs } from '../protocol/validity.js';
 

@@ -3,7 +3,7 @@
  * read the masters' clocks when this process has no recent reading (master-clock.ts); and, after a
  * grouped grant, free the groups some masters gave that the quorum did not.
  */
-import type { AttemptRecord } from '../errors.js';
+import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 import { newLockValue } from '../lease/values.js';
 import { fanOut, type FanOutResult, type NodeOperation } from '../protocol/fan-out.js';

@@ -51,7 +51,7 @@ export interface Driver {
   readonly label: string;
   /** Connections are ours (made here, reset when stalled, closed by quit) or yours (the one you gave). */
   readonly owned: boolean;
-  /** The master in votesFor / votesAgainst (errors.ts): your client, or the label for a URL or options. */
+  /** The master in votesFor / votesAgainst (protocol/outcomes.ts): your client, or the label for a URL or options. */
   readonly voter: unknown;
   /** Unsent commands may outlive a dropped connection (a client of yours with an offline queue): withdraw them. */
   readonly withdraws: boolean;

@@ -4,7 +4,8 @@
  * Session owns its lease. Renewals are gathered into time slots so the renewals of many locks leave
  * in the same event-loop turn, and batching turns them into one script call per master.
  */
-import { ExecutionError, LockExpiredError, LockLostError, type AttemptRecord } from '../errors.js';
+import { ExecutionError, LockExpiredError, LockLostError } from '../errors.js';
+import type { AttemptRecord } from '../protocol/outcomes.js';
 import { startTimer, type CancelTimer } from '../protocol/timers.js';
 
 /**

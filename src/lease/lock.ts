@@ -10,7 +10,8 @@
  * keeps it: `released` says so.)
  */
 import { setMaxListeners } from 'node:events';
-import { LockLostError, LockReleasedError, type NodeOutcome } from '../errors.js';
+import { LockLostError, LockReleasedError } from '../errors.js';
+import type { NodeOutcome } from '../protocol/outcomes.js';
 import { Lifetime, lockSignal, type LockSignal, type Renewal } from './lifetime.js';
 import type { Settings } from '../config/settings.js';
 

@@ -5,7 +5,8 @@
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import * as hdr from 'hdr-histogram-js';
-import type { AttemptRecord, NodeError, NodeOutcome, NodeStatus } from '../errors.js';
+import type { NodeError } from '../errors.js';
+import type { AttemptRecord, NodeOutcome, NodeStatus } from '../protocol/outcomes.js';
 import type { Lock } from '../lease/lock.js';
 import type { NodeDownEvent, NodeUpEvent } from '../voters/master/health.js';
 

@@ -9,7 +9,7 @@
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { SpanStatusCode, trace, type Attributes, type Tracer, type TracerProvider } from '@opentelemetry/api';
-import type { AttemptRecord, NodeOutcome } from '../errors.js';
+import type { AttemptRecord, NodeOutcome } from '../protocol/outcomes.js';
 import {
   channelNames,
   type AcquiredEvent,

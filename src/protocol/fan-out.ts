@@ -2,7 +2,7 @@
  * The fan-out: run one operation on every master at once, each with its own timeout, and decide
  * the moment a quorum agreed or became impossible. Late answers are recorded, never awaited.
  */
-import type { NodeOutcome, NodeStatus, OutcomeRecord } from '../errors.js';
+import type { NodeOutcome, NodeStatus, OutcomeRecord } from './outcomes.js';
 import { startTimer } from './timers.js';
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { NodeStatus } from '../../../src/errors.js';
+import type { NodeStatus } from '../../../src/protocol/outcomes.js';
 import { Tally, fanOut, type Answer, type NodeOperation } from '../../../src/protocol/fan-out.js';
 
 describe('Tally (vote counting)', () => {

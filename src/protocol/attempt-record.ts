@@ -1,0 +1,86 @@
+/**
+ * An attempt's record as the caller gets it (AttemptRecord, outcomes.ts), with node-redlock's vote
+ * view of it computed on demand. Apart from outcomes.ts because the view makes errors (a refusal is a
+ * ResourceLockedError) and the errors carry attempt records: one file would make a circle.
+ */
+import { formatResources, ResourceLockedError } from '../errors.js';
+import type { AttemptFields, AttemptRecord, FencingRound, NodeOutcome } from './outcomes.js';
+
+/**
+ * An attempt record: `fields` as its own properties, and the ExecutionStats view as getters,
+ * computed when read (records are made on every attempt; the view is rarely read). The context the
+ * view needs is private: a record still compares, prints and serialises as its fields.
+ */
+export function attemptRecord(
+  fields: AttemptFields,
+  voters: readonly unknown[],
+  quorumSize: number,
+  resources: readonly string[],
+): AttemptRecord {
+  return new Attempt(fields, voters, quorumSize, resources);
+}
+
+class Attempt implements AttemptRecord {
+  readonly attempt: number;
+  readonly outcomes: readonly NodeOutcome[];
+  readonly elapsedMs: number;
+  readonly validityMs: number;
+  readonly granted: number;
+  declare readonly fencing?: FencingRound;
+  declare readonly slot?: number;
+  readonly #voters: readonly unknown[];
+  readonly #quorumSize: number;
+  readonly #resources: readonly string[];
+
+  constructor(fields: AttemptFields, voters: readonly unknown[], quorumSize: number, resources: readonly string[]) {
+    this.attempt = fields.attempt;
+    this.outcomes = fields.outcomes;
+    this.elapsedMs = fields.elapsedMs;
+    this.validityMs = fields.validityMs;
+    this.granted = fields.granted;
+    if (fields.fencing !== undefined) (this as { fencing?: FencingRound }).fencing = fields.fencing;
+    if (fields.slot !== undefined) (this as { slot?: number }).slot = fields.slot;
+    this.#voters = voters;
+    this.#quorumSize = quorumSize;
+    this.#resources = resources;
+  }
+
+  get membershipSize(): number {
+    return this.outcomes.length;
+  }
+
+  get quorumSize(): number {
+    return this.#quorumSize;
+  }
+
+  get votesFor(): ReadonlySet<unknown> {
+    const voters = this.#voters;
+    const slot = this.slot;
+    return new Set(this.outcomes.flatMap((outcome, index) => (outcome.status === 'granted' && outcome.slot === slot ? [voters[index]] : [])));
+  }
+
+  get votesAgainst(): ReadonlyMap<unknown, Error> {
+    const against = new Map<unknown, Error>();
+    this.outcomes.forEach((outcome, index) => {
+      const reason = reasonAgainst(outcome, this.#resources);
+      if (reason) against.set(this.#voters[index], reason);
+    });
+    return against;
+  }
+}
+
+function reasonAgainst(outcome: NodeOutcome, resources: readonly string[]): Error | undefined {
+  switch (outcome.status) {
+    case 'granted':
+    case 'pending':
+      return undefined;
+    case 'locked':
+    case 'queued':
+    case 'lost': {
+      const held = { locked: 'held by another lock', queued: 'promised to a waiter ahead in line', lost: 'no longer held by this lock' }[outcome.status];
+      return new ResourceLockedError(`redis master ${outcome.node}: ${formatResources(resources)} ${held}`, resources, []);
+    }
+    default:
+      return outcome.error ?? new Error(`redis master ${outcome.node}: ${outcome.status}`);
+  }
+}

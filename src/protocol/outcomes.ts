@@ -1,0 +1,117 @@
+/**
+ * What the masters answered: one master's outcome of one operation, and one attempt's record of
+ * them all (with node-redlock's vote view of it). Pure data, no I/O: the fan-out (fan-out.ts) fills
+ * the outcomes in, the errors (src/errors.ts) and the events carry them to the caller.
+ */
+
+/**
+ * What one master answered to one operation.
+ * - `granted`: acquire set the keys / extend moved their expiry / release deleted them.
+ * - `locked`:  acquire refused: a key already exists (`pttlMs` is its remaining time, −1 = no expiry).
+ * - `queued`:  acquire refused: the keys are free there, but a waiter placed earlier is in line for
+ *              one of them; this acquire waits in that key's line (and leaves the others' lines).
+ * - `lost`:    extend or release found the keys no longer holding this lock's value.
+ * - `timeout`: no answer within the per-master timeout (`late` records what arrived afterwards).
+ * - `error`:   the master or connection failed the call (`error` says how).
+ * - `pending`: no answer yet when the operation was decided (`late` records what arrived afterwards).
+ *
+ * Outcomes are a snapshot of the decision: a status never changes after it.
+ */
+export type NodeStatus = 'granted' | 'locked' | 'queued' | 'lost' | 'timeout' | 'error' | 'pending';
+
+/** What every outcome may carry, whatever its status. */
+interface OutcomeDetails {
+  /** The master, as `host:port`. */
+  readonly node: string;
+  /** For a fenced acquire's `granted`: this master's fence counter after the increment (largest over the resources). */
+  readonly fence?: number;
+  /**
+   * For a semaphore permit's `granted`: the slot this master gave (0-based). Only masters that gave
+   * the same slot count together; a master that gave another one is not a vote for the permit.
+   */
+  readonly slot?: number;
+  readonly error?: Error;
+  /** Time from sending to this answer. */
+  readonly latencyMs?: number;
+  /**
+   * For `pending`: what arrived after the decision (`timeout` for one that then timed out; its
+   * `error`, `pttlMs` or `fence` are filled in too). For `timeout`: the status of an answer that
+   * arrived after the timeout.
+   */
+  readonly late?: NodeStatus;
+}
+
+/** A master that refused an acquire because a key is held: for how much longer. */
+export interface LockedOutcome extends OutcomeDetails {
+  readonly status: 'locked';
+  /** Remaining ms of the blocking key (−1 = no expiry). */
+  readonly pttlMs: number;
+}
+
+/** Any other answer (a `pttlMs` here is a late `locked` answer's, see `late`). */
+export interface OtherOutcome extends OutcomeDetails {
+  readonly status: Exclude<NodeStatus, 'locked'>;
+  readonly pttlMs?: number;
+}
+
+/** One master's answer to one operation: narrow on `status` (`locked` always has `pttlMs`). */
+export type NodeOutcome = LockedOutcome | OtherOutcome;
+
+/**
+ * @internal An outcome as the fan-out fills it in (fan-out.ts): it sets `status: 'locked'` and
+ * `pttlMs` in the same step, so every record it hands out is a NodeOutcome.
+ */
+export interface OutcomeRecord {
+  readonly node: string;
+  status: NodeStatus;
+  pttlMs?: number;
+  fence?: number;
+  slot?: number;
+  error?: Error;
+  latencyMs?: number;
+  late?: NodeStatus;
+}
+
+/**
+ * node-redlock's view of one attempt (its `ExecutionStats`), so that code written for it — e.g.
+ * `for (const r of await Promise.allSettled(error.attempts)) r.value.votesAgainst…` — keeps
+ * working. A voter is the node as you passed it: your client, or for a URL or client options the
+ * master's `host:port` (a URL may carry a password). A master still unanswered when the attempt was
+ * decided is in neither collection.
+ */
+export interface ExecutionStats {
+  readonly membershipSize: number;
+  readonly quorumSize: number;
+  readonly votesFor: ReadonlySet<unknown>;
+  /** Why each master voted against: `ResourceLockedError` for one that refused because the resources are held (or, for an extend, no longer this lock's). */
+  readonly votesAgainst: ReadonlyMap<unknown, Error>;
+}
+
+/** One acquire or extend attempt: what every master answered and the validity it left. */
+export interface AttemptRecord extends ExecutionStats {
+  readonly attempt: number;
+  readonly outcomes: readonly NodeOutcome[];
+  readonly elapsedMs: number;
+  /** ttl − elapsed − drift; a quorum with validity ≤ 0 is still a failed attempt. */
+  readonly validityMs: number;
+  /** Masters that granted (for a permit: those that gave the same slot, `slot`, the most common one). */
+  readonly granted: number;
+  /** A semaphore permit's attempt: the slot that the most masters gave. */
+  readonly slot?: number | undefined;
+  /**
+   * Fenced acquires whose first round reached a quorum: the token (largest counter of the granting
+   * masters) and the second round, which raised the counters to it on the masters that hold the lock.
+   */
+  readonly fencing?: FencingRound;
+}
+
+/** What an attempt record is made of; the vote view (ExecutionStats) is derived from it. */
+export type AttemptFields = Omit<AttemptRecord, keyof ExecutionStats>;
+
+/** The second round of a fenced acquire. */
+export interface FencingRound {
+  readonly token: number;
+  /** Masters that held the lock and raised their counters to the token. */
+  readonly confirmed: number;
+  readonly outcomes: readonly NodeOutcome[];
+}
