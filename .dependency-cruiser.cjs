@@ -32,6 +32,23 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/(clients/|voters/|index\\.ts$|redlock\\.ts$)' },
       to: { path: '^src/clients/' },
     },
+    {
+      name: 'protocol-is-pure',
+      comment:
+        'The protocol (src/protocol/: fan-out, votes, outcomes, validity, timers) is the algorithm as pure functions over replies and a clock, ' +
+        'unit-tested without a master: it imports nothing of the layers above it or of the voters and clients, no node module that does I/O, ' +
+        'and no client library. It may read the script\'s contract (src/script/), the errors and the config.',
+      severity: 'error',
+      from: { path: '^src/protocol/' },
+      to: {
+        path: [
+          '^src/(voters|clients|lease|acquisition|primitives|operator|observability)/',
+          '^src/redlock\\.ts$',
+          '^(node:)?(net|tls|fs|fs/promises|child_process|dgram|http|https|http2)$',
+          '(^|/)node_modules/(redis|@redis/[^/]+|ioredis|iovalkey|@valkey/[^/]+)/',
+        ],
+      },
+    },
   ],
   options: {
     tsConfig: { fileName: 'tsconfig.json' },
