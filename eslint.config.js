@@ -15,6 +15,23 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
+  // Issue 26: no src file over 400 lines (counted as `wc -l` does) and no function over 60 lines
+  // (its code and comments; blank lines inside a function do not count). The generated Lua module is
+  // one long string.
+  {
+    files: ['src/**/*.ts'],
+    ignores: [
+      'src/script/lua.generated.ts',
+      // being split (issue 26): each entry goes when its file is within both limits.
+      'src/redlock.ts',
+      'src/errors.ts',
+      'src/protocol/fan-out.ts',
+    ],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: false, IIFEs: true }],
+    },
+  },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
   // dependency-cruiser reads its config with require(): CommonJS, outside the TypeScript project.
   {
