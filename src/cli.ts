@@ -25,7 +25,7 @@ import {
 } from './operator/cli/commands.js';
 import { processIo, redactor, secretsIn, type Io } from './operator/cli/terminal.js';
 import { Redlock } from './redlock.js';
-import { normalizeResources } from './config/settings.js';
+import { normalizeResources } from './config/validation.js';
 
 /** After the connections are closed the process ends by itself; if something still held it, this ends it. */
 const EXIT_GRACE_MS = 3_000;

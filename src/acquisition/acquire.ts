@@ -6,7 +6,8 @@
  */
 import { ExecutionError, RedlockClosedError, ResourceLockedError, formatResources } from '../errors.js';
 import type { AttemptRecord } from '../protocol/outcomes.js';
-import { resolveSettings, validateAutoExtension, validateSettings, validateTtl, type CallSettings, type EffectiveSettings, type Settings } from '../config/settings.js';
+import { resolveSettings, validateAutoExtension, type CallSettings, type EffectiveSettings, type Settings } from '../config/settings.js';
+import { validateSettings, validateTtl } from '../config/validation.js';
 import { Lock } from '../lease/lock.js';
 import { newLockValue } from '../lease/values.js';
 import type { FanOutResult } from '../protocol/fan-out.js';

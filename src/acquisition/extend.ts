@@ -4,7 +4,8 @@
  */
 import { ExecutionError, LockExpiredError, LockLostError, LockReleasedError, formatResources } from '../errors.js';
 import type { AttemptRecord } from '../protocol/outcomes.js';
-import { resolveSettings, validateTtl, type EffectiveSettings } from '../config/settings.js';
+import { resolveSettings, type EffectiveSettings } from '../config/settings.js';
+import { validateTtl } from '../config/validation.js';
 import { Lock } from '../lease/lock.js';
 import type { LockOperation } from '../script/codec.js';
 import { sleep } from '../protocol/timers.js';

@@ -4,7 +4,8 @@
  * holds, exclusively or to read.
  */
 import { LockLostError } from '../errors.js';
-import { describe, type CallSettings, type UsingSettings } from '../config/settings.js';
+import { describe } from '../config/describe.js';
+import type { CallSettings, UsingSettings } from '../config/settings.js';
 import type { FencedLock, Lock, Routine } from '../lease/lock.js';
 import type { Admission } from './admission.js';
 import type { CallContext } from './context.js';

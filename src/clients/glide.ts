@@ -1,7 +1,7 @@
 /**
  * @valkey/valkey-glide 2.x standalone masters (see GlideDriver); the boundary it implements: connection.ts.
  */
-import { describe } from '../config/settings.js';
+import { describe } from '../config/describe.js';
 import { optionalPeer, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
 
 /**

@@ -2,7 +2,7 @@
  * What a `nodes[i]` may be (NodeInput), and which driver reaches it: the client libraries are told
  * apart by shape (duck typing), as none of them is a dependency of ours.
  */
-import { describe } from '../config/settings.js';
+import { describe } from '../config/describe.js';
 import type { Driver } from './connection.js';
 import { GlideDriver, type GlideClientLike, type GlideConfiguration } from './glide.js';
 import { IORedisDriver, type IORedisLike } from './ioredis.js';

@@ -2,7 +2,7 @@
  * A Sentinel-managed master, given as node-redis createSentinel()'s options and reached on
  * node-redis connections of ours (node-redis.ts); the boundary it implements: connection.ts.
  */
-import { describe } from '../config/settings.js';
+import { describe } from '../config/describe.js';
 import { askOnce, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
 import { NodeRedisConnection, nodeRedisSubscriber, optionsAt, ownedClient, type RedisClientLike, type RedisClientOptions, type SubscriberClient } from './node-redis.js';
 

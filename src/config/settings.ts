@@ -1,11 +1,7 @@
 /**
- * Defaults and validation of every setting and argument. Everything here runs before any
- * network call, so bad input fails fast with a TypeError or RangeError and leaves nothing behind.
+ * The settings: what each one means, its default, and how a call's settings resolve against the
+ * constructor's and the defaults (config/validation.ts checks the values a caller passes).
  */
-import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../script/codec.js';
-
-/** Names the library keeps beside each resource (script/codec.ts): never a resource of their own. */
-const companionSuffixes = [[FENCE_SUFFIX, 'fence counters'], [QUEUE_SUFFIX, 'wait queues']] as const;
 import { driftMs } from '../protocol/validity.js';
 
 export interface Settings {
@@ -105,8 +101,6 @@ export interface UsingSettings extends CallSettings {
   onLost?: OnLost;
 }
 
-const callOnlyNames = new Set(['signal', 'autoExtend', 'fencing']);
-
 /**
  * Room after an extend: an extend leaves at most ttl − drift allowance of validity, and the lock
  * must then sit above its threshold for a while — 100 ms, or a third of that validity for short
@@ -152,8 +146,6 @@ export const defaultSettings: Readonly<Settings> = Object.freeze({
   replicas: 0,
 });
 
-const settingNames = new Set<string>(Object.keys(defaultSettings));
-
 /** Settings resolved for one call on N masters with one ttl: every value a number. */
 export interface EffectiveSettings {
   readonly driftFactor: number;
@@ -174,111 +166,6 @@ function defaultNodeTimeoutMs(ttlMs: number): number {
 
 export function defaultQuorum(nodeCount: number): number {
   return Math.floor(nodeCount / 2) + 1;
-}
-
-/**
- * Check a partial settings object (constructor or call). Unknown keys are rejected so a typo
- * such as `retryDelayMs` does not silently fall back to a default.
- */
-export function validateSettings(
-  settings: unknown,
-  nodeCount: number,
-  allowCallOnly: boolean,
-): CallSettings {
-  if (settings === undefined) return {};
-  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
-    throw new TypeError(`settings must be an object, got ${describe(settings)}`);
-  }
-  const record = settings as Record<string, unknown>;
-  checkNames(record, allowCallOnly);
-  checkRestartGuard(record['restartGuard'], allowCallOnly);
-  checkReplicas(record['replicas'], nodeCount, allowCallOnly);
-  checkValues(record, nodeCount);
-  checkSignal(record['signal']);
-  return record;
-}
-
-/** Every key is a setting (a call's own ones only where a call is checked). */
-function checkNames(record: Record<string, unknown>, allowCallOnly: boolean): void {
-  for (const key of Object.keys(record)) {
-    if (settingNames.has(key)) continue;
-    if (allowCallOnly && callOnlyNames.has(key)) continue;
-    if (key === 'onLost') throw new TypeError(`onLost is a using() setting: ${allowCallOnly ? 'acquire' : 'the constructor'} does not take it`);
-    throw new TypeError(`unknown setting '${key}'; known settings: ${[...settingNames].join(', ')}`);
-  }
-}
-
-function checkRestartGuard(restartGuard: unknown, allowCallOnly: boolean): void {
-  if (restartGuard === undefined) return;
-  if (allowCallOnly) throw new TypeError('restartGuard is a constructor setting: it watches the masters, not one call');
-  const graceMs: unknown =
-    typeof restartGuard === 'object' && restartGuard !== null ? (restartGuard as Record<string, unknown>)['graceMs'] : undefined;
-  if (typeof graceMs !== 'number') {
-    throw new TypeError(`restartGuard must be { graceMs: number }, got ${describe(restartGuard)}`);
-  }
-  if (!Number.isFinite(graceMs) || graceMs <= 0) throw new RangeError(`restartGuard.graceMs must be > 0 ms, got ${graceMs}`);
-}
-
-function checkReplicas(replicas: unknown, nodeCount: number, allowCallOnly: boolean): void {
-  if (replicas === undefined) return;
-  if (allowCallOnly) throw new TypeError('replicas is a constructor setting: it applies to every grant of a master');
-  const counts = Array.isArray(replicas) ? (replicas as unknown[]) : [replicas];
-  if (Array.isArray(replicas) && replicas.length !== nodeCount) {
-    throw new RangeError(`replicas must be one number, or one per master (${nodeCount}), got ${replicas.length} numbers`);
-  }
-  counts.forEach((count, index) => {
-    const name = Array.isArray(replicas) ? `replicas[${index}]` : 'replicas';
-    requireInteger(name, count);
-    if (count < 0) throw new RangeError(`${name} must be ≥ 0, got ${count}`);
-  });
-}
-
-/** The flags, the timings and the quorum, in the order their errors are reported. */
-function checkValues(record: Record<string, unknown>, nodeCount: number): void {
-  const { driftFactor, retryCount, retryDelay, retryJitter, nodeTimeout, quorum, automaticExtensionThreshold } = record;
-  for (const name of ['batching', 'reentrant', 'autoExtend', 'fencing'] as const) {
-    const value = record[name];
-    if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);
-  }
-  if (driftFactor !== undefined) {
-    requireNumber('driftFactor', driftFactor);
-    if (driftFactor < 0 || driftFactor >= 1) throw new RangeError(`driftFactor must be in [0, 1), got ${driftFactor}`);
-  }
-  if (retryCount !== undefined) {
-    requireInteger('retryCount', retryCount);
-    if (retryCount < -1) throw new RangeError(`retryCount must be ≥ 0, or −1 to retry until cancelled, got ${retryCount}`);
-  }
-  for (const [name, value] of [
-    ['retryDelay', retryDelay],
-    ['retryJitter', retryJitter],
-    ['automaticExtensionThreshold', automaticExtensionThreshold],
-  ] as const) {
-    if (value === undefined) continue;
-    requireNumber(name, value);
-    if (value < 0) throw new RangeError(`${name} must be ≥ 0 ms, got ${value}`);
-  }
-  if (nodeTimeout !== undefined) checkNodeTimeout(nodeTimeout);
-  if (quorum !== undefined) {
-    requireInteger('quorum', quorum);
-    if (quorum <= nodeCount / 2 || quorum > nodeCount) {
-      throw new RangeError(
-        `quorum must be a majority of the ${nodeCount} masters (${defaultQuorum(nodeCount)}…${nodeCount}), got ${quorum}`,
-      );
-    }
-  }
-}
-
-/** A per-master timeout: a finite number of ms above 0 (a setting, or an inspection's option). */
-export function checkNodeTimeout(nodeTimeout: unknown): asserts nodeTimeout is number {
-  requireNumber('nodeTimeout', nodeTimeout);
-  if (nodeTimeout <= 0) throw new RangeError(`nodeTimeout must be > 0 ms, got ${nodeTimeout}`);
-}
-
-/** A call's cancelling signal, if given. */
-export function checkSignal(signal: unknown): asserts signal is AbortSignal | undefined {
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new TypeError(`signal must be an AbortSignal, got ${describe(signal)}`);
-  }
 }
 
 /** Merge defaults ← constructor ← call, for a call with this ttl on N masters. */
@@ -313,78 +200,4 @@ export function resolveSettings(
     );
   }
   return effective;
-}
-
-/** A ttl is a positive safe integer number of milliseconds. */
-export function validateTtl(ttl: unknown): number {
-  if (typeof ttl !== 'number') throw new TypeError(`ttl must be a number of milliseconds, got ${describe(ttl)}`);
-  if (!Number.isSafeInteger(ttl) || ttl <= 0) {
-    throw new RangeError(`ttl must be a positive safe integer number of milliseconds, got ${ttl}`);
-  }
-  return ttl;
-}
-
-/** Resources: one non-empty string or a non-empty array of them; duplicates are dropped. */
-export function normalizeResources(resources: unknown): string[] {
-  if (typeof resources === 'string') {
-    // One name, the usual call: checked as resources[0], without building a list.
-    checkResource(resources, 0);
-    return [resources];
-  }
-  if (!Array.isArray(resources)) {
-    throw new TypeError(`resources must be a string or an array of strings, got ${describe(resources)}`);
-  }
-  const list: unknown[] = resources;
-  if (list.length === 0) throw new RangeError('resources must name at least one resource');
-  for (const [index, resource] of list.entries()) checkResource(resource, index);
-  return [...new Set(list as string[])];
-}
-
-/**
- * A semaphore's or read-write lock's name: one string, checked as a resource is (a list of names
- * would otherwise reach the masters as one odd key).
- */
-export function checkName(name: unknown): asserts name is string {
-  if (typeof name !== 'string') throw new TypeError(`name must be a string (one resource), got ${describe(name)}`);
-  checkResource(name, -1);
-}
-
-/** How errors name a resource: `index` −1 is a primitive's name (checkName). Built only for an error. */
-function resourceLabel(index: number): string {
-  return index < 0 ? 'name' : `resources[${index}]`;
-}
-
-function checkResource(resource: unknown, index: number): asserts resource is string {
-  if (typeof resource !== 'string') {
-    throw new TypeError(`${resourceLabel(index)} must be a string, got ${describe(resource)}`);
-  }
-  if (resource.length === 0) throw new RangeError(`${resourceLabel(index)} is an empty string`);
-  if (!resource.isWellFormed()) {
-    // node-redis sends a lone surrogate as U+FFFD: two different names would be one key.
-    throw new TypeError(`${resourceLabel(index)} is not well-formed UTF-16 (it has a lone surrogate), so it has no exact key on the masters`);
-  }
-  for (const [suffix, what] of companionSuffixes) {
-    if (resource.endsWith(suffix)) throw new RangeError(`${resourceLabel(index)} ends in '${suffix}', which names ${what}; choose another name`);
-  }
-}
-
-function requireNumber(name: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`);
-  if (!Number.isFinite(value)) throw new RangeError(`${name} must be finite, got ${value}`);
-}
-
-function requireInteger(name: string, value: unknown): asserts value is number {
-  requireNumber(name, value);
-  if (!Number.isInteger(value)) throw new RangeError(`${name} must be an integer, got ${value}`);
-}
-
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
-  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'no prototype'})`;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
-    return `${typeof value} ${value}`;
-  }
-  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
 }

@@ -11,7 +11,9 @@ import type { Voter } from '../voters/voter.js';
 import { fanOut, type Answer } from '../protocol/fan-out.js';
 import type { LockOperation } from '../script/codec.js';
 import { isDone, type KeySnapshot, type OperationReply } from '../script/replies.js';
-import { checkNodeTimeout, checkSignal, defaultQuorum, describe } from '../config/settings.js';
+import { defaultQuorum } from '../config/settings.js';
+import { checkNodeTimeout, checkSignal } from '../config/validation.js';
+import { describe } from '../config/describe.js';
 import { newLockValue } from '../lease/values.js';
 
 /** The per-master timeout of an inspection or a force release when neither the call nor the constructor sets one. */

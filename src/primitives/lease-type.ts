@@ -6,7 +6,8 @@
  * read-write locks". docs/development.md has the recipe for a new one.
  */
 import type { Admission } from '../acquisition/admission.js';
-import { describe, type CallSettings, type FencedSettings, type UsingSettings } from '../config/settings.js';
+import type { CallSettings, FencedSettings, UsingSettings } from '../config/settings.js';
+import { describe } from '../config/describe.js';
 import type { FencedLock, Lock, Routine } from '../lease/lock.js';
 
 /** The part of a Redlock the primitives call. */

@@ -5,7 +5,7 @@
  * read's admission rule is the script's `s` operation (read-write.lua, beside this file).
  */
 import type { AdmissionRule } from '../acquisition/admission.js';
-import { checkName } from '../config/settings.js';
+import { checkName } from '../config/validation.js';
 import { EXCLUSIVE } from '../lease/lock.js';
 import { LeaseType, WriteLease, leaseOwnerOf } from './lease-type.js';
 

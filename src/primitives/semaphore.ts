@@ -6,7 +6,8 @@
  * masters that gave the same slot count together (docs/safety.md, "Semaphores and read-write locks").
  */
 import type { AdmissionRule } from '../acquisition/admission.js';
-import { checkName, describe } from '../config/settings.js';
+import { describe } from '../config/describe.js';
+import { checkName } from '../config/validation.js';
 import type { LeaseKind } from '../lease/lock.js';
 import { clusterCompanionKey } from '../voters/cluster/slots.js';
 import { LeaseType, leaseOwnerOf } from './lease-type.js';

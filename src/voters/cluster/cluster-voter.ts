@@ -32,7 +32,7 @@ import { optionsAt, type RedisClientOptions } from '../../clients/node-redis.js'
 import type { Cancellation } from '../../protocol/fan-out.js';
 import type { LockOperation } from '../../script/codec.js';
 import { ReplyStatus, type OperationReply } from '../../script/replies.js';
-import { describe } from '../../config/settings.js';
+import { describe } from '../../config/describe.js';
 import type { ReleaseListener, Subscription } from '../../acquisition/waiting.js';
 import type { Voter } from '../voter.js';
 import { reconnectDelayMs } from '../master/connection-keeper.js';

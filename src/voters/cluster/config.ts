@@ -5,7 +5,7 @@
  * Settings redlock-quorum cannot honour (a keyPrefix, address maps) are refused here.
  */
 import type { RedisClientOptions } from '../../clients/node-redis.js';
-import { describe } from '../../config/settings.js';
+import { describe } from '../../config/describe.js';
 
 /** What a cluster voter is made of, whichever way it was given. */
 export interface ClusterConfig {
