@@ -38,13 +38,11 @@ export type { RedisClientLike, RedisClientOptions, SubscriberClient } from './cl
 export {
   channelNames,
   type AcquiredEvent,
-  type DurationSummary,
   type ExtendedEvent,
   type FailedEvent,
   type LostEvent,
-  type MasterStats,
   type RedlockEventName,
   type RedlockEvents,
-  type RedlockStats,
   type ReleasedEvent,
 } from './observability/events.js';
+export type { DurationSummary, MasterStats, RedlockStats } from './observability/stats.js';

@@ -20,7 +20,8 @@ import { normalizeResources, validateSettings } from './config/validation.js';
 import { RenewalScheduler } from './lease/lifetime.js';
 import { EXCLUSIVE, Lock, type FencedLock, type ReleaseResult, type Routine } from './lease/lock.js';
 import { ReentrancyScope } from './lease/reentrancy.js';
-import { channels, reportListenerError, StatsRecorder, type RedlockEvents, type RedlockStats } from './observability/events.js';
+import { channels, reportListenerError, type RedlockEvents } from './observability/events.js';
+import { StatsRecorder, type RedlockStats } from './observability/stats.js';
 import {
   expectedFingerprints,
   forceReleaseOn,

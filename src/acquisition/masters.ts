@@ -11,7 +11,7 @@ import { judgeOf } from '../protocol/votes.js';
 import { validityMs, type Clock } from '../protocol/validity.js';
 import type { LockOperation } from '../script/codec.js';
 import type { OperationReply } from '../script/replies.js';
-import type { StatsRecorder } from '../observability/events.js';
+import type { StatsRecorder } from '../observability/stats.js';
 import type { Voter } from '../voters/voter.js';
 import type { Notifier } from './waiting.js';
 

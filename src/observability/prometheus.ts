@@ -13,7 +13,8 @@
  */
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import type { Lock } from '../lease/lock.js';
-import type { AcquiredEvent, LostEvent, RedlockStats, ReleasedEvent } from './events.js';
+import type { AcquiredEvent, LostEvent, ReleasedEvent } from './events.js';
+import type { RedlockStats } from './stats.js';
 import type { Redlock } from '../redlock.js';
 
 export interface RedlockMetricsOptions {
