@@ -2,7 +2,7 @@
 /**
  * redlock-quorum, the operator's command line: `inspect` what every master holds for some
  * resources, `watch` it, and `release --force` a stuck lock. Built on `Redlock.inspect` and
- * `Redlock.forceRelease` (inspect.ts). docs/cli.md describes it; the exit codes are EXIT (operator/cli/commands.ts); the commands' tables are operator/cli/render.ts.
+ * `Redlock.forceRelease` (operator/inspect.ts, operator/force-release.ts). docs/cli.md describes it; the exit codes are EXIT (operator/cli/commands.ts); the commands' tables are operator/cli/render.ts.
  *
  * Passwords never reach the output: masters are named by `host:port` (the library's labels), and
  * everything written, including commander's own messages, goes through `redact` first, which

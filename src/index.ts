@@ -30,7 +30,8 @@ export {
   type UsingSettings,
 } from './config/settings.js';
 export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './voters/master/health.js';
-export type { ForceReleaseOptions, ForceReleaseResult, InspectOptions, MasterInspection, MasterRelease, MasterState, ResourceInspection } from './operator/inspect.js';
+export type { InspectOptions, MasterInspection, MasterState, ResourceInspection } from './operator/inspect.js';
+export type { ForceReleaseOptions, ForceReleaseResult, MasterRelease } from './operator/force-release.js';
 export type { ClusterInput, NodeInput } from './clients/inputs.js';
 export type { GlideClientLike, GlideConfiguration } from './clients/glide.js';
 export type { IORedisLike } from './clients/ioredis.js';

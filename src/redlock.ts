@@ -22,17 +22,9 @@ import { EXCLUSIVE, Lock, type FencedLock, type ReleaseResult, type Routine } fr
 import { ReentrancyScope } from './lease/reentrancy.js';
 import { channels, reportListenerError, type RedlockEvents } from './observability/events.js';
 import { StatsRecorder, type RedlockStats } from './observability/stats.js';
-import {
-  expectedFingerprints,
-  forceReleaseOn,
-  inspectOn,
-  operatorSettings,
-  type ForceReleaseOptions,
-  type ForceReleaseResult,
-  type InspectOptions,
-  type OperatorCall,
-  type ResourceInspection,
-} from './operator/inspect.js';
+import { operatorSettings, type OperatorCall } from './operator/every-master.js';
+import { expectedFingerprints, forceReleaseOn, type ForceReleaseOptions, type ForceReleaseResult } from './operator/force-release.js';
+import { inspectOn, type InspectOptions, type ResourceInspection } from './operator/inspect.js';
 import { registerLeaseOwner, splitUsing } from './primitives/lease-type.js';
 import { ReadWriteLock } from './primitives/read-write.js';
 import { Semaphore } from './primitives/semaphore.js';

@@ -11,8 +11,8 @@ import { source } from './lua.generated.js';
 /**
  * acquire: an exclusive hold (a lock, a write hold); admit: a primitive's own admission rule (a
  * read hold, a semaphore's permit: `admit` says which). inspect and force-release are an
- * operator's (operator/inspect.ts): a read-only snapshot of one key, and a delete of one key
- * whatever holds it. clock reads the master's TIME (acquisition/master-clock.ts), on the master
+ * operator's (operator/inspect.ts, operator/force-release.ts): a read-only snapshot of one
+ * key, and a delete of one key whatever holds it. clock reads the master's TIME (acquisition/master-clock.ts), on the master
  * that serves its key.
  */
 export type OperationKind = 'acquire' | 'admit' | 'extend' | 'release' | 'fence' | 'inspect' | 'force-release' | 'clock';

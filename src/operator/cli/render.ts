@@ -2,7 +2,8 @@
  * The command line's tables: what every master holds for each resource with the quorum's verdict
  * (inspect, watch), and what a force release did on each master.
  */
-import type { ForceReleaseResult, MasterInspection, ResourceInspection } from '../inspect.js';
+import type { MasterInspection, ResourceInspection } from '../inspect.js';
+import type { ForceReleaseResult } from '../force-release.js';
 
 /** Every master answered every inspection (else the command exits 2). */
 export function allAnswered(inspections: readonly ResourceInspection[]): boolean {

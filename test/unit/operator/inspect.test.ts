@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { operatorSettings, readingOf, summarize, type MasterReading } from '../../../src/operator/inspect.js';
+import { readingOf, summarize, type MasterReading } from '../../../src/operator/inspect.js';
+import { operatorSettings } from '../../../src/operator/every-master.js';
 
 const A = 'aaaaaaaa000000000000000000000000';
 const B = 'bbbbbbbb000000000000000000000000';
