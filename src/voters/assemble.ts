@@ -7,7 +7,7 @@ import type { NodeInput } from '../clients/inputs.js';
 import { ClusterVoter } from './cluster/cluster-voter.js';
 import { clusterConfigOf } from './cluster/config.js';
 import type { HealthHooks } from './master/health.js';
-import { RedisNode } from './master/master.js';
+import { MasterVoter } from './master/master-voter.js';
 import type { Voter } from './voter.js';
 
 export interface VoterSettings {
@@ -29,7 +29,7 @@ export function assembleVoters(inputs: readonly NodeInput[], settings: VoterSett
   const voters: Voter[] = inputs.map((input, index) => {
     const cluster = clusterConfigOf(input, index);
     const replicas = settings.replicasOf(index);
-    return cluster ? new ClusterVoter(cluster, index, hooks, settings.graceMs, replicas) : new RedisNode(input, index, hooks, settings.graceMs, replicas);
+    return cluster ? new ClusterVoter(cluster, index, hooks, settings.graceMs, replicas) : new MasterVoter(input, index, hooks, settings.graceMs, replicas);
   });
   const labels = voters.map((voter) => voter.label);
   labels.forEach((label, index) => {

@@ -1,6 +1,6 @@
 /**
  * What redlock.ts, the fan-out and the operator calls see of a voter: one vote, whether a master
- * (RedisNode, master/master.ts) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts).
+ * (MasterVoter, master/master-voter.ts) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts).
  */
 import type { Cancellation } from '../protocol/fan-out.js';
 import type { LockOperation } from '../script/codec.js';
@@ -8,7 +8,7 @@ import type { OperationReply } from '../script/replies.js';
 import type { ReleaseListener, Subscription } from '../acquisition/waiting.js';
 import type { MasterHealth } from './master/health.js';
 
-/** One vote: a master (RedisNode) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts). What redlock.ts sees. */
+/** One vote: a master (MasterVoter) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts). What redlock.ts sees. */
 export interface Voter {
   /** `host:port`, or `cluster host:port` (its first seed). */
   readonly label: string;

@@ -9,7 +9,7 @@
  * How it works:
  * - The slot map and the masters it names are slot-map.ts's: CLUSTER SLOTS on a short-lived
  *   connection of ours, asked again after a MOVED reply and when a refresh failed.
- * - Each master of the cluster is a RedisNode (master/master.ts) on connections of our own: the same
+ * - Each master of the cluster is a MasterVoter (master/master-voter.ts) on connections of our own: the same
  *   per-master timeout, no offline queue, health check, restart guard and `replicas` as a
  *   standalone master. A batch may span a master's slots: its keys go inline (undeclared), and an
  *   operation the master does not serve now answers so and is sent again alone with declared keys.
@@ -30,7 +30,7 @@ import { ReplyStatus, type OperationReply } from '../../script/replies.js';
 import type { ReleaseListener, Subscription } from '../../acquisition/waiting.js';
 import type { Voter } from '../voter.js';
 import type { HealthHooks, MasterHealth } from '../master/health.js';
-import type { RedisNode } from '../master/master.js';
+import type { MasterVoter } from '../master/master-voter.js';
 import type { Route } from '../master/shard.js';
 import type { ClusterConfig } from './config.js';
 import { MAX_REDIRECTS, redirectOf } from './redirects.js';
@@ -50,7 +50,7 @@ export class ClusterVoter implements Voter {
   #sequence = 0;
   readonly #since = Date.now();
   /** Per waiter subscription (the Notifier's), its subscription on each master. */
-  readonly #subscribers = new Map<ReleaseListener, Map<RedisNode, Subscription>>();
+  readonly #subscribers = new Map<ReleaseListener, Map<MasterVoter, Subscription>>();
 
   constructor(config: ClusterConfig, index: number, hooks: HealthHooks, restartGraceMs: number | undefined, replicas: number) {
     this.#map = new SlotMap(config, { index, hooks, restartGraceMs, replicas }, {
@@ -86,7 +86,7 @@ export class ClusterVoter implements Voter {
   }
 
   async #route(operation: LockOperation, slot: number, sequence: number, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
-    let asking: RedisNode | undefined;
+    let asking: MasterVoter | undefined;
     let route: Route = 'batch';
     for (let redirects = 0; ; redirects++) {
       const node = asking ?? (await this.#map.ownerOf(slot, cancellation));
@@ -126,7 +126,7 @@ export class ClusterVoter implements Voter {
    * later operation of the same lock on its keys submitted meanwhile (sent late, an earlier,
    * shorter extend would land after a later one, or an acquire after its own rollback).
    */
-  #mayRedirect(operation: LockOperation, sequence: number, redirects: number, cancellation: Cancellation, node: RedisNode, error: unknown): void {
+  #mayRedirect(operation: LockOperation, sequence: number, redirects: number, cancellation: Cancellation, node: MasterVoter, error: unknown): void {
     if (redirects >= MAX_REDIRECTS || cancellation.aborted || this.#map.closed) throw error;
     if (this.#latest.get(`${operation.value}:${operation.keys[0]!}`) !== sequence) {
       throw new NodeError(node.label, new Error('redirected, and a later operation of the same lock was sent meanwhile: this one is dropped'));

@@ -4,7 +4,7 @@
  * - The map comes from `CLUSTER SLOTS`, asked of a seed (your client's root or startup nodes) or of
  *   a known master, on a short-lived connection of ours. It is asked again, once at a time, every
  *   MAP_REFRESH_MS, after a MOVED reply (cluster-voter.ts tells it) and when a refresh failed.
- * - Each master of the cluster is a RedisNode (master/master.ts) on connections of our own, made
+ * - Each master of the cluster is a MasterVoter (master/master-voter.ts) on connections of our own, made
  *   the first time the map or a redirect names it, and closed once it has owned no slot at two
  *   reads in a row.
  * - Each master announces releases on a shard channel in one of its own slots (slots.ts).
@@ -20,7 +20,7 @@ import type { Cancellation } from '../../protocol/fan-out.js';
 import { describe } from '../../config/describe.js';
 import { reconnectDelayMs } from '../master/connection-keeper.js';
 import type { HealthHooks } from '../master/health.js';
-import { RedisNode } from '../master/master.js';
+import { MasterVoter } from '../master/master-voter.js';
 import type { ShardRole } from '../master/shard.js';
 import type { ClusterConfig } from './config.js';
 import { SLOTS, channelFor, clusterFenceKey, slotOfOperation } from './slots.js';
@@ -33,8 +33,8 @@ const MAP_RETRY_AFTER_FAILURE_MS = 1_000;
 
 /** What the voter does when a master joins the map (first met) or leaves it (closed as unowned). */
 export interface MasterChanges {
-  met(node: RedisNode): void;
-  dropped(node: RedisNode): void;
+  met(node: MasterVoter): void;
+  dropped(node: MasterVoter): void;
 }
 
 /** The voter's settings its masters share: each master is a voter of the same index to the Redlock. */
@@ -52,9 +52,9 @@ export class SlotMap {
   readonly #settings: MasterSettings;
   readonly #changes: MasterChanges;
   /** Every master we have met, by `host:port`. */
-  readonly #nodes = new Map<string, RedisNode>();
+  readonly #nodes = new Map<string, MasterVoter>();
   /** The owner of each slot, by the latest map (and MOVED replies since). */
-  #owners: (RedisNode | undefined)[] = [];
+  #owners: (MasterVoter | undefined)[] = [];
   #known = false;
   #refreshFailed = false;
   #refreshing: Promise<void> | undefined;
@@ -67,9 +67,9 @@ export class SlotMap {
   /** Aborted by close(): ends a map read in flight. */
   readonly #closing = new AbortController();
   /** Masters a redirect sent operations to since the last map read (never closed as unowned by it). */
-  #redirectedTo = new Set<RedisNode>();
+  #redirectedTo = new Set<MasterVoter>();
   /** Masters that owned no slot at the latest map read (closed if still so at the next). */
-  #unowned = new Set<RedisNode>();
+  #unowned = new Set<MasterVoter>();
   #lastError: unknown;
   #lastErrorAt: number | undefined;
   readonly #mapWaiters = new Set<() => void>();
@@ -105,13 +105,13 @@ export class SlotMap {
   }
 
   /** Every master met and not closed. */
-  masters(): IterableIterator<RedisNode> {
+  masters(): IterableIterator<MasterVoter> {
     return this.#nodes.values();
   }
 
   /** The masters that own a slot by the map. */
-  owning(): Set<RedisNode> {
-    return new Set(this.#owners.filter((node): node is RedisNode => node !== undefined));
+  owning(): Set<MasterVoter> {
+    return new Set(this.#owners.filter((node): node is MasterVoter => node !== undefined));
   }
 
   #connectionTo(options: RedisClientOptions): { label: string; connection: () => Connection } {
@@ -139,14 +139,14 @@ export class SlotMap {
   }
 
   /** A redirect sent an operation to `address`: its master (met now if new), kept until the next read. */
-  redirectedTo(address: string): RedisNode {
+  redirectedTo(address: string): MasterVoter {
     const target = this.#nodeAt(address);
     this.#redirectedTo.add(target);
     return target;
   }
 
   /** A MOVED reply: `slot` is `target`'s from now on, and the map is read again. */
-  moved(slot: number, target: RedisNode): void {
+  moved(slot: number, target: MasterVoter): void {
     this.#owners[slot] = target;
     if (this.#refreshing) this.#readAgain = true; // that read may predate the move
     else void this.#refresh();
@@ -158,7 +158,7 @@ export class SlotMap {
   }
 
   /** The master that owns `slot`, waiting (bounded by the attempt) for the first map only. */
-  async ownerOf(slot: number, cancellation: Cancellation): Promise<RedisNode> {
+  async ownerOf(slot: number, cancellation: Cancellation): Promise<MasterVoter> {
     if (!this.#known) {
       if (this.#closed || this.#refreshFailed) throw this.#unavailable();
       await new Promise<void>((resolve, reject) => {
@@ -182,12 +182,12 @@ export class SlotMap {
     return new NodeUnavailableError(this.label, this.#lastError ?? new Error("the cluster's slot map is not known yet"));
   }
 
-  /** The RedisNode for the master at `address`, made (and connected) the first time it is met. */
-  #nodeAt(address: string): RedisNode {
+  /** The MasterVoter for the master at `address`, made (and connected) the first time it is met. */
+  #nodeAt(address: string): MasterVoter {
     let node = this.#nodes.get(address);
     if (node) return node;
     const { index, hooks, restartGraceMs, replicas } = this.#settings;
-    node = new RedisNode(this.#optionsFor(address), index, hooks, restartGraceMs, replicas, this.#shard);
+    node = new MasterVoter(this.#optionsFor(address), index, hooks, restartGraceMs, replicas, this.#shard);
     this.#nodes.set(address, node);
     this.#changes.met(node);
     node.start();
@@ -239,7 +239,7 @@ export class SlotMap {
   #apply(reply: unknown, askedLabel: string): void {
     if (this.#closed) return; // quit() while the map was on its way: no new masters
     if (!Array.isArray(reply) || reply.length === 0) throw new Error(`CLUSTER SLOTS answered ${describe(reply)}: no slot is served`);
-    const owners: (RedisNode | undefined)[] = new Array<RedisNode | undefined>(SLOTS).fill(undefined);
+    const owners: (MasterVoter | undefined)[] = new Array<MasterVoter | undefined>(SLOTS).fill(undefined);
     const askedHost = askedLabel.slice(0, askedLabel.lastIndexOf(':'));
     for (const range of reply as unknown[][]) {
       const [first, last, master] = range as [number, number, unknown[]];
@@ -259,7 +259,7 @@ export class SlotMap {
   }
 
   /** A master that owned nothing at two reads in a row (left the cluster, or lost its slots) is closed. */
-  #closeUnowned(owners: readonly (RedisNode | undefined)[]): void {
+  #closeUnowned(owners: readonly (MasterVoter | undefined)[]): void {
     const owning = new Set(owners);
     const unowned = new Set([...this.#nodes.values()].filter((node) => !owning.has(node)));
     for (const node of unowned) {
@@ -274,7 +274,7 @@ export class SlotMap {
   }
 
   /** Each master announces on a channel in one of its own slots (SPUBLISH from a script is local). */
-  #announceInOwnSlots(owners: readonly (RedisNode | undefined)[]): void {
+  #announceInOwnSlots(owners: readonly (MasterVoter | undefined)[]): void {
     for (const node of new Set(owners)) {
       if (!node) continue;
       const current = /\{(\d+)\}$/.exec(node.announcement)?.[1];

@@ -1,7 +1,7 @@
 /**
  * The connection to one master: listening to it, connecting it, resetting it, and replacing one of
  * ours that ended, after a backoff. Yours is kept for good; ours is replaced by a new connection on
- * each reset. What a connection's events mean for the vote is the master's (master.ts).
+ * each reset. What a connection's events mean for the vote is the master's (master-voter.ts).
  */
 import { ignore, type Connection, type Driver } from '../../clients/connection.js';
 import { STALL_MS } from './stall.js';
@@ -18,7 +18,7 @@ export function reconnectDelayMs(retries: number): number {
 
 const CLOSE_GRACE_MS = 1000;
 
-/** What the current connection's events mean to its master (RedisNode). */
+/** What the current connection's events mean to its master (MasterVoter). */
 export interface ConnectionEvents {
   readonly ready: () => void;
   readonly error: (error: unknown) => void;

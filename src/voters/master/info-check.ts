@@ -5,7 +5,7 @@
  */
 import type { Cancellation } from '../../protocol/fan-out.js';
 
-/** The INFO read on a connection, while lock commands wait for it (RedisNode.#checked). */
+/** The INFO read on a connection, while lock commands wait for it (MasterVoter.#checked). */
 export interface InfoCheck {
   readonly done: Promise<void>;
   settled: boolean;

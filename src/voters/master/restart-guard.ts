@@ -9,7 +9,7 @@
  * DNS name or proxy switched to a standby) that has been up for days without ever seeing the locks
  * granted here.
  *
- * Pure logic over what `INFO` says (its server section); master.ts asks it on every (re)connection.
+ * Pure logic over what `INFO` says (its server section); master-voter.ts asks it on every (re)connection.
  */
 import type { WithheldVote } from './health.js';
 

@@ -37,7 +37,7 @@ function replicationTimeoutMs(operations: readonly LockOperation[]): number | un
   return timeoutMs;
 }
 
-/** What a script call needs of its master (RedisNode). */
+/** What a script call needs of its master (MasterVoter). */
 export interface ScriptHost {
   readonly label: string;
   /** The `replicas` setting for this master: a grant counts only once this many replicas have it (WAIT); 0 = off. */

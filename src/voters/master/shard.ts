@@ -12,7 +12,7 @@ import type { FenceKey, LockOperation } from '../../script/codec.js';
  */
 export type Route = 'batch' | 'alone' | 'asking';
 
-/** A RedisNode that is one master of a cluster voter (cluster/cluster-voter.ts), reached on a connection of its own. */
+/** A MasterVoter that is one master of a cluster voter (cluster/cluster-voter.ts), reached on a connection of its own. */
 export interface ShardRole {
   /** The hash slot of an operation's keys (one slot per operation: redlock.ts checks it). */
   readonly slotOf: (operation: LockOperation) => number;

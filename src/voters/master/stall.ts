@@ -15,7 +15,7 @@ import type { NodeHealth } from './health.js';
  */
 export const STALL_MS = 2_000;
 
-/** What the stall watch needs of its master (RedisNode). */
+/** What the stall watch needs of its master (MasterVoter). */
 export interface StallHost {
   readonly label: string;
   /** The connection is ours: a stall resets it; yours is only reported. */

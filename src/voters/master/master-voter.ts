@@ -28,7 +28,7 @@ import { callScript, type ScriptHost } from './script-call.js';
 import type { Route, ShardRole } from './shard.js';
 import { StallWatch } from './stall.js';
 
-export class RedisNode implements Voter {
+export class MasterVoter implements Voter {
   readonly label: string;
   readonly owned: boolean;
   readonly voter: unknown;
