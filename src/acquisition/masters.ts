@@ -44,7 +44,7 @@ export class Masters {
     private readonly clock: Clock,
   ) {
     this.labels = voters.map((voter) => voter.label);
-    this.#identities = voters.map((voter) => voter.voter);
+    this.#identities = voters.map((voter) => voter.identity);
   }
 
   get count(): number {

@@ -52,7 +52,7 @@ export interface Driver {
   /** Connections are ours (made here, reset when stalled, closed by quit) or yours (the one you gave). */
   readonly owned: boolean;
   /** The master in votesFor / votesAgainst (protocol/outcomes.ts): your client, or the label for a URL or options. */
-  readonly voter: unknown;
+  readonly identity: unknown;
   /** Unsent commands may outlive a dropped connection (a client of yours with an offline queue): withdraw them. */
   readonly withdraws: boolean;
   /** A new connection may reach another server (Sentinels name the master): reset one that reaches a replica. */

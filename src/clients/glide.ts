@@ -99,7 +99,7 @@ export class GlideDriver implements Driver {
     glide(); // a missing package is a TypeError now, not an endless series of failed connections
   }
 
-  get voter(): unknown {
+  get identity(): unknown {
     return this.client ?? this.label;
   }
 

@@ -71,13 +71,13 @@ export class IORedisDriver implements Driver {
   readonly withdraws = false;
   readonly followsFailover: boolean;
 
-  readonly voter: unknown;
+  readonly identity: unknown;
 
   constructor(
     readonly client: IORedisLike,
     index: number,
   ) {
-    this.voter = client;
+    this.identity = client;
     const { host, port, path, sentinels, name } = client.options;
     this.followsFailover = (sentinels?.length ?? 0) > 0;
     if (sentinels && sentinels.length > 0) {

@@ -76,7 +76,7 @@ const NODE_REDIS_CALL = { timeout: 0, typeMapping: {} } as const;
 export class NodeRedisDriver implements Driver {
   readonly label: string;
   readonly owned: boolean;
-  readonly voter: unknown;
+  readonly identity: unknown;
   readonly followsFailover = false;
   readonly withdraws: boolean;
   /** Yours, for good; ours: the latest made (the subscriber is duplicated from it). */
@@ -91,7 +91,7 @@ export class NodeRedisDriver implements Driver {
     this.owned = yours === undefined;
     this.#client = yours ?? ownedClient(options!);
     this.label = labelOf(this.#client.options, index);
-    this.voter = yours ?? this.label;
+    this.identity = yours ?? this.label;
     // Ours have no offline queue: node-redis fails their unsent commands when a connection drops.
     this.withdraws = !this.owned && this.#client.options?.disableOfflineQueue !== true;
   }

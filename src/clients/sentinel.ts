@@ -30,7 +30,7 @@ const SENTINEL_QUERY_MS = 500;
 export class SentinelDriver implements Driver {
   readonly label: string;
   readonly owned = true;
-  readonly voter: unknown;
+  readonly identity: unknown;
   readonly withdraws = false;
   readonly followsFailover = true;
   readonly #options: SentinelOptions;
@@ -53,7 +53,7 @@ export class SentinelDriver implements Driver {
     this.#options = options;
     const first = options.sentinelRootNodes[0]!;
     this.label = `${name} (sentinel ${first.host ?? 'localhost'}:${first.port ?? 26379})`;
-    this.voter = this.label;
+    this.identity = this.label;
     // Bad master or Sentinel options are a TypeError now, not an endless series of failed connections.
     this.#client({ host: 'localhost', port: 6379 });
     this.#sentinelClient(first);

@@ -12,8 +12,11 @@ import type { MasterHealth } from './master/health.js';
 export interface Voter {
   /** `host:port`, or `cluster host:port` (its first seed). */
   readonly label: string;
-  /** Who voted, in votesFor / votesAgainst: your client, or the label. */
-  readonly voter: unknown;
+  /**
+   * What stands for this voter in votesFor / votesAgainst (errors.ts), so you can tell which of
+   * your `nodes` voted how: the client you gave, else the label.
+   */
+  readonly identity: unknown;
   /** Listen and connect; called once, after validation. */
   start(): void;
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply>;

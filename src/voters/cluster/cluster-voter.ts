@@ -39,7 +39,7 @@ import { slotOfOperation } from './slots.js';
 
 export class ClusterVoter implements Voter {
   readonly label: string;
-  readonly voter: unknown;
+  readonly identity: unknown;
   /** The slot map, and every master we have met. */
   readonly #map: SlotMap;
   /**
@@ -66,7 +66,7 @@ export class ClusterVoter implements Voter {
       },
     });
     this.label = this.#map.label;
-    this.voter = config.voter ?? this.label;
+    this.identity = config.identity ?? this.label;
   }
 
   start(): void {

@@ -11,7 +11,8 @@ import { describe } from '../../config/describe.js';
 export interface ClusterConfig {
   readonly seeds: readonly RedisClientOptions[];
   readonly defaults: RedisClientOptions;
-  readonly voter: unknown;
+  /** The cluster client you gave, if any: the voter's identity in votesFor / votesAgainst (voters/voter.ts). */
+  readonly identity: unknown;
 }
 
 /** The cluster config of `input`, or undefined when it is no cluster (a master, or bad input for driverFor). */
@@ -36,7 +37,7 @@ export function clusterConfigOf(input: unknown, index: number): ClusterConfig | 
     if (options.nodeAddressMap) refuse('a nodeAddressMap (the masters must be reachable at the addresses they announce)');
     const resp = (options as { RESP?: 2 | 3 }).RESP;
     const defaults: RedisClientOptions = { ...(resp === undefined ? {} : { RESP: resp }), ...options.defaults };
-    return { seeds: options.rootNodes as RedisClientOptions[], defaults, voter: input };
+    return { seeds: options.rootNodes as RedisClientOptions[], defaults, identity: input };
   }
   // ioredis / iovalkey Cluster: startup nodes and the options every node connection gets.
   if (candidate.isCluster === true && Array.isArray(candidate.startupNodes)) {
@@ -46,7 +47,7 @@ export function clusterConfigOf(input: unknown, index: number): ClusterConfig | 
     if (options.natMap) refuse('a natMap (the masters must be reachable at the addresses they announce)');
     const defaults = fromIORedisOptions(redisOptions);
     const seeds = candidate.startupNodes.map((node: unknown) => seedOf(node, index));
-    return { seeds, defaults, voter: input };
+    return { seeds, defaults, identity: input };
   }
   if (candidate.isCluster === true || typeof candidate.getSlotMaster === 'function') {
     throw new TypeError(`nodes[${index}] is a Redis Cluster client redlock-quorum does not know (${describe(input)})`);
@@ -64,7 +65,7 @@ export function clusterConfigOf(input: unknown, index: number): ClusterConfig | 
     if (candidate.defaults !== undefined && (typeof candidate.defaults !== 'object' || candidate.defaults === null)) {
       throw new TypeError(`nodes[${index}].defaults must be node-redis client options`);
     }
-    return { seeds: candidate.rootNodes as RedisClientOptions[], defaults: candidate.defaults ?? {}, voter: undefined };
+    return { seeds: candidate.rootNodes as RedisClientOptions[], defaults: candidate.defaults ?? {}, identity: undefined };
   }
   return undefined;
 }

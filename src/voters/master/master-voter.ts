@@ -31,7 +31,7 @@ import { StallWatch } from './stall.js';
 export class MasterVoter implements Voter {
   readonly label: string;
   readonly owned: boolean;
-  readonly voter: unknown;
+  readonly identity: unknown;
   readonly #driver: Driver;
   readonly #keeper: ConnectionKeeper;
   /** The latest connection error: the cause of NodeUnavailableError. Cleared when a connection is ready. */
@@ -76,7 +76,7 @@ export class MasterVoter implements Voter {
     this.label = this.#driver.label;
     this.#health = new NodeHealth(this.label, hooks);
     this.owned = this.#driver.owned;
-    this.voter = this.#driver.voter;
+    this.identity = this.#driver.identity;
     this.#keeper = new ConnectionKeeper(this.#driver, { ready: this.#handleReady, error: this.#handleError, ended: () => this.#connectionEnded() });
     this.#releases = new ReleaseAnnouncements(this.#driver, shard !== undefined, () => this.#keeper.closed);
     const health = this.#health;

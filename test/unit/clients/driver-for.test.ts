@@ -30,7 +30,7 @@ describe('driverFor: URLs and node-redis client options (connections of ours)', 
   it('a redis:// or rediss:// URL: node-redis, labelled host:port without its credentials', () => {
     const driver = driverFor('redis://127.0.0.1:6390', 0);
     expect(facts(driver)).toEqual({ kind: 'NodeRedisDriver', label: '127.0.0.1:6390', owned: true, withdraws: false, followsFailover: false, reconnectsUnseen: false });
-    expect(driver.voter).toBe('127.0.0.1:6390');
+    expect(driver.identity).toBe('127.0.0.1:6390');
     const secure = driverFor('REDISS://user:secret@db.example:6400/2', 3);
     expect(secure.label).toBe('db.example:6400');
     expect(JSON.stringify(facts(secure))).not.toContain('secret');
@@ -69,7 +69,7 @@ describe('driverFor: clients of yours', () => {
   ])('a %s client: used as it is, and it is the voter; its offline queue makes it withdraw unsent commands', (_name, client) => {
     const driver = driverFor(client, 2);
     expect(facts(driver)).toMatchObject({ kind: 'NodeRedisDriver', owned: false, withdraws: true, followsFailover: false });
-    expect(driver.voter).toBe(client);
+    expect(driver.identity).toBe(client);
     expect(driver.label).toMatch(/^127\.0\.0\.1:639[45]$/);
   });
 
@@ -83,7 +83,7 @@ describe('driverFor: clients of yours', () => {
     (_name, client, port) => {
       const driver = driverFor(client, 0);
       expect(facts(driver)).toEqual({ kind: 'IORedisDriver', label: `127.0.0.1:${port}`, owned: true, withdraws: false, followsFailover: false, reconnectsUnseen: false });
-      expect(driver.voter).toBe(client);
+      expect(driver.identity).toBe(client);
     },
   );
 
@@ -102,7 +102,7 @@ describe('driverFor: Sentinel options and GLIDE', () => {
   it('Sentinel options: connections of ours to the master the Sentinels name', () => {
     const driver = driverFor({ name: 'orders', sentinelRootNodes: [{ host: 's1', port: 26380 }, { host: 's2' }] }, 0);
     expect(facts(driver)).toEqual({ kind: 'SentinelDriver', label: 'orders (sentinel s1:26380)', owned: true, withdraws: false, followsFailover: true, reconnectsUnseen: false });
-    expect(driver.voter).toBe(driver.label);
+    expect(driver.identity).toBe(driver.label);
     expect(driverFor({ name: 'm', sentinelRootNodes: [{}] }, 0).label).toBe('m (sentinel localhost:26379)');
   });
 
@@ -115,7 +115,7 @@ describe('driverFor: Sentinel options and GLIDE', () => {
   it('a GLIDE configuration: connections of ours, reconnecting unseen; the label is the address', () => {
     const driver = driverFor({ addresses: [{ host: '127.0.0.1', port: 6397 }] }, 0);
     expect(facts(driver)).toEqual({ kind: 'GlideDriver', label: '127.0.0.1:6397', owned: true, withdraws: false, followsFailover: false, reconnectsUnseen: true });
-    expect(driver.voter).toBe('127.0.0.1:6397');
+    expect(driver.identity).toBe('127.0.0.1:6397');
     expect(driverFor({ addresses: [{ host: 'h' }] }, 0).label).toBe('h:6379');
   });
 
@@ -128,7 +128,7 @@ describe('driverFor: Sentinel options and GLIDE', () => {
     })();
     const driver = driverFor(client, 0);
     expect(facts(driver)).toMatchObject({ kind: 'GlideDriver', label: '127.0.0.1:6398', reconnectsUnseen: true });
-    expect(driver.voter).toBe(client);
+    expect(driver.identity).toBe(client);
     const cluster = new (class GlideClusterClient {
       readonly config = config;
       customCommand(): void {}

@@ -15,8 +15,8 @@ describe('clusterConfigOf: node-redis createCluster()', () => {
     const rootNodes = [{ url: 'redis://127.0.0.1:7000' }, { socket: { host: '127.0.0.1', port: 7001 } }];
     const cluster = createCluster({ rootNodes, defaults: { password: 'p' }, RESP: 3 });
     const config = clusterConfigOf(cluster, 0);
-    expect(config).toEqual({ seeds: rootNodes, defaults: { RESP: 3, password: 'p' }, voter: cluster });
-    expect(config!.voter).toBe(cluster);
+    expect(config).toEqual({ seeds: rootNodes, defaults: { RESP: 3, password: 'p' }, identity: cluster });
+    expect(config!.identity).toBe(cluster);
     expect(clusterConfigOf(createCluster({ rootNodes }), 0)?.defaults).toEqual({});
   });
 
@@ -51,7 +51,7 @@ describe('clusterConfigOf: an ioredis Cluster', () => {
         { socket: { host: 'localhost', port: 7005 } },
       ],
       defaults: {},
-      voter: input,
+      identity: input,
     });
   });
 
@@ -77,8 +77,8 @@ describe('clusterConfigOf: an ioredis Cluster', () => {
 describe('clusterConfigOf: options, and what is no cluster', () => {
   it('{ rootNodes, defaults } as createCluster takes them: seeds and defaults, no voter object (we own it)', () => {
     const rootNodes = [{ url: 'redis://127.0.0.1:7000' }];
-    expect(clusterConfigOf({ rootNodes, defaults: { username: 'u' } }, 0)).toEqual({ seeds: rootNodes, defaults: { username: 'u' }, voter: undefined });
-    expect(clusterConfigOf({ rootNodes }, 0)).toEqual({ seeds: rootNodes, defaults: {}, voter: undefined });
+    expect(clusterConfigOf({ rootNodes, defaults: { username: 'u' } }, 0)).toEqual({ seeds: rootNodes, defaults: { username: 'u' }, identity: undefined });
+    expect(clusterConfigOf({ rootNodes }, 0)).toEqual({ seeds: rootNodes, defaults: {}, identity: undefined });
   });
 
   it.each([
