@@ -1,6 +1,6 @@
 /**
- * The architecture's rules, checked in CI (npm run lint:deps). docs/design/core-layers.md has the
- * layers these rules grow into as the core moves into them (issue 26); each step adds its rule here.
+ * The architecture's rules, checked in CI (npm run lint:deps): the layers of docs/architecture.md,
+ * from the entries down to errors.ts, each importing only from below (or its own), and no circle.
  */
 module.exports = {
   forbidden: [
@@ -48,6 +48,64 @@ module.exports = {
           '(^|/)node_modules/(redis|@redis/[^/]+|ioredis|iovalkey|@valkey/[^/]+)/',
         ],
       },
+    },
+    {
+      name: 'errors-at-the-base',
+      comment: 'src/errors.ts is the bottom layer: the error classes import nothing of src/ but the outcome types they carry (src/protocol/outcomes.ts, types only).',
+      severity: 'error',
+      from: { path: '^src/errors\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(errors|protocol/outcomes)\\.ts$' },
+    },
+    {
+      name: 'script-stands-alone',
+      comment: 'The script (src/script/: the Lua, its codec, its reply codes) is the contract with the masters: it imports nothing else of src/.',
+      severity: 'error',
+      from: { path: '^src/script/' },
+      to: { path: '^src/', pathNot: '^src/script/' },
+    },
+    {
+      name: 'rules-below-holding',
+      comment: 'The rules (src/config/, src/protocol/) and the clients (src/clients/) sit below what holds leases and votes: none imports lease/, voters/ or anything above them.',
+      severity: 'error',
+      from: { path: '^src/(config|protocol|clients)/' },
+      to: { path: ['^src/(lease|voters|acquisition|primitives|operator|observability)/', '^src/(redlock|index|cli|prometheus|opentelemetry)\\.ts$'] },
+    },
+    {
+      name: 'holding-below-calls',
+      comment: 'Leases (src/lease/) and voters (src/voters/) know nothing of the calls that use them (acquisition/, primitives/, operator/, observability/) nor of the Redlock; a lease knows no voter.',
+      severity: 'error',
+      from: { path: '^src/(lease|voters)/' },
+      to: { path: ['^src/(acquisition|primitives|operator|observability)/', '^src/(redlock|index|cli|prometheus|opentelemetry)\\.ts$'] },
+    },
+    {
+      name: 'lease-knows-no-voter',
+      comment: 'A Lock, its lifetime and the reentrancy scope are client-side state: they never reach a master themselves.',
+      severity: 'error',
+      from: { path: '^src/lease/' },
+      to: { path: '^src/(voters|clients)/' },
+    },
+    {
+      name: 'calls-below-wiring',
+      comment:
+        'The calls (acquisition/, primitives/, operator/, observability/) never import the Redlock or an entry, except the adapters that take a Redlock as their argument: ' +
+        'the Prometheus and OpenTelemetry adapters and the CLI (they are what the package entries and the bin run).',
+      severity: 'error',
+      from: { path: '^src/(acquisition|primitives|operator|observability)/', pathNot: '^src/(observability/(prometheus|opentelemetry)\\.ts$|operator/cli/)' },
+      to: { path: '^src/(redlock|index|cli|prometheus|opentelemetry)\\.ts$' },
+    },
+    {
+      name: 'acquisition-knows-no-primitive',
+      comment: 'A primitive is its admission rule (src/acquisition/admission.ts) and its Lua beside it: the acquire, wait, extend and release code never names one, so a new primitive touches only its own files and an export.',
+      severity: 'error',
+      from: { path: '^src/(acquisition|lease|protocol|script|voters)/' },
+      to: { path: '^src/primitives/' },
+    },
+    {
+      name: 'entries-are-not-imported',
+      comment: 'The package entries (index.ts, cli.ts, prometheus.ts, opentelemetry.ts) are only names over the modules that do the work; nothing in src/ imports them.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/(index|cli|prometheus|opentelemetry)\\.ts$' },
     },
   ],
   options: {

@@ -13,16 +13,8 @@
  */
 import { parseReleased } from '../script/codec.js';
 import { onAnyAbort, startTimer } from '../protocol/timers.js';
+import type { ReleaseListener, Subscription } from '../voters/voter.js';
 
-/** One master's subscription to release announcements; `close` ends it even while it connects. */
-export interface Subscription {
-  close(): Promise<void>;
-}
-/** What a subscription reports: each announcement, and each time it takes (it may miss what came before). */
-export interface ReleaseListener {
-  readonly message: (message: string) => void;
-  readonly subscribed: () => void;
-}
 export type Subscribe = (listener: ReleaseListener) => Subscription;
 
 /** How long subscriptions outlive the last waiter, so a burst of waits does not churn connections. */

@@ -3,7 +3,7 @@
  * the moment a quorum agreed or became impossible. Late answers are recorded, never awaited.
  */
 import type { NodeOutcome, NodeStatus, OutcomeRecord } from './outcomes.js';
-import { startTimer } from './timers.js';
+import { startTimer, type CancelTimer } from './timers.js';
 
 /**
  * Vote counting, pure. Grants may come in groups (a semaphore's slots): only grants of one group
@@ -125,100 +125,140 @@ export function fanOut<R = Answer>(
   options: FanOutOptions,
   judge: (reply: R) => Answer = asAnswer,
 ): Promise<FanOutResult> {
-  const now = options.now ?? (() => performance.now());
-  const tally = new Tally(labels.length, options.quorum);
-  const records: OutcomeRecord[] = labels.map((node) => ({ node, status: 'pending' }));
-  // Handed out as they are filled in: a 'locked' status is set with its pttl (below).
-  const outcomes = records as NodeOutcome[];
-  const cancellations = labels.map(() => new Cancellation());
-  const counted = labels.map(() => false);
-  const startMs = now();
+  return new Promise<FanOutResult>((resolve) => new Round(labels, options, judge, resolve).run(operation));
+}
 
-  return new Promise<FanOutResult>((resolve) => {
-    let decided = false;
-    const decide = (): void => {
-      if (tally.allIn) cancelTimer();
-      if (decided) return;
-      if (tally.allIn || (!options.waitForAll && (tally.reached || tally.impossible))) {
-        decided = true;
-        options.signal?.removeEventListener('abort', onAbort);
-        resolve({ reached: tally.reached, granted: tally.yes, slot: tally.group, outcomes });
-      }
-    };
-    const count = (index: number, yes: boolean, group?: number): void => {
-      counted[index] = true;
-      tally.add(yes, group);
-      decide();
-    };
-    /**
-     * The outcomes are what the decision saw: a status never changes after it. What arrives later
-     * (for a master still pending then, or one that had timed out) is recorded in `late`.
-     */
-    const record = (outcome: OutcomeRecord, status: NodeStatus, latencyMs: number): void => {
-      if (decided) {
-        outcome.late = status;
-      } else {
-        outcome.status = status;
-        outcome.latencyMs = latencyMs;
-      }
-    };
+/** One fan-out under way: its tally, every master's outcome, and the one timer they share. */
+class Round<R> {
+  readonly #now: () => number;
+  readonly #tally: Tally;
+  readonly #records: OutcomeRecord[];
+  /** Handed out as they are filled in: a 'locked' status is set with its pttl (#answered). */
+  readonly #outcomes: NodeOutcome[];
+  readonly #cancellations: Cancellation[];
+  readonly #counted: boolean[];
+  readonly #startMs: number;
+  #decided = false;
+  #cancelTimer: CancelTimer | undefined;
+  readonly #onAbort = (): void => this.#abort();
+
+  constructor(
+    labels: readonly string[],
+    private readonly options: FanOutOptions,
+    private readonly judge: (reply: R) => Answer,
+    private readonly resolve: (result: FanOutResult) => void,
+  ) {
+    this.#now = options.now ?? (() => performance.now());
+    this.#tally = new Tally(labels.length, options.quorum);
+    this.#records = labels.map((node) => ({ node, status: 'pending' }));
+    this.#outcomes = this.#records as NodeOutcome[];
+    this.#cancellations = labels.map(() => new Cancellation());
+    this.#counted = labels.map(() => false);
+    this.#startMs = this.#now();
+  }
+
+  run(operation: NodeOperation<R>): void {
+    const { signal, timeoutMs } = this.options;
     // Every master's timeout starts now and is the same length, so one timer serves them all.
-    const cancelTimer = startTimer(() => {
-      const latencyMs = now() - startMs;
-      const silent = outcomes.flatMap((outcome, index) => (counted[index] ? [] : [index]));
-      // Marked first, counted after: masters timing out together are all timeouts, even though the
-      // first of them may decide.
-      for (const index of silent) {
-        record(records[index]!, 'timeout', latencyMs);
-        // Withdraws the command if it is still unsent (e.g. behind a full socket buffer).
-        cancellations[index]!.cancel(timeout);
-        options.onAnswer?.(index, 'timeout');
-      }
-      for (const index of silent) count(index, false);
-    }, options.timeoutMs);
-    const onAbort = (): void => {
-      if (decided) return;
-      decided = true;
-      for (const cancellation of cancellations) cancellation.cancel(options.signal?.reason);
-      resolve({ reached: false, granted: tally.yes, slot: tally.group, outcomes });
-    };
-
-    labels.forEach((_, index) => {
-      const outcome = records[index]!;
-      const answered = (status: NodeStatus, fill: () => void, group?: number): void => {
-        // A late answer's details (its error, pttl or fence) are kept beside `late`.
-        if (counted[index]) {
-          outcome.late = status; // after its timeout: recorded, not counted again
-          fill();
-          return;
-        }
-        record(outcome, status, now() - startMs);
-        fill();
-        options.onAnswer?.(index, status);
-        count(index, status === 'granted', group);
-      };
-      const failed = (error: unknown): void => {
-        if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
-        answered('error', () => {
-          outcome.error = error instanceof Error ? error : new Error(String(error));
-        });
-      };
-      operation(index, cancellations[index]!).then((reply) => {
+    this.#cancelTimer = startTimer(() => this.#timeUp(), timeoutMs);
+    for (let index = 0; index < this.#records.length; index++) {
+      const failed = (error: unknown): void => this.#failed(index, error);
+      operation(index, this.#cancellations[index]!).then((reply) => {
         let answer: Answer;
         try {
-          answer = judge(reply);
+          answer = this.judge(reply);
         } catch (error) {
           failed(error);
           return;
         }
-        answered(answer.status, () => {
-          if (answer.status === 'locked') outcome.pttlMs = answer.pttlMs;
-          else if (answer.fence !== undefined) outcome.fence = answer.fence;
-          if (answer.slot !== undefined) outcome.slot = answer.slot;
-        }, answer.slot);
+        this.#answered(index, answer.status, answer, undefined);
       }, failed);
-    });
-    if (options.signal?.aborted) onAbort();
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
-  });
+    }
+    if (signal?.aborted) this.#abort();
+    else signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  #decide(): void {
+    const tally = this.#tally;
+    if (tally.allIn) this.#cancelTimer?.();
+    if (this.#decided) return;
+    if (tally.allIn || (!this.options.waitForAll && (tally.reached || tally.impossible))) {
+      this.#decided = true;
+      this.options.signal?.removeEventListener('abort', this.#onAbort);
+      this.resolve({ reached: tally.reached, granted: tally.yes, slot: tally.group, outcomes: this.#outcomes });
+    }
+  }
+
+  #count(index: number, yes: boolean, group?: number): void {
+    this.#counted[index] = true;
+    this.#tally.add(yes, group);
+    this.#decide();
+  }
+
+  /**
+   * The outcomes are what the decision saw: a status never changes after it. What arrives later
+   * (for a master still pending then, or one that had timed out) is recorded in `late`.
+   */
+  #record(outcome: OutcomeRecord, status: NodeStatus, latencyMs: number): void {
+    if (this.#decided) {
+      outcome.late = status;
+    } else {
+      outcome.status = status;
+      outcome.latencyMs = latencyMs;
+    }
+  }
+
+  /** The timeout: every master that has not answered is a timeout. */
+  #timeUp(): void {
+    const latencyMs = this.#now() - this.#startMs;
+    const silent = this.#outcomes.flatMap((_, index) => (this.#counted[index] ? [] : [index]));
+    // Marked first, counted after: masters timing out together are all timeouts, even though the
+    // first of them may decide.
+    for (const index of silent) {
+      this.#record(this.#records[index]!, 'timeout', latencyMs);
+      // Withdraws the command if it is still unsent (e.g. behind a full socket buffer).
+      this.#cancellations[index]!.cancel(timeout);
+      this.options.onAnswer?.(index, 'timeout');
+    }
+    for (const index of silent) this.#count(index, false);
+  }
+
+  #abort(): void {
+    if (this.#decided) return;
+    this.#decided = true;
+    for (const cancellation of this.#cancellations) cancellation.cancel(this.options.signal?.reason);
+    this.resolve({ reached: false, granted: this.#tally.yes, slot: this.#tally.group, outcomes: this.#outcomes });
+  }
+
+  #failed(index: number, error: unknown): void {
+    if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
+    this.#answered(index, 'error', undefined, error instanceof Error ? error : new Error(String(error)));
+  }
+
+  /** Master `index` answered: its outcome, with the answer's details (or its error), counted once. */
+  #answered(index: number, status: NodeStatus, answer: Answer | undefined, error: Error | undefined): void {
+    const outcome = this.#records[index]!;
+    if (this.#counted[index]) {
+      // After its timeout: recorded beside `late` with its details (error, pttl or fence), not counted again.
+      outcome.late = status;
+      fill(outcome, answer, error);
+      return;
+    }
+    this.#record(outcome, status, this.#now() - this.#startMs);
+    fill(outcome, answer, error);
+    this.options.onAnswer?.(index, status);
+    this.#count(index, status === 'granted', answer?.slot);
+  }
+}
+
+/** An answer's details on its outcome: a refusal's pttl, a fenced grant's counter, a grouped grant's slot, or the error. */
+function fill(outcome: OutcomeRecord, answer: Answer | undefined, error: Error | undefined): void {
+  if (error) {
+    outcome.error = error;
+    return;
+  }
+  if (!answer) return;
+  if (answer.status === 'locked') outcome.pttlMs = answer.pttlMs;
+  else if (answer.fence !== undefined) outcome.fence = answer.fence;
+  if (answer.slot !== undefined) outcome.slot = answer.slot;
 }

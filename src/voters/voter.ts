@@ -5,7 +5,6 @@
 import type { Cancellation } from '../protocol/fan-out.js';
 import type { LockOperation } from '../script/codec.js';
 import type { OperationReply } from '../script/replies.js';
-import type { ReleaseListener, Subscription } from '../acquisition/waiting.js';
 import type { MasterHealth } from './master/health.js';
 
 /** One vote: a master (MasterVoter) or a Redis Cluster (ClusterVoter, cluster/cluster-voter.ts). What redlock.ts sees. */
@@ -23,4 +22,14 @@ export interface Voter {
   health(): MasterHealth;
   subscribeReleases(listener: ReleaseListener): Subscription;
   close(): Promise<void>;
+}
+
+/** One master's subscription to release announcements; `close` ends it even while it connects. */
+export interface Subscription {
+  close(): Promise<void>;
+}
+/** What a subscription reports: each announcement, and each time it takes (it may miss what came before). */
+export interface ReleaseListener {
+  readonly message: (message: string) => void;
+  readonly subscribed: () => void;
 }

@@ -27,7 +27,7 @@ import { NodeError, NodeUnavailableError } from '../../errors.js';
 import type { Cancellation } from '../../protocol/fan-out.js';
 import type { LockOperation } from '../../script/codec.js';
 import { ReplyStatus, type OperationReply } from '../../script/replies.js';
-import type { ReleaseListener, Subscription } from '../../acquisition/waiting.js';
+import type { ReleaseListener, Subscription } from '../voter.js';
 import type { Voter } from '../voter.js';
 import type { HealthHooks, MasterHealth } from '../master/health.js';
 import type { MasterVoter } from '../master/master-voter.js';

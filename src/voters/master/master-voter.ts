@@ -16,7 +16,7 @@ import { driverFor } from '../../clients/inputs.js';
 import type { Cancellation } from '../../protocol/fan-out.js';
 import { grants, lockScript, type LockOperation } from '../../script/codec.js';
 import type { OperationReply } from '../../script/replies.js';
-import type { ReleaseListener, Subscription } from '../../acquisition/waiting.js';
+import type { ReleaseListener, Subscription } from '../voter.js';
 import type { Voter } from '../voter.js';
 import { Batcher, type SentBatch } from './batch.js';
 import { ConnectionKeeper, reconnectDelayMs } from './connection-keeper.js';

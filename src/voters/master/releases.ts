@@ -5,7 +5,7 @@
  */
 import { ignore, type Driver, type SubscriberConnection } from '../../clients/connection.js';
 import { standaloneAnnouncement, type Announcement } from '../../script/codec.js';
-import type { ReleaseListener, Subscription } from '../../acquisition/waiting.js';
+import type { ReleaseListener, Subscription } from '../voter.js';
 import { reconnectDelayMs } from './connection-keeper.js';
 
 export class ReleaseAnnouncements {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseReleased } from '../../../src/script/codec.js';
-import { Notifier, type ReleaseListener, type Subscribe, type WakeSource } from '../../../src/acquisition/waiting.js';
+import { Notifier, type Subscribe, type WakeSource } from '../../../src/acquisition/waiting.js';
+import type { ReleaseListener } from '../../../src/voters/voter.js';
 
 /** What each waiter's sleep resolved with, or 'asleep' if it still sleeps after this turn. */
 async function outcomes(sleeps: ReadonlyArray<Promise<WakeSource>>): Promise<Array<WakeSource | 'asleep'>> {
