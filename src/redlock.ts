@@ -139,7 +139,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   /** @internal a lock's lifetime reports its loss (once); also a release after validity ended. */
-  lost(lock: Lock, error: LockLostError): void {
+  reportLoss(lock: Lock, error: LockLostError): void {
     lose(this.#context, lock, error);
   }
 

@@ -29,8 +29,8 @@ export interface Leased {
   readonly expiration: number;
   /** Its validity is over (it no longer reads as valid). */
   endValidity(): void;
-  /** It is lost, with this error (its holder is told). */
-  lost(error: LockLostError): void;
+  /** It is lost, with this error: its holder is told (once). */
+  reportLoss(error: LockLostError): void;
 }
 
 /**
@@ -120,7 +120,7 @@ export class Lifetime<L extends Leased = Leased> {
     this.lock.endValidity();
     this.#lostWith = error;
     this.#controller?.abort(error);
-    this.lock.lost(error);
+    this.lock.reportLoss(error);
   }
 
   /** Lost for a reason outside the masters (e.g. the Redlock was quit). */

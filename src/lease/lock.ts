@@ -51,8 +51,8 @@ export interface LockOwner {
   readonly nodes: readonly string[];
   extend(lock: Lock, ttl: number): Promise<Lock>;
   release(lock: Lock): Promise<ReleaseResult>;
-  /** The lock's lifetime found it lost (reported once). */
-  lost(lock: Lock, error: LockLostError): void;
+  /** The lock's lifetime found it lost (reported once): stats and the `lost` event. */
+  reportLoss(lock: Lock, error: LockLostError): void;
 }
 
 export class Lock {
@@ -243,10 +243,10 @@ export class Lock {
     (this.#lifetime ??= new Lifetime<Lock>(this, undefined)).lose(error);
   }
 
-  /** @internal its lifetime aborted the signal (after ending its validity). */
-  lost(error: LockLostError): void {
+  /** @internal its lifetime aborted the signal (after ending its validity): tell the Redlock. (`lose` is the command that ends it.) */
+  reportLoss(error: LockLostError): void {
     this.#lost = true;
-    this.owner.lost(this, error);
+    this.owner.reportLoss(this, error);
   }
 
   /** @internal release() was called. */

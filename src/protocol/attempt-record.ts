@@ -13,11 +13,11 @@ import type { AttemptFields, AttemptRecord, FencingRound, NodeOutcome } from './
  */
 export function attemptRecord(
   fields: AttemptFields,
-  voters: readonly unknown[],
+  identities: readonly unknown[],
   quorumSize: number,
   resources: readonly string[],
 ): AttemptRecord {
-  return new Attempt(fields, voters, quorumSize, resources);
+  return new Attempt(fields, identities, quorumSize, resources);
 }
 
 class Attempt implements AttemptRecord {
@@ -28,11 +28,11 @@ class Attempt implements AttemptRecord {
   readonly granted: number;
   declare readonly fencing?: FencingRound;
   declare readonly slot?: number;
-  readonly #voters: readonly unknown[];
+  readonly #identities: readonly unknown[];
   readonly #quorumSize: number;
   readonly #resources: readonly string[];
 
-  constructor(fields: AttemptFields, voters: readonly unknown[], quorumSize: number, resources: readonly string[]) {
+  constructor(fields: AttemptFields, identities: readonly unknown[], quorumSize: number, resources: readonly string[]) {
     this.attempt = fields.attempt;
     this.outcomes = fields.outcomes;
     this.elapsedMs = fields.elapsedMs;
@@ -40,7 +40,7 @@ class Attempt implements AttemptRecord {
     this.granted = fields.granted;
     if (fields.fencing !== undefined) (this as { fencing?: FencingRound }).fencing = fields.fencing;
     if (fields.slot !== undefined) (this as { slot?: number }).slot = fields.slot;
-    this.#voters = voters;
+    this.#identities = identities;
     this.#quorumSize = quorumSize;
     this.#resources = resources;
   }
@@ -54,16 +54,16 @@ class Attempt implements AttemptRecord {
   }
 
   get votesFor(): ReadonlySet<unknown> {
-    const voters = this.#voters;
+    const identities = this.#identities;
     const slot = this.slot;
-    return new Set(this.outcomes.flatMap((outcome, index) => (outcome.status === 'granted' && outcome.slot === slot ? [voters[index]] : [])));
+    return new Set(this.outcomes.flatMap((outcome, index) => (outcome.status === 'granted' && outcome.slot === slot ? [identities[index]] : [])));
   }
 
   get votesAgainst(): ReadonlyMap<unknown, Error> {
     const against = new Map<unknown, Error>();
     this.outcomes.forEach((outcome, index) => {
       const reason = reasonAgainst(outcome, this.#resources);
-      if (reason) against.set(this.#voters[index], reason);
+      if (reason) against.set(this.#identities[index], reason);
     });
     return against;
   }
