@@ -195,9 +195,9 @@ describe('the packed package', () => {
     expect(result.refusedIsImportedClass).toBe(true);
     for (const pair of Object.values(result.pairs)) expect(pair).toMatchObject({ names: true, same: true });
     expect(result.pairs['redlock-quorum']!.count).toBeGreaterThan(15);
-    // One file per module, all from dist/cjs: the subpaths' modules share the core's (observe.js and the rest).
+    // One file per module, all from dist/cjs: the subpaths' modules share the core's (observability/events.js and the rest).
     expect(result.modules.every((path) => path.startsWith('/dist/cjs/'))).toBe(true);
-    expect(result.modules).toEqual(expect.arrayContaining(['/dist/cjs/index.js', '/dist/cjs/observe.js', '/dist/cjs/opentelemetry.js', '/dist/cjs/prometheus.js']));
+    expect(result.modules).toEqual(expect.arrayContaining(['/dist/cjs/index.js', '/dist/cjs/observability/events.js', '/dist/cjs/opentelemetry.js', '/dist/cjs/prometheus.js']));
   });
 
   it('runs its bin from the unpacked tarball, as npm links it: --help, --version, and inspect against a real master', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LockLostError } from '../../../src/errors.js';
-import { Lifetime, RenewalScheduler } from '../../../src/lease/lifetime.js';
+import { Lifetime, RenewalScheduler, type Leased } from '../../../src/lease/lifetime.js';
 import type { Lock } from '../../../src/lease/lock.js';
 
 /** What a Lifetime reads of its lock, and what it tells it. */
@@ -11,8 +11,8 @@ function fakeLock(): { lock: Lock; lost: LockLostError[]; ended: () => boolean }
     resources: ['r'],
     expiration: Date.now() + 60_000,
     endValidity: () => void (ended = true),
-    lost: (error: LockLostError) => void lost.push(error),
-  } as unknown as Lock;
+    reportLoss: (error: LockLostError) => void lost.push(error),
+  } satisfies Leased as unknown as Lock;
   return { lock, lost, ended: () => ended };
 }
 
