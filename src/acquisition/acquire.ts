@@ -62,19 +62,35 @@ export class Acquisitions {
     const prepared = this.#prepare(admission, ttl, settings);
     if (prepared instanceof Lock) return prepared;
     const call = prepared;
-    const { stats, clock } = this.context;
+    const { context } = this;
+    const { stats, clock, masters } = context;
+    const { effective, signal } = call;
     stats.acquisitions.attempted++;
     this.#underWay++;
     try {
       for (let attempt = 1; ; attempt++) {
-        const lock = await this.#attempt(call, attempt);
-        if (lock) return lock;
+        assertOpen(context); // quit() while waiting ends the wait
+        const start = masters.startOfAttempt();
+        const acquire = this.#operation(call, start);
+        // The hot path awaits the vote here, in this loop: an async helper per attempt would cost
+        // one more promise per acquire. Only a refusal goes on to #afterRefusal.
+        const first = await masters.attempt(acquire, effective, attempt, start, signal);
+        let { record } = first;
+        let succeeded = first.vote.reached && record.validityMs > 0;
+        if (succeeded && call.fencing) {
+          record = await fenceRound(context, acquire, first.vote, record, start, effective, signal);
+          succeeded = record.fencing!.confirmed >= effective.quorum && record.validityMs > 0;
+        }
+        // quit() meanwhile: no lock is handed out from a Redlock that can no longer release it.
+        const closing = context.closing.aborted;
+        if (succeeded && !closing) return this.#handOut(call, acquire, attempt, start, first.vote, record);
+        await this.#afterRefusal(call, acquire, attempt, record, closing);
       }
     } catch (error) {
       stats.acquisitions.failed++;
       const durationMs = clock.monotonicMs() - call.startMs;
       const resources = admission.keys;
-      this.context.emit('failed', () => ({ operation: 'acquire', resources, durationMs, error, attempts: call.attempts }));
+      context.emit('failed', () => ({ operation: 'acquire', resources, durationMs, error, attempts: call.attempts }));
       throw error;
     } finally {
       call.waiter?.leave();
@@ -82,41 +98,37 @@ export class Acquisitions {
     }
   }
 
-  /** One attempt: the lock if a quorum granted it in time, else undefined after the wait for the next. */
-  async #attempt(call: AcquireCall, attempt: number): Promise<Lock | undefined> {
-    const { context } = this;
-    const { ttlMs, effective, signal, inLine, admission } = call;
+  /** An attempt's operation: a new lock value, and (in line) the ticket's age and place on the masters' clock. */
+  #operation(call: AcquireCall, start: AttemptStart): LockOperation {
+    const { ttlMs, inLine, admission } = call;
     const { keys, rule } = admission;
-    assertOpen(context); // quit() while waiting ends the wait
     const value = newLockValue();
-    const start = context.masters.startOfAttempt();
+    if (rule) return { kind: 'admit', admit: rule, keys, value, ttlMs, from: call.from };
     const ageMs = start.monotonicMs - call.startMs;
-    const placeMs = inLine ? context.masterClock.placeOf(call.startMs) : undefined;
-    const acquire: LockOperation = rule
-      ? { kind: 'admit', admit: rule, keys, value, ttlMs, from: call.from }
-      : { kind: 'acquire', keys, value, ttlMs, fenced: call.fencing, ticket: inLine, ageMs, placeMs };
-    const first = await context.masters.attempt(acquire, effective, attempt, start, signal);
-    let { record } = first;
-    let succeeded = first.vote.reached && record.validityMs > 0;
-    if (succeeded && call.fencing) {
-      record = await fenceRound(context, acquire, first.vote, record, start, effective, signal);
-      succeeded = record.fencing!.confirmed >= effective.quorum && record.validityMs > 0;
-    }
-    // quit() meanwhile: no lock is handed out from a Redlock that can no longer release it.
-    const closing = context.closing.aborted;
-    if (succeeded && !closing) return this.#handOut(call, acquire, attempt, start, first.vote, record);
+    const placeMs = inLine ? this.context.masterClock.placeOf(call.startMs) : undefined;
+    return { kind: 'acquire', keys, value, ttlMs, fenced: call.fencing, ticket: inLine, ageMs, placeMs };
+  }
+
+  /**
+   * A refused attempt (or one granted as quit() came): rolled back on every master, then the
+   * wait for the next attempt; or, out of retries or quit, the rollback awaited and the error.
+   */
+  async #afterRefusal(call: AcquireCall, acquire: LockOperation, attempt: number, record: AttemptRecord, closing: boolean): Promise<void> {
+    const { context } = this;
+    const { ttlMs, effective, inLine, admission } = call;
+    const { keys, value } = acquire;
     remember(call.attempts, record);
     const exhausted = closing || (effective.retryCount !== -1 && call.retries >= effective.retryCount);
     // Every master, including those that timed out: a delayed SET may still land. Giving up,
     // the ticket leaves the queues too.
     const rollback = context.masters.everywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? inLine : '' }, effective);
     // Masters that gave a grouped rule a later group saw the earlier ones taken: the next attempt starts there.
-    if (rule?.grouped) call.from = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
+    if (admission.rule?.grouped) call.from = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
     try {
       if (closing) throw new RedlockClosedError();
       if (exhausted) throw this.#failure(call, attempt, record);
-      await waitAfterRefusal(context, call, value, record, placeMs === undefined);
-      return undefined;
+      // Unplaced: the attempt went without a place on the masters' clock (the first reading gives it one).
+      await waitAfterRefusal(context, call, value, record, acquire.placeMs === undefined);
     } catch (error) {
       // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land, and
       // take the ticket out of the queues if the rollback did not.
