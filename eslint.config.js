@@ -16,13 +16,10 @@ export default tseslint.config(
     },
   },
   // Issue 26: no src file over 400 lines (counted as `wc -l` does) and no function over 60 lines
-  // (its code and comments; blank lines inside a function do not count). The generated Lua module is
-  // one long string.
+  // (its code and comments; blank lines inside a function do not count). The generated Lua module
+  // counts too: its script leaves the .lua files' comment lines out.
   {
     files: ['src/**/*.ts'],
-    ignores: [
-      'src/script/lua.generated.ts',
-    ],
     rules: {
       'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: false, IIFEs: true }],
