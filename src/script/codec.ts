@@ -166,9 +166,9 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  * is caught) instead of failing the batch; any other refusal of GET (an ACL without +get) fails the
  * script, as a refused command does, rather than passing for "not held".
  */
-// The script itself is src/script/lua/*.lua, assembled into lua.generated.ts (scripts/assemble-lua.ts).
+// The script itself is src/script/lua/*.lua and src/primitives/*.lua, assembled into lua.generated.ts (scripts/assemble-lua.ts).
 
-/** Where the script announces released keys; messages are `<value>:<key>`. */
+/** Where the script announces released keys; a message is `<who left>:<first ticket in line, or ''>:<key>` (parseReleased). */
 export const releasedChannel = 'redlock-quorum:released';
 
 /**
