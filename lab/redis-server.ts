@@ -4,11 +4,12 @@
  * restarted on the same port. Every process started here is stopped by pid in `stop()`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MasterClockControl, clockShim } from './clock.js';
 import { masterStarted } from './master-reader.js';
 
 export interface MasterOptions {
@@ -16,6 +17,10 @@ export interface MasterOptions {
   readonly args?: readonly string[];
   /** TLS only (no plain port): certificate and key files, PEM. */
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  /** A wall clock the lab can move (`master.clock`: jumps and drift; lab/clock.ts). Needs gcc. */
+  readonly movableClock?: boolean;
+  /** Run as this user id (root only): the kernel lab's firewall tells processes apart by their user (lab/kernel-lab.ts). */
+  readonly uid?: number;
 }
 
 /** Ask the kernel for a free loopback port (listen on 0, read it, close). */
@@ -65,12 +70,16 @@ export class RedisMaster {
   #process: ChildProcess | undefined;
   #paused = false;
   readonly dir: string;
+  /** With `movableClock`: this master's wall clock, to jump or drift. */
+  readonly clock: MasterClockControl | undefined;
 
   private constructor(
     readonly port: number,
     private readonly options: MasterOptions,
   ) {
     this.dir = mkdtempSync(join(tmpdir(), `redlock-master-${port}-`));
+    if (options.uid !== undefined) chownSync(this.dir, options.uid, options.uid);
+    this.clock = options.movableClock ? new MasterClockControl(join(this.dir, 'clock')) : undefined;
   }
 
   static async start(options: MasterOptions = {}): Promise<RedisMaster> {
@@ -126,7 +135,11 @@ export class RedisMaster {
         '--loglevel', 'warning',
         ...(this.options.args ?? []),
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        ...(this.clock ? { env: { ...process.env, LD_PRELOAD: clockShim(), RQ_CLOCK_FILE: this.clock.file } } : {}),
+        ...(this.options.uid !== undefined ? { uid: this.options.uid, gid: this.options.uid } : {}),
+      },
     );
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

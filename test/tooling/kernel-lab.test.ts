@@ -1,0 +1,95 @@
+/**
+ * The kernel fault lab (lab/kernel-lab.ts, lab/clock.ts) on this machine: a master's clock moved by
+ * the LD_PRELOAD shim, partitions made by the firewall inside a namespace of the run's own, and
+ * the namespace gone afterwards, even after a crash. Where the lab cannot run (not root, no ip,
+ * iptables or gcc) the tests are skipped and the reason is printed.
+ */
+import { execFileSync } from 'node:child_process';
+import { createConnection } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { clockShimProblem } from '../../lab/clock.js';
+import { kernelLabProblem, runInNamespace, sweepStaleNamespaces } from '../../lab/kernel-lab.js';
+import { RedisMaster } from '../../lab/redis-server.js';
+
+const shimProblem = clockShimProblem();
+const labProblem = kernelLabProblem();
+if (shimProblem) console.warn(`kernel-lab.test.ts: the clock tests are skipped: ${shimProblem}`);
+if (labProblem) console.warn(`kernel-lab.test.ts: the partition tests are skipped: ${labProblem}`);
+
+/** One command on a master, its reply as text (a plain RESP client: the lab needs no library). */
+function command(port: number, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    let reply = '';
+    socket.on('error', reject);
+    socket.on('connect', () => socket.write(`*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`));
+    socket.on('data', (chunk: Buffer) => {
+      reply += chunk.toString();
+      const complete = reply.startsWith('*') ? reply.split('\r\n').length > 2 * Number(reply.slice(1, reply.indexOf('\r\n'))) : reply.endsWith('\r\n');
+      if (complete) {
+        socket.destroy();
+        resolve(reply);
+      }
+    });
+  });
+}
+
+/** The master's TIME, ms. */
+async function masterTimeMs(port: number): Promise<number> {
+  const [, , seconds, , micros] = (await command(port, 'TIME')).split('\r\n');
+  return Number(seconds) * 1000 + Number(micros) / 1000;
+}
+
+const labNamespaces = (): string[] => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').filter((line) => line.startsWith('rqlab-'));
+
+describe.skipIf(shimProblem !== undefined)("a master's clock, moved (lab/clock.ts)", () => {
+  const masters: RedisMaster[] = [];
+  afterAll(() => masters.forEach((master) => master.stop()));
+
+  it('a jump forward past a key\'s PTTL expires it at once; TIME jumps with it, and back again', async () => {
+    const master = await RedisMaster.start({ movableClock: true });
+    masters.push(master);
+    expect(Math.abs((await masterTimeMs(master.port)) - Date.now())).toBeLessThan(1_000);
+    expect(await command(master.port, 'SET', 'k', 'v', 'PX', '60000')).toBe('+OK\r\n');
+    master.clock!.jump(120_000);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the shim reads its file at most every 5 ms
+    expect(await command(master.port, 'PTTL', 'k')).toBe(':-2\r\n');
+    expect((await masterTimeMs(master.port)) - Date.now()).toBeGreaterThan(119_000);
+    master.clock!.jump(-120_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(Math.abs((await masterTimeMs(master.port)) - Date.now())).toBeLessThan(1_000);
+  });
+
+  it('a drift makes the clock run fast from where it is', async () => {
+    const master = await RedisMaster.start({ movableClock: true });
+    masters.push(master);
+    master.clock!.drift(1); // twice the true rate
+    const before = (await masterTimeMs(master.port)) - Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const after = (await masterTimeMs(master.port)) - Date.now();
+    // 500 ms of true time gained about 500 more on the master (generous bounds: a loaded machine).
+    expect(after - before).toBeGreaterThan(300);
+    expect(after - before).toBeLessThan(2_000);
+  });
+});
+
+describe.skipIf(labProblem !== undefined)('partitions made by the kernel (lab/kernel-lab.ts)', () => {
+  it("cuts one worker from one master either way, the other worker unaffected; the run's namespace is gone after", async () => {
+    const code = await runInNamespace(process.execPath, ['--import', 'tsx', 'test/tooling/kernel-lab-inside.ts']);
+    expect(code).toBe(0);
+    expect(labNamespaces().filter((name) => name.startsWith(`rqlab-${process.pid}`))).toEqual([]);
+  });
+
+  it('a namespace is deleted when what runs in it is killed, and one left by a dead supervisor is swept', async () => {
+    const running = runInNamespace('sleep', ['30']);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const sleeper = execFileSync('ip', ['netns', 'pids', `rqlab-${process.pid}`], { encoding: 'utf8' }).trim().split('\n')[0]!;
+    process.kill(Number(sleeper), 'SIGKILL');
+    expect(await running).not.toBe(0);
+    expect(labNamespaces().filter((name) => name.startsWith(`rqlab-${process.pid}`))).toEqual([]);
+    // A supervisor that died (pid 2^22 + 1 is above Linux's pid_max) left its namespace behind.
+    execFileSync('ip', ['netns', 'add', 'rqlab-4194305']);
+    expect(sweepStaleNamespaces()).toContain('rqlab-4194305');
+    expect(labNamespaces()).not.toContain('rqlab-4194305');
+  });
+});
