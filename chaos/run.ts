@@ -31,6 +31,14 @@
  * 10 minutes behind; 0: none): its Date.now() only, and the runner converts what it reports back to
  * real time, so both checkers compare every worker's beliefs on one clock.
  *
+ * --kernel: the run happens in the kernel fault lab (lab/kernel-lab.ts): in a network namespace of
+ * its own, masters and workers as users of their own, so the firewall can cut any worker from any
+ * master's address, either way or both; and the masters' wall clocks can move (lab/clock.ts). The
+ * schedule then also has partitions (one worker from one or two masters, either way or both), a
+ * split (a worker on the minority side, cut from three masters) and clock drift below the drift
+ * allowance on one master. Where the lab cannot run (not root, no ip or iptables, no gcc) the run is
+ * skipped with the reason printed.
+ *
  * --fencing: locks and write holds take fencing tokens (read holds and permits have none) and the
  * checker also requires each resource's tokens to increase from write to write. Fence counters must
  * survive restarts (docs/safety.md, "Fencing tokens"), so the masters then run with AOF `appendfsync always`
@@ -70,6 +78,8 @@ import {
 import { FENCE_SUFFIX } from '../src/script/codec.js';
 import type { OracleCounts } from '../lab/oracle.js';
 import { startMasters, type RedisMaster } from '../lab/redis-server.js';
+import { clockShimProblem } from '../lab/clock.js';
+import { kernelLabProblem, labNamespace, Partitions, runInNamespace, type PartitionDirection } from '../lab/kernel-lab.js';
 
 const arg = (name: string, fallback: number): number => {
   const index = process.argv.indexOf(`--${name}`);
@@ -80,6 +90,19 @@ const SEED = arg('seed', Math.floor(Math.random() * 2 ** 31));
 const WORKERS = arg('workers', 4);
 const RESOURCES = arg('resources', 3);
 const FENCING = process.argv.includes('--fencing');
+const KERNEL = process.argv.includes('--kernel');
+if (KERNEL && !labNamespace()) {
+  // The supervisor: the run itself goes into a namespace of its own, which goes with it.
+  const problem = kernelLabProblem() ?? clockShimProblem();
+  if (problem) {
+    console.log(`chaos: skipped (--kernel): ${problem}`);
+    process.exit(0);
+  }
+  process.exit(await runInNamespace(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)]));
+}
+/** In the kernel lab: each worker's and each master's user (the firewall tells them apart by it). */
+const workerUid = (worker: number): number => 60_001 + worker;
+const masterUid = (master: number): number => 60_101 + master;
 const TTL_MS = 1_000;
 const CLOCK_OFFSET_MS = arg('clock-offset-ms', -10 * 60_000);
 /** The worker whose clock is off (the last), and each worker's offset. */
@@ -103,13 +126,24 @@ interface WorkerStats {
   oracle: OracleCounts;
 }
 
-type Fault = 'kill-restart' | 'pause-master' | 'latency' | 'blackhole' | 'reset' | 'pause-worker';
-const FAULTS: readonly Fault[] = ['kill-restart', 'pause-master', 'latency', 'blackhole', 'reset', 'pause-worker'];
+type Fault = 'kill-restart' | 'pause-master' | 'latency' | 'blackhole' | 'reset' | 'pause-worker' | 'partition' | 'split' | 'drift';
+const PROXY_FAULTS: readonly Fault[] = ['kill-restart', 'pause-master', 'latency', 'blackhole', 'reset', 'pause-worker'];
+/** The kernel lab's faults, inside the stated assumptions: partitions, and drift below the allowance (0.01 of the ttl). */
+const KERNEL_FAULTS: readonly Fault[] = ['partition', 'split', 'drift'];
+const FAULTS: readonly Fault[] = KERNEL ? [...PROXY_FAULTS, ...KERNEL_FAULTS, ...KERNEL_FAULTS] : PROXY_FAULTS;
+/** A drifting master's rate: ±0.5 %, half the drift allowance (driftFactor 0.01). */
+const DRIFT_RATE = 0.005;
 type Probe = 'burst' | 'stall-listener' | 'stall-loop' | 'late-extend' | 'nested-release' | 'nested-loss';
 const PROBES: readonly Probe[] = ['burst', 'stall-listener', 'stall-loop', 'late-extend', 'nested-release', 'nested-loss'];
 
-const masters: RedisMaster[] = await startMasters(5, FENCING ? { args: ['--appendonly', 'yes', '--appendfsync', 'always'] } : {});
+const persistence = FENCING ? { args: ['--appendonly', 'yes', '--appendfsync', 'always'] } : {};
+const masters: RedisMaster[] = KERNEL
+  ? await Promise.all([0, 1, 2, 3, 4].map((index) => startMasters(1, { ...persistence, uid: masterUid(index), movableClock: true }).then(([master]) => master!)))
+  : await startMasters(5, persistence);
 const proxies = await ProxyProcess.start(masters.map((master) => master.port));
+/** The kernel lab's firewall: workers reach a master through its proxy's port, which is what a partition cuts. */
+const partitions = KERNEL ? new Partitions(Array.from({ length: WORKERS }, (_, worker) => ({ uid: workerUid(worker) }))) : undefined;
+const proxyOf = (index: number): { port: number } => ({ port: proxies.ports[index]! });
 const workers: ChildProcess[] = [];
 const stats: WorkerStats[] = [];
 const crashes: string[] = [];
@@ -136,15 +170,17 @@ const log: string[] = [];
 
 try {
   const offsetFlag = CLOCK_OFFSET_MS === -10 * 60_000 ? '' : ` --clock-offset-ms ${CLOCK_OFFSET_MS}`;
-  const replay = `npm run chaos -- --duration ${DURATION_S} --seed ${SEED}${FENCING ? ' --fencing' : ''}${offsetFlag}`;
+  const replay = `npm run chaos -- --duration ${DURATION_S} --seed ${SEED}${FENCING ? ' --fencing' : ''}${KERNEL ? ' --kernel' : ''}${offsetFlag}`;
   const offsetNote = CLOCK_OFFSET_MS === 0 ? '' : `, worker ${WORKERS - 1}'s clock ${CLOCK_OFFSET_MS / 1000} s off`;
   console.log(
-    `chaos: ${DURATION_S} s, seed ${SEED} (replay: ${replay}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms${FENCING ? ', fencing (AOF always)' : ''}${offsetNote}`,
+    `chaos: ${DURATION_S} s, seed ${SEED} (replay: ${replay}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms${FENCING ? ', fencing (AOF always)' : ''}${offsetNote}` +
+      (KERNEL ? `, kernel lab (namespace ${labNamespace()})` : ''),
   );
   const storage = new Storage(FENCING);
   const done = Array.from({ length: WORKERS }, (_, worker) => {
     const child = fork(fileURLToPath(new URL('./worker.ts', import.meta.url)), {
       execArgv: ['--import', 'tsx'],
+      ...(KERNEL ? { uid: workerUid(worker), gid: workerUid(worker) } : {}),
       env: {
         ...process.env,
         CHAOS_NODES: proxies.ports.map((port) => `redis://127.0.0.1:${port}`).join(','),
@@ -217,8 +253,9 @@ try {
       targets.add(target);
       applied.set(fault, (applied.get(fault) ?? 0) + 1);
       if (fault === 'pause-worker') pausedWorkers.add(target % WORKERS);
-      log.push(`${stamp()} ${fault} ${fault === 'pause-worker' ? `worker ${target % WORKERS}` : `master ${target}`}`);
-      undo.push(await applyFault(fault, target));
+      const { undo: heal, what } = await applyFault(fault, target, random);
+      log.push(`${stamp()} ${fault} ${what}`);
+      undo.push(heal);
     }
     // Most rounds also run a probe in a worker that is not paused; its masters are others than the faults'.
     const probe = random() < 0.75 ? PROBES[Math.floor(random() * PROBES.length)]! : undefined;
@@ -428,40 +465,72 @@ async function runProbe(probe: Probe, worker: number, pauseThree: number[], stal
   log.push(`${startedAt} probe ${probe} worker ${worker}: ${params} → ${detail}`);
 }
 
-/** Apply a fault; resolves to the function that undoes it. */
-async function applyFault(fault: Fault, target: number): Promise<() => Promise<void>> {
+/** Apply a fault; resolves to the function that undoes it, and what it did (for the log). */
+async function applyFault(fault: Fault, target: number, random: () => number): Promise<{ undo: () => Promise<void>; what: string }> {
   const master = masters[target]!;
+  const onMaster = `master ${target}`;
   switch (fault) {
     case 'kill-restart':
       await master.kill();
-      return async () => {
-        await master.heal(); // back: empty, or from its AOF with --fencing
+      return {
+        what: onMaster,
+        undo: async () => {
+          await master.heal(); // back: empty, or from its AOF with --fencing
+        },
       };
     case 'pause-master':
       master.pause();
-      return () => Promise.resolve(master.resume());
+      return { what: onMaster, undo: () => Promise.resolve(master.resume()) };
     case 'latency':
       await proxies.set(target, 'pass', 25);
-      return () => proxies.set(target, 'pass', 0);
+      return { what: onMaster, undo: () => proxies.set(target, 'pass', 0) };
     case 'blackhole':
       await proxies.set(target, 'blackhole');
-      return async () => {
-        await proxies.set(target, 'pass');
-        // What it held back is delivered, then the connections are reset: a healed network whose
-        // connections also broke (the held commands may run just before the reset).
-        await proxies.reset(target);
+      return {
+        what: onMaster,
+        undo: async () => {
+          await proxies.set(target, 'pass');
+          // What it held back is delivered, then the connections are reset: a healed network whose
+          // connections also broke (the held commands may run just before the reset).
+          await proxies.reset(target);
+        },
       };
     case 'reset':
       await proxies.reset(target);
-      return () => Promise.resolve();
+      return { what: onMaster, undo: () => Promise.resolve() };
     case 'pause-worker': {
       const worker = workers[target % WORKERS]!;
       worker.kill('SIGSTOP');
       // Past its ttl (and then some, by the schedule's hold): whatever it held is gone on resume.
       await sleep(TTL_MS + 300);
-      return () => Promise.resolve(void worker.kill('SIGCONT'));
+      return { what: `worker ${target % WORKERS}`, undo: () => Promise.resolve(void worker.kill('SIGCONT')) };
+    }
+    case 'partition':
+    case 'split':
+      return partition(fault, target % WORKERS, target, random);
+    case 'drift': {
+      const rate = (random() < 0.5 ? -1 : 1) * DRIFT_RATE;
+      master.clock!.drift(rate);
+      // Back to the true rate, not the true time: the offset it gathered stays, as on a host.
+      return { what: `${onMaster} at ${rate > 0 ? '+' : ''}${rate * 100} %`, undo: () => Promise.resolve(master.clock!.drift(0)) };
     }
   }
+}
+
+/**
+ * Cut worker `worker` by the kernel's firewall: from one or two masters (from `first` on), either
+ * way or both (`partition`), or from three, both ways, so it is on the minority side (`split`).
+ */
+function partition(fault: 'partition' | 'split', worker: number, first: number, random: () => number): { undo: () => Promise<void>; what: string } {
+  const directions: readonly PartitionDirection[] = ['both', 'to-master', 'from-master'];
+  const direction = fault === 'split' ? 'both' : directions[Math.floor(random() * directions.length)]!;
+  const count = fault === 'split' ? 3 : 1 + Math.floor(random() * 2);
+  const cut = Array.from({ length: count }, (_, i) => (first + i) % masters.length);
+  for (const index of cut) partitions!.cut(worker, proxyOf(index), direction);
+  return {
+    what: `worker ${worker} from masters ${cut.join(',')} (${direction})`,
+    undo: () => Promise.resolve(cut.forEach((index) => partitions!.heal(worker, proxyOf(index)))),
+  };
 }
 
 /** When, for the fault log: seconds into the schedule, and the time of day (to match the oracle's times). */
