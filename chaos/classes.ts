@@ -8,7 +8,8 @@
  * them (a majority's clocks jumping beyond the allowance, a majority crashing without persistence or
  * the guard) overlaps may
  * happen and are shown, with what the fenced storage did about them. Written to
- * chaos/results/kernel-latest.md. Skipped, with the reason, where the lab cannot run.
+ * chaos/results/kernel-latest.md (save the command's whole output, each class's schedule and
+ * tables, beside it as kernel-latest-output.txt). Skipped, with the reason, where the lab cannot run.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
