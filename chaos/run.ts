@@ -78,7 +78,7 @@ import {
 } from './workloads.js';
 import { FENCE_SUFFIX } from '../src/script/codec.js';
 import type { OracleCounts } from '../lab/oracle.js';
-import { startMasters, type RedisMaster } from '../lab/redis-server.js';
+import { RedisMaster, startMasters } from '../lab/redis-server.js';
 import { clockShimProblem } from '../lab/clock.js';
 import { kernelLabProblem, labNamespace, Partitions, runInNamespace, type PartitionDirection } from '../lab/kernel-lab.js';
 
@@ -173,9 +173,7 @@ type Probe = 'burst' | 'stall-listener' | 'stall-loop' | 'late-extend' | 'nested
 const PROBES: readonly Probe[] = ['burst', 'stall-listener', 'stall-loop', 'late-extend', 'nested-release', 'nested-loss'];
 
 const persistence = FENCING && !UNGUARDED ? { args: ['--appendonly', 'yes', '--appendfsync', 'always'] } : {};
-const masters: RedisMaster[] = KERNEL
-  ? await Promise.all([0, 1, 2, 3, 4].map((index) => startMasters(1, { ...persistence, uid: masterUid(index), movableClock: true }).then(([master]) => master!)))
-  : await startMasters(5, persistence);
+const masters: RedisMaster[] = KERNEL ? await startKernelMasters() : await startMasters(5, persistence);
 const proxies = await ProxyProcess.start(masters.map((master) => master.port));
 /** The kernel lab's firewall: workers reach a master through its proxy's port, which is what a partition cuts. */
 const partitions = KERNEL ? new Partitions(Array.from({ length: WORKERS }, (_, worker) => ({ uid: workerUid(worker) }))) : undefined;
@@ -596,6 +594,18 @@ async function applyFault(fault: Fault, target: number, random: () => number): P
       return { what: `${onMaster} at ${rate > 0 ? '+' : ''}${rate * 100} %`, undo: () => Promise.resolve(master.clock!.drift(0)) };
     }
   }
+}
+
+/** The kernel lab's five masters, each as its own user with a movable clock; all stopped if one fails to start. */
+async function startKernelMasters(): Promise<RedisMaster[]> {
+  const started = await Promise.allSettled([0, 1, 2, 3, 4].map((index) => RedisMaster.start({ ...persistence, uid: masterUid(index), movableClock: true })));
+  const up = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failure = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failure) {
+    for (const master of up) master.stop();
+    throw failure.reason;
+  }
+  return up;
 }
 
 /** Three of the five masters, from `first` on: a majority. */

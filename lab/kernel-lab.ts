@@ -10,8 +10,8 @@
  *
  * Dropped, not refused: TCP keeps retransmitting, as across a real partition, and the client
  * sees silence. `runInNamespace` is the supervisor: it makes the namespace, runs the command in
- * it, and deletes it when the command ends, when it is interrupted, and (at the next start) when
- * a supervisor died before it could; processes inside are stopped by pid by the run itself.
+ * it, and deletes it when the command ends or is interrupted, after stopping (by pid) anything
+ * the run left running in it; a namespace whose supervisor died is swept at the next start.
  */
 import { execFileSync, spawn } from 'node:child_process';
 
@@ -61,6 +61,7 @@ export function sweepStaleNamespaces(): string[] {
     const pid = Number(match[1]);
     if (pid === process.pid || isAlive(pid)) continue;
     try {
+      for (const inside of run('ip', ['netns', 'pids', name]).split('\n').filter(Boolean)) process.kill(Number(inside), 'SIGKILL');
       run('ip', ['netns', 'del', name]);
       swept.push(name);
     } catch {
@@ -89,6 +90,13 @@ export async function runInNamespace(command: string, args: readonly string[], e
   const name = `${PREFIX}${process.pid}`;
   run('ip', ['netns', 'add', name]);
   const remove = (): void => {
+    // Whatever still runs in it (a run that crashed before stopping its masters) is stopped first, by pid:
+    // deleting a namespace does not end the processes in it.
+    try {
+      for (const pid of run('ip', ['netns', 'pids', name]).split('\n').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // none left, or the namespace is already gone
+    }
     try {
       run('ip', ['netns', 'del', name]);
     } catch {

@@ -1,10 +1,13 @@
 /**
  * The kernel fault lab (lab/kernel-lab.ts, lab/clock.ts) on this machine: a master's clock moved by
  * the LD_PRELOAD shim, partitions made by the firewall inside a namespace of the run's own, and
- * the namespace gone afterwards, even after a crash. Where the lab cannot run (not root, no ip,
+ * the namespace gone afterwards, with whatever still ran in it, even after a crash. Where the lab cannot run (not root, no ip,
  * iptables or gcc) the tests are skipped and the reason is printed.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createConnection } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clockShimProblem } from '../../lab/clock.js';
@@ -77,6 +80,24 @@ describe.skipIf(labProblem !== undefined)('partitions made by the kernel (lab/ke
   it("cuts one worker from one master either way, the other worker unaffected; the run's namespace is gone after", async () => {
     const code = await runInNamespace(process.execPath, ['--import', 'tsx', 'test/tooling/kernel-lab-inside.ts']);
     expect(code).toBe(0);
+    expect(labNamespaces().filter((name) => name.startsWith(`rqlab-${process.pid}`))).toEqual([]);
+  });
+
+  it('what a run leaves running in its namespace is stopped with it (a crash before it stopped its processes)', async () => {
+    const pidFile = join(mkdtempSync(join(tmpdir(), 'kernel-lab-')), 'pid');
+    // The command exits at once, leaving a child behind inside the namespace.
+    expect(await runInNamespace('sh', ['-c', `sleep 30 & echo $! > ${pidFile}; exit 3`])).toBe(3);
+    const orphan = Number(readFileSync(pidFile, 'utf8'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Stopped: gone, or a zombie left for init to reap (it was killed; its parent had already exited).
+    const state = ((): string => {
+      try {
+        return /^State:\s+(\S)/m.exec(readFileSync(`/proc/${orphan}/status`, 'utf8'))?.[1] ?? 'gone';
+      } catch {
+        return 'gone';
+      }
+    })();
+    expect(['gone', 'Z']).toContain(state);
     expect(labNamespaces().filter((name) => name.startsWith(`rqlab-${process.pid}`))).toEqual([]);
   });
 
