@@ -43,11 +43,25 @@ export function kernelLabProblem(): string | undefined {
   } catch (error) {
     return `network namespaces or iptables do not work here: ${String((error as { stderr?: unknown }).stderr ?? error).trim()}`;
   } finally {
-    try {
-      run('ip', ['netns', 'del', probe]);
-    } catch {
-      // never made
-    }
+    deleteNamespace(probe);
+  }
+}
+
+/**
+ * Stop (by pid) whatever still runs in namespace `name`, then delete it: deleting a namespace does
+ * not end the processes in it. False if it was not there to delete.
+ */
+function deleteNamespace(name: string): boolean {
+  try {
+    for (const pid of run('ip', ['netns', 'pids', name]).split('\n').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+  } catch {
+    // none left, or the namespace is already gone
+  }
+  try {
+    run('ip', ['netns', 'del', name]);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -60,13 +74,7 @@ export function sweepStaleNamespaces(): string[] {
     if (!match) continue;
     const pid = Number(match[1]);
     if (pid === process.pid || isAlive(pid)) continue;
-    try {
-      for (const inside of run('ip', ['netns', 'pids', name]).split('\n').filter(Boolean)) process.kill(Number(inside), 'SIGKILL');
-      run('ip', ['netns', 'del', name]);
-      swept.push(name);
-    } catch {
-      // deleted meanwhile
-    }
+    if (deleteNamespace(name)) swept.push(name); // else deleted meanwhile
   }
   return swept;
 }
@@ -89,20 +97,6 @@ export async function runInNamespace(command: string, args: readonly string[], e
   sweepStaleNamespaces();
   const name = `${PREFIX}${process.pid}`;
   run('ip', ['netns', 'add', name]);
-  const remove = (): void => {
-    // Whatever still runs in it (a run that crashed before stopping its masters) is stopped first, by pid:
-    // deleting a namespace does not end the processes in it.
-    try {
-      for (const pid of run('ip', ['netns', 'pids', name]).split('\n').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
-    } catch {
-      // none left, or the namespace is already gone
-    }
-    try {
-      run('ip', ['netns', 'del', name]);
-    } catch {
-      // already gone
-    }
-  };
   try {
     run('ip', ['netns', 'exec', name, 'ip', 'link', 'set', 'lo', 'up']);
     run('ip', ['netns', 'exec', name, 'iptables', '-w', '-N', CHAIN]);
@@ -116,7 +110,7 @@ export async function runInNamespace(command: string, args: readonly string[], e
       process.off('SIGINT', forward).off('SIGTERM', forward);
     }
   } finally {
-    remove();
+    deleteNamespace(name);
   }
 }
 
