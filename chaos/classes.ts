@@ -16,22 +16,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { clockShimProblem } from '../lab/clock.js';
-import { kernelLabProblem } from '../lab/kernel-lab.js';
-
-const CLASSES = ['partitions', 'stalls', 'crashes', 'drift', 'clock-jumps', 'crashes-unguarded'] as const;
-const DESCRIBED: Record<(typeof CLASSES)[number], string> = {
-  partitions: 'kernel partitions: a worker cut from 1–2 masters either way or both; a worker on the minority side of a split',
-  stalls: 'a worker SIGSTOPped past its ttl',
-  crashes: 'kill -9 and restart, AOF appendfsync always, restart guard on',
-  drift: "a master's clock at ±0.5 % (half the drift allowance)",
-  'clock-jumps': 'the clocks of 3 of 5 masters jump forward 3 s (3 ttls, far beyond the allowance)',
-  'crashes-unguarded': '3 of 5 masters killed and restarted empty: no persistence, no restart guard',
-};
+import { FAULT_CLASSES, FAULT_CLASS_NAMES, kernelRunProblem, type FaultClass } from './fault-classes.js';
 
 interface ClassCounts {
-  readonly class: string;
-  readonly inside: boolean;
+  readonly class: FaultClass;
   readonly durationS: number;
   readonly seed: number;
   readonly faults: Record<string, number>;
@@ -52,7 +40,7 @@ const arg = (name: string, fallback: number): number => {
 const PER_CLASS_S = arg('duration-per-class', 60);
 const SEED = arg('seed', Math.floor(Math.random() * 2 ** 31));
 
-const problem = kernelLabProblem() ?? clockShimProblem();
+const problem = kernelRunProblem();
 if (problem) {
   console.log(`chaos: skipped (classes): ${problem}`);
   process.exit(0);
@@ -63,7 +51,7 @@ const dir = mkdtempSync(join(tmpdir(), 'redlock-chaos-classes-'));
 const rows: ClassCounts[] = [];
 let failed = false;
 try {
-  for (const [index, name] of CLASSES.entries()) {
+  for (const [index, name] of FAULT_CLASS_NAMES.entries()) {
     const out = join(dir, `${name}.json`);
     const args = [...process.execArgv, run, '--kernel', '--fencing', '--class', name, '--duration', String(PER_CLASS_S), '--seed', String(SEED + index), '--json', out];
     console.log(`chaos class ${name}: ${PER_CLASS_S} s`);
@@ -89,18 +77,18 @@ const table = [
   '|---|---|---:|---:|---:|---:|---:|---:|',
   ...rows.map(
     (row) =>
-      `| ${DESCRIBED[row.class as (typeof CLASSES)[number]] ?? row.class} | ${row.inside ? 'yes' : 'no'} | ${row.sections} | ` +
+      `| ${FAULT_CLASSES[row.class].described} | ${FAULT_CLASSES[row.class].inside ? 'yes' : 'no'} | ${row.sections} | ` +
       `${percent(row.acquired, row.attempts)} (${row.acquired} of ${row.attempts}) | ${row.overlaps} | ${row.fencedOff} | ${row.lostUpdates} | ${row.livenessViolations} |`,
   ),
 ];
-const inside = rows.filter((row) => row.inside);
+const inside = rows.filter((row) => FAULT_CLASSES[row.class].inside);
 const insideClean = inside.every((row) => row.overlaps === 0 && row.lostUpdates === 0 && row.violations === 0 && row.livenessViolations === 0);
 const fencedHeld = rows.every((row) => row.lostUpdates === 0);
 const report = [
   `# Chaos in the kernel fault lab, by fault class`,
   '',
   `${new Date().toISOString().slice(0, 10)} · ${cpus().length} cores · ${PER_CLASS_S} s per class · 4 workers, 5 masters, ttl 1000 ms, fencing on · ` +
-    `seeds ${SEED}…${SEED + CLASSES.length - 1} (\`npm run chaos:classes -- --duration-per-class ${PER_CLASS_S} --seed ${SEED}\`)`,
+    `seeds ${SEED}…${SEED + FAULT_CLASS_NAMES.length - 1} (\`npm run chaos:classes -- --duration-per-class ${PER_CLASS_S} --seed ${SEED}\`)`,
   '',
   ...table,
   '',

@@ -79,8 +79,8 @@ import {
 import { FENCE_SUFFIX } from '../src/script/codec.js';
 import type { OracleCounts } from '../lab/oracle.js';
 import { RedisMaster, startMasters } from '../lab/redis-server.js';
-import { clockShimProblem } from '../lab/clock.js';
-import { kernelLabProblem, labNamespace, Partitions, runInNamespace, type PartitionDirection } from '../lab/kernel-lab.js';
+import { labNamespace, Partitions, runInNamespace, type PartitionDirection } from '../lab/kernel-lab.js';
+import { FAULT_CLASSES, FAULT_CLASS_NAMES, kernelRunProblem, type FaultClass } from './fault-classes.js';
 
 const arg = (name: string, fallback: number): number => {
   const index = process.argv.indexOf(`--${name}`);
@@ -92,28 +92,13 @@ const WORKERS = arg('workers', 4);
 const RESOURCES = arg('resources', 3);
 const FENCING = process.argv.includes('--fencing');
 const KERNEL = process.argv.includes('--kernel');
-/**
- * --class <name> (with --kernel): only one class of faults, for chaos/classes.ts's table. Inside
- * the stated assumptions: partitions, stalls, crashes (AOF always, the restart guard on), drift
- * below the allowance. Outside them: clock jumps (the clocks of 3 of the 5 masters forward by 3 ttls)
- * and crashes of 3 masters without persistence or the guard, where overlaps may happen: counted,
- * not failing the run.
- */
-const CLASSES = {
-  partitions: { faults: ['partition', 'split'], inside: true },
-  stalls: { faults: ['pause-worker'], inside: true },
-  crashes: { faults: ['kill-restart'], inside: true },
-  drift: { faults: ['drift'], inside: true },
-  'clock-jumps': { faults: ['jump'], inside: false },
-  'crashes-unguarded': { faults: ['kill-majority'], inside: false },
-} as const satisfies Record<string, { faults: readonly string[]; inside: boolean }>;
-type FaultClass = keyof typeof CLASSES;
+/** --class <name> (with --kernel): only one class of faults (fault-classes.ts), for classes.ts's table. */
 const CLASS = ((): FaultClass | undefined => {
   const index = process.argv.indexOf('--class');
   if (index < 0) return undefined;
   const name = process.argv[index + 1] ?? '';
-  if (!(name in CLASSES) || !KERNEL) {
-    console.error(`--class needs --kernel and one of ${Object.keys(CLASSES).join(', ')}; got ${JSON.stringify(name)}`);
+  if (!(name in FAULT_CLASSES) || !KERNEL) {
+    console.error(`--class needs --kernel and one of ${FAULT_CLASS_NAMES.join(', ')}; got ${JSON.stringify(name)}`);
     process.exit(2);
   }
   return name as FaultClass;
@@ -127,7 +112,7 @@ const JSON_OUT = ((): string | undefined => {
 const UNGUARDED = CLASS === 'crashes-unguarded';
 if (KERNEL && !labNamespace()) {
   // The supervisor: the run itself goes into a namespace of its own, which goes with it.
-  const problem = kernelLabProblem() ?? clockShimProblem();
+  const problem = kernelRunProblem();
   if (problem) {
     console.log(`chaos: skipped (--kernel): ${problem}`);
     process.exit(0);
@@ -164,7 +149,8 @@ type Fault = 'kill-restart' | 'pause-master' | 'latency' | 'blackhole' | 'reset'
 const PROXY_FAULTS: readonly Fault[] = ['kill-restart', 'pause-master', 'latency', 'blackhole', 'reset', 'pause-worker'];
 /** The kernel lab's faults, inside the stated assumptions: partitions, and drift below the allowance (0.01 of the ttl). */
 const KERNEL_FAULTS: readonly Fault[] = ['partition', 'split', 'drift'];
-const FAULTS: readonly Fault[] = CLASS ? CLASSES[CLASS].faults : KERNEL ? [...PROXY_FAULTS, ...KERNEL_FAULTS, ...KERNEL_FAULTS] : PROXY_FAULTS;
+// In the kernel lab its own faults come up twice as often as each of the proxy's.
+const FAULTS: readonly Fault[] = CLASS ? FAULT_CLASSES[CLASS].faults : KERNEL ? [...PROXY_FAULTS, ...KERNEL_FAULTS, ...KERNEL_FAULTS] : PROXY_FAULTS;
 /** A clock jump's size: forward by 3 ttls, far beyond the drift allowance (0.01 of the ttl + 2 ms). */
 const JUMP_MS = 3 * 1_000;
 /** A drifting master's rate: ±0.5 %, half the drift allowance (driftFactor 0.01). */
@@ -421,7 +407,6 @@ try {
   if (JSON_OUT) {
     const counts = {
       class: CLASS,
-      inside: CLASS ? CLASSES[CLASS].inside : true,
       durationS: DURATION_S,
       seed: SEED,
       faults: Object.fromEntries(applied),
@@ -439,7 +424,7 @@ try {
     writeFileSync(JSON_OUT, `${JSON.stringify(counts, null, 2)}\n`);
   }
   // Outside the stated assumptions overlaps may happen: they are counted (chaos/classes.ts), not a failure.
-  const outside = CLASS !== undefined && !CLASSES[CLASS].inside;
+  const outside = CLASS !== undefined && !FAULT_CLASSES[CLASS].inside;
   failed = (!outside && (violations.length > 0 || liveness.violations.length > 0)) || stats.length !== WORKERS;
   if (stats.length !== WORKERS) console.log(`VIOLATION: only ${stats.length} of ${WORKERS} workers reported`);
 } finally {
