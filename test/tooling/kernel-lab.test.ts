@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createConnection } from 'node:net';
+import { createClient, type RedisClientType } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clockShimProblem } from '../../lab/clock.js';
 import { kernelLabProblem, runInNamespace, sweepStaleNamespaces } from '../../lab/kernel-lab.js';
@@ -19,27 +19,9 @@ const labProblem = kernelLabProblem();
 if (shimProblem) console.warn(`kernel-lab.test.ts: the clock tests are skipped: ${shimProblem}`);
 if (labProblem) console.warn(`kernel-lab.test.ts: the partition tests are skipped: ${labProblem}`);
 
-/** One command on a master, its reply as text (a plain RESP client: the lab needs no library). */
-function command(port: number, ...args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    let reply = '';
-    socket.on('error', reject);
-    socket.on('connect', () => socket.write(`*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`));
-    socket.on('data', (chunk: Buffer) => {
-      reply += chunk.toString();
-      const complete = reply.startsWith('*') ? reply.split('\r\n').length > 2 * Number(reply.slice(1, reply.indexOf('\r\n'))) : reply.endsWith('\r\n');
-      if (complete) {
-        socket.destroy();
-        resolve(reply);
-      }
-    });
-  });
-}
-
 /** The master's TIME, ms. */
-async function masterTimeMs(port: number): Promise<number> {
-  const [, , seconds, , micros] = (await command(port, 'TIME')).split('\r\n');
+async function masterTimeMs(client: RedisClientType): Promise<number> {
+  const [seconds, micros] = await client.time();
   return Number(seconds) * 1000 + Number(micros) / 1000;
 }
 
@@ -47,29 +29,39 @@ const labNamespaces = (): string[] => execFileSync('ip', ['netns', 'list'], { en
 
 describe.skipIf(shimProblem !== undefined)("a master's clock, moved (lab/clock.ts)", () => {
   const masters: RedisMaster[] = [];
-  afterAll(() => masters.forEach((master) => master.stop()));
-
-  it('a jump forward past a key\'s PTTL expires it at once; TIME jumps with it, and back again', async () => {
+  const clients: RedisClientType[] = [];
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+    masters.forEach((master) => master.stop());
+  });
+  const movable = async (): Promise<{ master: RedisMaster; client: RedisClientType }> => {
     const master = await RedisMaster.start({ movableClock: true });
     masters.push(master);
-    expect(Math.abs((await masterTimeMs(master.port)) - Date.now())).toBeLessThan(1_000);
-    expect(await command(master.port, 'SET', 'k', 'v', 'PX', '60000')).toBe('+OK\r\n');
+    const client: RedisClientType = createClient({ url: master.url });
+    clients.push(client);
+    await client.connect();
+    return { master, client };
+  };
+
+  it('a jump forward past a key\'s PTTL expires it at once; TIME jumps with it, and back again', async () => {
+    const { master, client } = await movable();
+    expect(Math.abs((await masterTimeMs(client)) - Date.now())).toBeLessThan(1_000);
+    expect(await client.set('k', 'v', { PX: 60_000 })).toBe('OK');
     master.clock!.jump(120_000);
     await new Promise((resolve) => setTimeout(resolve, 50)); // the shim reads its file at most every 5 ms
-    expect(await command(master.port, 'PTTL', 'k')).toBe(':-2\r\n');
-    expect((await masterTimeMs(master.port)) - Date.now()).toBeGreaterThan(119_000);
+    expect(await client.pTTL('k')).toBe(-2);
+    expect((await masterTimeMs(client)) - Date.now()).toBeGreaterThan(119_000);
     master.clock!.jump(-120_000);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(Math.abs((await masterTimeMs(master.port)) - Date.now())).toBeLessThan(1_000);
+    expect(Math.abs((await masterTimeMs(client)) - Date.now())).toBeLessThan(1_000);
   });
 
   it('a drift makes the clock run fast from where it is', async () => {
-    const master = await RedisMaster.start({ movableClock: true });
-    masters.push(master);
+    const { master, client } = await movable();
     master.clock!.drift(1); // twice the true rate
-    const before = (await masterTimeMs(master.port)) - Date.now();
+    const before = (await masterTimeMs(client)) - Date.now();
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const after = (await masterTimeMs(master.port)) - Date.now();
+    const after = (await masterTimeMs(client)) - Date.now();
     // 500 ms of true time gained about 500 more on the master (generous bounds: a loaded machine).
     expect(after - before).toBeGreaterThan(300);
     expect(after - before).toBeLessThan(2_000);
