@@ -4,7 +4,8 @@
  * from bench/processes.ts; argv: the contender's label, then the masters' URLs, comma-separated.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { contenders, type Contender } from './libraries.js';
+import type { Contender } from './contender.js';
+import { contenders } from './libraries.js';
 import { Hung, TTL_MS, withDeadline } from './scenarios.js';
 
 export interface GoRequest {

@@ -12,6 +12,7 @@ import { createClient } from 'redis';
 import type { NodeInput } from '../src/index.js';
 import { decodeBatch, encodeBatch, lockScript, type LockOperation } from '../src/script/codec.js';
 import { SEMAPHORE_LIMIT } from './constants.js';
+import { redlockContender, type Contender, type Held } from './contender.js';
 
 
 const require = createRequire(import.meta.url);
@@ -29,21 +30,6 @@ type NodeRedlockClass = new (clients: IORedis[], settings?: object) => NodeRedlo
 interface NodeRedlockLike {
   acquire(resources: string[], ttl: number): Promise<{ release(): Promise<unknown> }>;
   on(event: string, listener: () => void): unknown;
-}
-
-export interface Held {
-  release(): Promise<void>;
-}
-
-export interface Contender {
-  /**
-   * Acquire `key` for `ttlMs`; rejects if the library gives up. S8's contenders take a permit of
-   * the semaphore `key` (limit SEMAPHORE_LIMIT), S9's a write hold.
-   */
-  acquire(key: string, ttlMs: number): Promise<Held>;
-  /** S9: a read hold on `key` (shared where the library has read-write locks). */
-  read?(key: string, ttlMs: number): Promise<Held>;
-  close(): Promise<void>;
 }
 
 /**
@@ -75,17 +61,7 @@ function ours(name: string, label: string, batching: boolean, fencing = false, i
       const redlock = profile === 'defaults'
         ? new Redlock(nodes)
         : new Redlock(nodes, { batching, ...(profile === 'hotKey' ? { retryCount: HOT_KEY_RETRIES } : {}) });
-      redlock.on('error', () => undefined);
-      return Promise.resolve({
-        acquire: async (key, ttlMs) => {
-          const lock = await redlock.acquire(key, ttlMs, fencing ? { fencing } : undefined);
-          return { release: async () => void (await lock.release()) };
-        },
-        close: async () => {
-          await redlock.quit();
-          await closeIoredis(clients);
-        },
-      });
+      return Promise.resolve(redlockContender(redlock, fencing, () => closeIoredis(clients)));
     },
   };
 }

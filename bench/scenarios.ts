@@ -5,7 +5,7 @@
  * contender that misses it is reported as hung and not run again in that scenario.
  */
 import * as hdr from 'hdr-histogram-js';
-import type { Contender, Held } from './libraries.js';
+import type { Contender, Held } from './contender.js';
 
 export interface Tally {
   readonly latencyUs: hdr.Histogram;

@@ -18,7 +18,7 @@ import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startMasters, type RedisMaster } from '../lab/redis-server.js';
-import type { Contender } from './libraries.js';
+import { redlockContender, type Contender } from './contender.js';
 import { rowOf } from './report.js';
 import { concurrentSlice, newTally, sequentialSlice, type Tally } from './scenarios.js';
 import { S2_WORKERS } from './targets.js';
@@ -86,15 +86,7 @@ let masters: RedisMaster[] = [];
  */
 async function oursAt(path: string, urls: readonly string[]): Promise<Contender> {
   const { Redlock } = (await import(pathToFileURL(path).href)) as typeof import('../src/index.js');
-  const redlock = new Redlock([...urls], { batching: true });
-  redlock.on('error', () => undefined);
-  return {
-    acquire: async (key, ttlMs) => {
-      const lock = await redlock.acquire(key, ttlMs);
-      return { release: async () => void (await lock.release()) };
-    },
-    close: () => redlock.quit(),
-  };
+  return redlockContender(new Redlock([...urls], { batching: true }));
 }
 
 /** slices[scenario][version][round]. */
