@@ -170,8 +170,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   #using<T>(admission: Admission, ttl: number, settings: UsingSettings | undefined, routine: Routine<T, FencedLock>): Promise<T> {
-    const acquire = (asked: Admission, lease: number, call: CallSettings): Promise<Lock> => this.#acquisitions.acquire(asked, lease, call);
-    return usingLease(this.#context, acquire, admission, ttl, settings, routine);
+    return usingLease(this.#acquisitions, this.#context.scope, admission, ttl, settings, routine);
   }
 
   /** Close the clients we created (yours stay open) and stop listening to yours. */

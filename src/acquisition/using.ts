@@ -5,15 +5,16 @@
  */
 import { LockLostError } from '../errors.js';
 import { describe } from '../config/describe.js';
-import type { CallSettings, UsingSettings } from '../config/settings.js';
-import type { FencedLock, Lock, Routine } from '../lease/lock.js';
+import type { UsingSettings } from '../config/settings.js';
+import type { FencedLock, Routine } from '../lease/lock.js';
+import type { ReentrancyScope } from '../lease/reentrancy.js';
+import type { Acquisitions } from './acquire.js';
 import type { Admission } from './admission.js';
-import type { CallContext } from './context.js';
 
 /** `routine` gets a FencedLock when the settings ask for fencing (the overloads' promise). */
 export async function usingLease<T>(
-  context: CallContext,
-  acquire: (admission: Admission, ttl: number, settings: CallSettings) => Promise<Lock>,
+  acquisitions: Acquisitions,
+  scope: ReentrancyScope,
   admission: Admission,
   ttl: number,
   settings: UsingSettings | undefined,
@@ -21,7 +22,7 @@ export async function usingLease<T>(
 ): Promise<T> {
   const { onLost = 'resolve', ...callSettings } = settings ?? {};
   if (onLost !== 'resolve' && onLost !== 'reject') throw new TypeError(`onLost must be 'resolve' or 'reject', got ${describe(onLost)}`);
-  const lock = await acquire(admission, ttl, { ...callSettings, autoExtend: true });
+  const lock = await acquisitions.acquire(admission, ttl, { ...callSettings, autoExtend: true });
   try {
     let result: T;
     // A rule that is never re-entered (a permit) holds nothing in the scope.
@@ -29,7 +30,7 @@ export async function usingLease<T>(
     if (rule && !rule.shared) {
       result = await routine(lock.signal, lock as FencedLock);
     } else {
-      result = await context.scope.run(lock, () => routine(lock.signal, lock as FencedLock));
+      result = await scope.run(lock, () => routine(lock.signal, lock as FencedLock));
     }
     const lost: unknown = lock.signal.reason;
     if (onLost === 'reject' && lost instanceof LockLostError) throw lost.withResult(result);
