@@ -22,6 +22,8 @@ export interface LineSample {
   readonly rttMs: number;
   /** How many masters answered. */
   readonly answered: number;
+  /** The masters (by index) that did not answer in time, if the sampler says. */
+  readonly missing?: readonly number[];
   /** Per watched resource: on how many answering masters its key is absent, and on how many a live ticket is in its line. */
   readonly lines: ReadonlyMap<string, { readonly freeOn: number; readonly queuedOn: number }>;
 }
@@ -139,7 +141,7 @@ export function checkLiveness(
     const onResource = acquires.filter((acquire) => acquire.resources.includes(resource)).sort((a, b) => a.startMs - b.startMs);
     let next = 0;
     let waiting: AcquireReport[] = [];
-    let run: { startMs: number; lastMs: number; rttMs: number; freeOn: number; answered: number; waiters: AcquireReport[] } | undefined;
+    let run: { startMs: number; lastMs: number; rttMs: number; freeOn: number; answered: number; missing: readonly number[]; waiters: AcquireReport[] } | undefined;
     const close = (): void => {
       if (!run) return;
       const stalledMs = run.lastMs - run.startMs;
@@ -150,7 +152,7 @@ export function checkLiveness(
         violations.push({
           resource,
           message:
-            `${resource} was free on a quorum (${run.freeOn} of ${run.answered} answering) with a live waiter in its line for ${stalledMs} ms from ` +
+            `${resource} was free on a quorum (${run.freeOn} of ${run.answered} answering${run.missing.length > 0 ? `; masters ${run.missing.join(',')} not` : ''}) with a live waiter in its line for ${stalledMs} ms from ` +
             `${iso(run.startMs)} (bound: ticket ttl ${ticketTtlMs} ms + a ${run.rttMs} ms round trip); waiting: ${who.join('; ')}`,
         });
       }
@@ -172,7 +174,7 @@ export function checkLiveness(
         close();
         continue;
       }
-      run ??= { startMs: sample.atMs, lastMs: sample.atMs, rttMs: 0, freeOn: line.freeOn, answered: sample.answered, waiters: [] };
+      run ??= { startMs: sample.atMs, lastMs: sample.atMs, rttMs: 0, freeOn: line.freeOn, answered: sample.answered, missing: sample.missing ?? [], waiters: [] };
       run.lastMs = sample.atMs;
       run.rttMs = Math.max(run.rttMs, Math.ceil(sample.rttMs));
       for (const acquire of waiting) if (!run.waiters.includes(acquire)) run.waiters.push(acquire);

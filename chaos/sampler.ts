@@ -93,6 +93,7 @@ export class LineSampler {
     const sentAt = performance.now();
     const answers = await Promise.all(this.#clients.map((client, index) => this.#read(client, index)));
     const answered = answers.filter((answer): answer is { reply: number[][]; rttMs: number } => answer !== undefined);
+    const missing = answers.flatMap((answer, index) => (answer === undefined ? [index] : []));
     const lines = new Map(
       this.resources.map((resource, index) => [
         resource,
@@ -101,7 +102,7 @@ export class LineSampler {
     );
     const rttMs = Math.max(0, ...answered.map((answer) => answer.rttMs));
     // Stamped halfway through the slowest read: each master answered for an instant within it.
-    this.samples.push({ atMs: atMs + Math.round((performance.now() - sentAt) / 2), rttMs, answered: answered.length, lines });
+    this.samples.push({ atMs: atMs + Math.round((performance.now() - sentAt) / 2), rttMs, answered: answered.length, missing, lines });
   }
 
   async #read(client: Client, index: number): Promise<{ reply: number[][]; rttMs: number } | undefined> {

@@ -183,7 +183,21 @@ inline begin(t) {
     :: else -> skip
     fi
   };
-  u = 0;
+  /* Places are numbers (the same on every master), so the order stays one: where t's choices
+     against two others contradict the order between those two (v earlier than u, yet t before v and
+     u before t), t goes before u, or v before t. Without this, three fresh tickets could each come
+     before the next, a cycle no masters' clock gives. */
+  for (u : 0 .. T - 1) {
+    for (v : 0 .. T - 1) {
+      if
+      :: u != (t) && v != (t) && has(live, u) && has(live, v) && has(before[u], v) ->
+         if :: has(before[v], t) -> before[u] = before[u] | (1 << (t)); before[t] = before[t] & ~(1 << u) :: else -> skip fi;
+         if :: has(before[t], u) -> before[t] = before[t] | (1 << v); before[v] = before[v] & ~(1 << (t)) :: else -> skip fi
+      :: else -> skip
+      fi
+    }
+  };
+  u = 0; v = 0;
   live = live | (1 << (t)); fresh = fresh | (1 << (t))
 }
 

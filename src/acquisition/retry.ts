@@ -21,11 +21,21 @@ export function fallbackDelayMs(effective: EffectiveSettings): number {
 
 /**
  * How long a refused attempt sleeps (a release announcement wakes it sooner): retryDelay ± jitter,
- * or less when the masters said the blocking keys expire sooner than that.
+ * or less when a quorum of masters could grant sooner than that. A master that granted (the grant
+ * was rolled back) is free now; one that refused is free once what refused it lapses: the blocking
+ * key's ttl, or the place of the waiter ahead in line, which lapses unless that waiter tries again.
+ * A waiter cut off or gone no longer does, and nothing announces the lapse: without this, the line
+ * stood still for up to one more retry sleep after it (the kernel lab's partitions, issue 27).
  */
 export function waitMs(record: AttemptRecord, effective: EffectiveSettings): number {
-  const pttls = record.outcomes.filter((outcome) => outcome.status === 'locked').map((outcome) => outcome.pttlMs ?? -1);
   const fallback = fallbackDelayMs(effective);
-  if (pttls.length === 0 || pttls.some((pttl) => pttl < 0)) return fallback;
-  return Math.min(fallback, Math.max(...pttls) + 1);
+  if (record.granted >= effective.quorum) return fallback; // refused for its validity, not by the masters
+  const freeInMs: number[] = [];
+  for (const outcome of record.outcomes) {
+    if (outcome.status === 'granted') freeInMs.push(0);
+    else if ((outcome.status === 'locked' || outcome.status === 'queued') && outcome.pttlMs >= 0) freeInMs.push(outcome.pttlMs);
+  }
+  if (freeInMs.length < effective.quorum) return fallback;
+  freeInMs.sort((a, b) => a - b);
+  return Math.min(fallback, freeInMs[effective.quorum - 1]! + 1);
 }

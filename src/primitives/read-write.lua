@@ -2,8 +2,8 @@
 -- A read hold (read-write locks): shared with other readers, refused by a writer that holds or waits.
 -- Reply: {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
 -- first in a key's queue: the value joins each key's readers until TIME + ttl; {0, pttl} a key is
--- held exclusively (or is of another type, or a sorted set not ours); {3, 0} a waiter is in line (a
--- writer: no new reader passes it); {2, "TIME refused: …"} the master refuses TIME (this read alone
+-- held exclusively (or is of another type, or a sorted set not ours); {3, ms} a waiter is in line (a
+-- writer: no new reader passes it), whose place lapses in ms unless it tries again (-1: unknown); {2, "TIME refused: …"} the master refuses TIME (this read alone
 -- fails). Readers never join queues. The read holds' storage is line.lua's (extend, release and
 -- inspect know it too).
 for k = first, last do
@@ -13,7 +13,8 @@ for k = first, last do
     break
   end
   local q = queue_of(K[k])
-  if status == 1 and redis.pcall('EXISTS', q) == 1 and line().first(q) then status = 3 end
+  local head = status == 1 and redis.pcall('EXISTS', q) == 1 and line().first(q)
+  if head then status, detail = 3, line().lapse(q, head) end
 end
 local at = status == 1 and line().clock()
 if status == 1 and not at then

@@ -77,10 +77,10 @@ export interface FanOutOptions {
   readonly onAnswer?: (index: number, status: NodeStatus) => void;
 }
 
-/** A master's answer, as counted: its status, and what a refusal (`locked`: its pttl) or a fenced grant said. */
+/** A master's answer, as counted: its status, and what a refusal (`locked`, `queued`: how long it lasts) or a fenced grant said. */
 export type Answer =
-  | { readonly status: 'locked'; readonly pttlMs: number; readonly slot?: number }
-  | { readonly status: Exclude<NodeStatus, 'locked'>; readonly fence?: number; readonly slot?: number };
+  | { readonly status: 'locked' | 'queued'; readonly pttlMs: number; readonly slot?: number }
+  | { readonly status: Exclude<NodeStatus, 'locked' | 'queued'>; readonly fence?: number; readonly slot?: number };
 
 /**
  * Cancels one master's part of a fan-out (its timeout passed, or the caller gave up). A fan-out
@@ -258,7 +258,7 @@ function fill(outcome: OutcomeRecord, answer: Answer | undefined, error: Error |
     return;
   }
   if (!answer) return;
-  if (answer.status === 'locked') outcome.pttlMs = answer.pttlMs;
+  if ('pttlMs' in answer) outcome.pttlMs = answer.pttlMs;
   else if (answer.fence !== undefined) outcome.fence = answer.fence;
   if (answer.slot !== undefined) outcome.slot = answer.slot;
 }

@@ -10,6 +10,7 @@
  * - `locked`:  acquire refused: a key already exists (`pttlMs` is its remaining time, −1 = no expiry).
  * - `queued`:  acquire refused: the keys are free there, but a waiter placed earlier is in line for
  *              one of them; this acquire waits in that key's line (and leaves the others' lines).
+ *              `pttlMs` is how long that waiter's place lasts unless it tries again (−1 = unknown).
  * - `lost`:    extend or release found the keys no longer holding this lock's value.
  * - `timeout`: no answer within the per-master timeout (`late` records what arrived afterwards).
  * - `error`:   the master or connection failed the call (`error` says how).
@@ -48,14 +49,21 @@ export interface LockedOutcome extends OutcomeDetails {
   readonly pttlMs: number;
 }
 
-/** Any other answer (a `pttlMs` here is a late `locked` answer's, see `late`). */
+/** A master that refused an acquire because a waiter placed earlier is in line there: how long its place lasts. */
+export interface QueuedOutcome extends OutcomeDetails {
+  readonly status: 'queued';
+  /** Remaining ms of the place of the waiter ahead unless it tries again (the latest of them; −1 = unknown). */
+  readonly pttlMs: number;
+}
+
+/** Any other answer (a `pttlMs` here is a late `locked` or `queued` answer's, see `late`). */
 export interface OtherOutcome extends OutcomeDetails {
-  readonly status: Exclude<NodeStatus, 'locked'>;
+  readonly status: Exclude<NodeStatus, 'locked' | 'queued'>;
   readonly pttlMs?: number;
 }
 
-/** One master's answer to one operation: narrow on `status` (`locked` always has `pttlMs`). */
-export type NodeOutcome = LockedOutcome | OtherOutcome;
+/** One master's answer to one operation: narrow on `status` (`locked` and `queued` always have `pttlMs`). */
+export type NodeOutcome = LockedOutcome | QueuedOutcome | OtherOutcome;
 
 /**
  * @internal An outcome as the fan-out fills it in (fan-out.ts): it sets `status: 'locked'` and

@@ -31,11 +31,10 @@ function checkReply(reply: OperationReply): void {
 
 const granted: Answer = Object.freeze({ status: 'granted' });
 const lost: Answer = Object.freeze({ status: 'lost' });
-const queued: Answer = Object.freeze({ status: 'queued' });
-
 function judgeAcquire(reply: OperationReply): Answer {
   checkReply(reply);
-  return reply.status === ReplyStatus.GRANTED ? granted : reply.status === ReplyStatus.QUEUED ? queued : { status: 'locked', pttlMs: reply.detail };
+  if (reply.status === ReplyStatus.GRANTED) return granted;
+  return { status: reply.status === ReplyStatus.QUEUED ? 'queued' : 'locked', pttlMs: reply.detail };
 }
 
 /** A grouped rule's grant names its group (a permit: its slot): masters that gave different groups do not count together (fan-out.ts). */
@@ -46,8 +45,8 @@ function judgeGrouped(reply: OperationReply): Answer {
 
 function judgeFencedAcquire(reply: OperationReply): Answer {
   checkReply(reply);
-  if (reply.status === ReplyStatus.QUEUED) return queued;
-  return reply.status === ReplyStatus.GRANTED ? { status: 'granted', fence: reply.detail } : { status: 'locked', pttlMs: reply.detail };
+  if (reply.status === ReplyStatus.GRANTED) return { status: 'granted', fence: reply.detail };
+  return { status: reply.status === ReplyStatus.QUEUED ? 'queued' : 'locked', pttlMs: reply.detail };
 }
 
 /** Extend, release, fence: done on this master, or it did not hold the lock. */

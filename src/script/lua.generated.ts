@@ -104,7 +104,7 @@ local function line()
     ahead = function(q, ticket, age, place)
       local head = lines.first(q)
       if not head or head == ticket then return false end
-      if ticket == '' then return true end
+      if ticket == '' then return head end
       local mine = place or tonumber(queue('ZSCORE', q, ticket))
       if not mine then
         local at = clock()
@@ -112,7 +112,12 @@ local function line()
         mine = at - age
       end
       local theirs = tonumber(queue('ZSCORE', q, head))
-      return not theirs or theirs < mine or (theirs == mine and head < ticket)
+      return (not theirs or theirs < mine or (theirs == mine and head < ticket)) and head
+    end,
+    lapse = function(q, ticket)
+      local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
+      if deadline and at then return math.max(0, -deadline - at) end
+      return -1
     end,
     drop = function(q, ticket)
       return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
@@ -153,12 +158,19 @@ while i <= n - 4 do
       local q = queue_of(K[k])
       local found = redis.pcall('EXISTS', K[k], q)
       if type(found) ~= 'number' then found, q = redis.call('EXISTS', K[k]), false end
+      local head
       if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
         if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
         blocked = blocked or {}
         blocked[k] = true
-      elseif found == 1 and line().ahead(q, ticket, age, place) then
-        if status == 1 then status = 3 end
+      elseif found == 1 then
+        head = line().ahead(q, ticket, age, place)
+      end
+      if head then
+        local lapse = line().lapse(q, head)
+        if status == 1 then status, detail = 3, lapse
+        elseif status == 3 and (detail < 0 or lapse < 0) then detail = -1
+        elseif status == 3 then detail = math.max(detail, lapse) end
         blocked = blocked or {}
         blocked[k] = true
       end
@@ -280,7 +292,8 @@ while i <= n - 4 do
         break
       end
       local q = queue_of(K[k])
-      if status == 1 and redis.pcall('EXISTS', q) == 1 and line().first(q) then status = 3 end
+      local head = status == 1 and redis.pcall('EXISTS', q) == 1 and line().first(q)
+      if head then status, detail = 3, line().lapse(q, head) end
     end
     local at = status == 1 and line().clock()
     if status == 1 and not at then

@@ -12,8 +12,9 @@
  *           out): a grant that makes no quorum must not cost the waiter its place on this master
  *           {0, pttl} a key exists (of any type): nothing written; pttl is the first such key's
  *           remaining ms (−1 = none)
- *           {3, 0} the keys are free but another ticket is ahead in a queue (placed earlier; for a call
- *           without a ticket, any): nothing written
+ *           {3, ms} the keys are free but another ticket is ahead in a queue (placed earlier; for a call
+ *           without a ticket, any): nothing written; ms is how long the latest such place lasts unless
+ *           its waiter tries again (its deadline mark on TIME; −1 = unknown)
  *           on {0, _} and {3, _} the ticket (if not '') joins the queue of each key that refused it
  *           (held, or another ticket ahead) or, already there, keeps its place with a new deadline;
  *           and it leaves the queue of each key that did not, announced as a release is: a waiter
@@ -82,7 +83,10 @@ export const ReplyStatus = {
    * other holders or another type for a force release. Never a release's: its 2 is two keys.
    */
   REFUSED_IN_WORDS: 2,
-  /** acquire, read: the keys are free (or shared by readers) but another waiter's ticket is first in a key's queue; `detail` 0. */
+  /**
+   * acquire, read: the keys are free (or shared by readers) but another waiter's ticket is first in a
+   * key's queue; `detail`: ms until that place lapses unless its waiter tries again (−1 = unknown).
+   */
   QUEUED: 3,
   /**
    * An operation of an inline batch (a cluster master, several slots) whose keys this master does

@@ -6,12 +6,13 @@
  * keyPrefix. Several Redlocks stand for several processes; one test runs a real second process.
  */
 import { Redis as IORedis } from 'ioredis';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redlock, ResourceLockedError } from '../../src/index.js';
 import { QUEUE_SUFFIX } from '../../src/script/codec.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { oracle } from '../harness/oracle-session.js';
-import { eventually, sleep, uniquePrefix, urlOf, useOwnMasters, warmUp, type DirectClient } from '../harness/cluster.js';
+import { FaultProxy } from '../../lab/proxy.js';
+import { eventually, redlockOn, sleep, uniquePrefix, urlOf, useOwnMasters, valuesOn, warmUp, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);
 let direct: DirectClient[];
@@ -161,6 +162,98 @@ describe('the line: a ticket goes by its place, and stands only where it was ref
     await lockA.release();
     await Promise.all(direct.map((client) => client.zRem(b + QUEUE_SUFFIX, ['10500-earlier', '~10500-earlier'])));
     await (await both).release();
+  });
+});
+
+describe('the line under partitions (issue 27)', () => {
+  const behindProxies: Array<{ redlock: Redlock; proxies: FaultProxy[] }> = [];
+  afterEach(async () => {
+    for (const { redlock, proxies } of behindProxies.splice(0)) {
+      for (const proxy of proxies) proxy.mode = 'pass'; // the network heals: what it held back lands, in order
+      await redlock.quit();
+      await Promise.all(proxies.map((proxy) => proxy.close()));
+    }
+  });
+
+  /** A Redlock standing for one process that reaches each master through a proxy of its own, which a partition cuts. */
+  async function processBehindProxies(settings: Parameters<typeof own.lockOn>[0]): Promise<{ redlock: Redlock; proxies: FaultProxy[] }> {
+    const proxies = await Promise.all(own.ports.map((port) => FaultProxy.start(port)));
+    const redlock = redlockOn(
+      proxies.map((proxy) => proxy.port),
+      settings,
+    );
+    behindProxies.push({ redlock, proxies });
+    await warmUp(redlock, direct);
+    return { redlock, proxies };
+  }
+
+  /** Nothing of `resource` on any master: no key, no ticket in its line. */
+  async function leftNothing(resource: string): Promise<boolean> {
+    return (await valuesOn(direct, resource)).every((value) => value === null) && (await queuesOf(resource)).every((queue) => queue.length === 0);
+  }
+
+  it('a waiter cut off from a majority of the masters holds the line no longer than its place lasts: the waiter behind it, which reaches a quorum, is served', async () => {
+    const resource = uniquePrefix('cut-off')('r');
+    // A place in line lasts 2 × (1000 + 0) + 100 = 2100 ms unless its waiter tries again. Where the
+    // cut-off waiter is heard (masters 0 and 4) the resource is free and it is first, so it is
+    // granted there, which does not renew its place; where it is not, nothing does: its place lapses
+    // everywhere, and the next waiter tries again then.
+    const settings = { retryCount: -1, retryDelay: 1_000, retryJitter: 0, nodeTimeout: 100 } as const;
+    const holder = await processOn();
+    const cutOff = await processBehindProxies(settings);
+    const next = await processBehindProxies(settings);
+    const held = await holder.acquire(resource, 60_000);
+    const stop = new AbortController();
+    const first = cutOff.redlock.acquire(resource, 10_000, { signal: stop.signal }).catch((error: unknown) => error);
+    await eventually(async () => (await queuesOf(resource)).every((queue) => queue.length === 1));
+    const second = next.redlock.acquire(resource, 10_000);
+    await eventually(async () => (await queuesOf(resource)).every((queue) => queue.length === 2));
+    // The first in line is cut from masters 1, 2 and 3 both ways (it reaches 0 and 4: never a
+    // quorum); the second from master 2 (it reaches four). Then the holder lets go.
+    for (const index of [1, 2, 3]) cutOff.proxies[index]!.mode = 'blackhole';
+    next.proxies[2]!.mode = 'blackhole';
+    await held.release();
+    const lock = await Promise.race([second, sleep(6_000).then(() => undefined)]);
+    expect(lock, 'the waiter that reaches a quorum is served while the one ahead of it is cut off').toBeDefined();
+    // Believe the masters: it holds the lock on a quorum of them.
+    expect((await valuesOn(direct, resource)).filter((value) => value === lock!.value).length).toBeGreaterThanOrEqual(3);
+    await lock!.release();
+    stop.abort();
+    expect(await first).toBeInstanceOf(Error);
+    for (const proxy of [...cutOff.proxies, ...next.proxies]) proxy.mode = 'pass';
+    // Once the network heals, the cut-off waiter's held-back attempts and rollbacks land: nothing is left.
+    await eventually(() => leftNothing(resource));
+  });
+
+  it('a waiter behind a place that is no longer renewed tries again when that place lapses, not a retry sleep later', async () => {
+    const resource = uniquePrefix('lapse')('r');
+    // A place in line lasts 2 × (2000 + 0) + 100 = 4100 ms unless its waiter tries again.
+    const settings = { retryCount: -1, retryDelay: 2_000, retryJitter: 0, nodeTimeout: 100 } as const;
+    const holder = await processOn();
+    const gone = await processBehindProxies(settings);
+    const next = await processOn(settings);
+    const held = await holder.acquire(resource, 60_000);
+    const stop = new AbortController();
+    const first = gone.redlock.acquire(resource, 10_000, { signal: stop.signal }).catch((error: unknown) => error);
+    await eventually(async () => (await queuesOf(resource)).every((queue) => queue.length === 1));
+    // Its process is heard from no more: its attempts reach no master, so its place lapses.
+    for (const proxy of gone.proxies) proxy.mode = 'blackhole';
+    const [ticket] = (await queuesOf(resource))[0]!;
+    const lapsesAt = -Number(await direct[0]!.zScore(resource + QUEUE_SUFFIX, '~' + ticket!));
+    // The next waiter's attempts come every 2 s from just after that place was renewed: at +2 s and
+    // +4 s it is still there; its next sleep would take it to +6 s, 1.9 s after the place lapsed.
+    const second = next.acquire(resource, 10_000);
+    await eventually(async () => (await queuesOf(resource)).every((queue) => queue.length === 2));
+    await held.release();
+    const lock = await second;
+    const grantedAt = await masterNow(0);
+    expect(grantedAt - lapsesAt, 'ms from the lapse of the place ahead to the grant, on master 0\'s clock').toBeLessThan(1_000);
+    expect((await valuesOn(direct, resource)).filter((value) => value === lock.value).length).toBeGreaterThanOrEqual(3);
+    await lock.release();
+    stop.abort();
+    expect(await first).toBeInstanceOf(Error);
+    for (const proxy of gone.proxies) proxy.mode = 'pass';
+    await eventually(() => leftNothing(resource));
   });
 });
 

@@ -11,12 +11,21 @@ for k = first, locks do
   local q = queue_of(K[k])
   local found = redis.pcall('EXISTS', K[k], q)
   if type(found) ~= 'number' then found, q = redis.call('EXISTS', K[k]), false end
+  local head
   if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
     if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
     blocked = blocked or {}
     blocked[k] = true
-  elseif found == 1 and line().ahead(q, ticket, age, place) then
-    if status == 1 then status = 3 end
+  elseif found == 1 then
+    head = line().ahead(q, ticket, age, place)
+  end
+  if head then
+    -- Refused by the line alone: the detail is when the latest place ahead lapses (-1: unknown),
+    -- so a waiter behind a ticket no longer renewed tries again then, not a retry sleep later.
+    local lapse = line().lapse(q, head)
+    if status == 1 then status, detail = 3, lapse
+    elseif status == 3 and (detail < 0 or lapse < 0) then detail = -1
+    elseif status == 3 then detail = math.max(detail, lapse) end
     blocked = blocked or {}
     blocked[k] = true
   end

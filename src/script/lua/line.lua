@@ -103,14 +103,14 @@ local function line()
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
     end,
-    -- Is another ticket ahead of this one in the line: a live one placed earlier (on a tie, the lower
-    -- ticket, as the set sorts)? This one's place is the acquire's, else where it stands, else this
-    -- master's estimate (TIME minus its age). Without a ticket, anyone in line is ahead. A ticket
+    -- The ticket ahead of this one in the line, if any: a live one placed earlier (on a tie, the
+    -- lower ticket, as the set sorts). This one's place is the acquire's, else where it stands, else
+    -- this master's estimate (TIME minus its age). Without a ticket, anyone in line is ahead. A ticket
     -- coming back to a line it left goes by its place, not behind whoever heads the line meanwhile.
     ahead = function(q, ticket, age, place)
       local head = lines.first(q)
       if not head or head == ticket then return false end
-      if ticket == '' then return true end
+      if ticket == '' then return head end
       local mine = place or tonumber(queue('ZSCORE', q, ticket))
       if not mine then
         local at = clock()
@@ -118,7 +118,14 @@ local function line()
         mine = at - age
       end
       local theirs = tonumber(queue('ZSCORE', q, head))
-      return not theirs or theirs < mine or (theirs == mine and head < ticket)
+      return (not theirs or theirs < mine or (theirs == mine and head < ticket)) and head
+    end,
+    -- Ms until the ticket's place lapses unless its waiter renews it (its deadline mark on TIME);
+    -- -1 when unknown (no mark, or no TIME).
+    lapse = function(q, ticket)
+      local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
+      if deadline and at then return math.max(0, -deadline - at) end
+      return -1
     end,
     drop = function(q, ticket)
       return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0

@@ -66,7 +66,7 @@ function masters(plan: ReadonlyArray<{ status: NodeStatus; afterMs: number } | '
     cancellation.onCancel(() => (aborted[index] = true));
     const step = plan[index]!;
     if (step === 'silent') return new Promise(() => undefined);
-    const answer: Answer = step.status === 'locked' ? { status: 'locked', pttlMs: 1_000 } : { status: step.status };
+    const answer: Answer = step.status === 'locked' || step.status === 'queued' ? { status: step.status, pttlMs: 1_000 } : { status: step.status };
     return new Promise((resolve) => setTimeout(() => resolve(answer), step.afterMs));
   };
   return { operation, aborted };
