@@ -182,6 +182,27 @@ export class MasterRestartedError extends Error {
 }
 
 /**
+ * (In outcomes, with `restartGuard.clockJumps`) the master's clock jumped forward beyond the drift
+ * allowance less than `graceMs` ago: keys there expired early, so its vote is withheld. A grant
+ * answered in the very call that showed the jump is refused this way too (and rolled back).
+ */
+export class ClockJumpError extends Error {
+  override name = 'ClockJumpError';
+  constructor(
+    readonly node: string,
+    /** Ms until it may vote again. */
+    readonly waitMs: number,
+    /** At least how far its clock jumped beyond the drift allowance, ms. */
+    readonly jumpMs: number,
+  ) {
+    super(
+      `redis master ${node}'s clock jumped forward by at least ${Math.round(jumpMs)} ms beyond the drift allowance (keys there expired early): ` +
+        `no vote for another ${Math.ceil(waitMs)} ms (restartGuard.clockJumps)`,
+    );
+  }
+}
+
+/**
  * (In outcomes, with the `replicas` setting) the master granted, but fewer of its replicas than
  * asked for acknowledged the write in time (WAIT): a failover to a replica without it would forget
  * the lock, so the grant is not counted. An acquire's keys are rolled back as after any failed attempt.

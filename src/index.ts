@@ -5,6 +5,7 @@ export { ReadWriteLock } from './primitives/read-write.js';
 export { Semaphore } from './primitives/semaphore.js';
 export type { LockSignal } from './lease/lifetime.js';
 export {
+  ClockJumpError,
   ClusterModeError,
   ExecutionError,
   LockExpiredError,
@@ -29,7 +30,7 @@ export {
   type Settings,
   type UsingSettings,
 } from './config/settings.js';
-export type { HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './voters/master/health.js';
+export type { ClockJumpEvent, ClockJumpSeen, HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './voters/master/health.js';
 export type { InspectOptions, MasterInspection, MasterState, ResourceInspection } from './operator/inspect.js';
 export type { ForceReleaseOptions, ForceReleaseResult, MasterRelease } from './operator/force-release.js';
 export type { ClusterInput, NodeInput } from './clients/inputs.js';

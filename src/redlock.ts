@@ -15,7 +15,7 @@ import { releaseLock } from './acquisition/release.js';
 import { usingLease } from './acquisition/using.js';
 import { Notifier } from './acquisition/waiting.js';
 import type { NodeInput } from './clients/inputs.js';
-import type { CallSettings, FencedSettings, Settings, UsingSettings } from './config/settings.js';
+import { defaultSettings, type CallSettings, type FencedSettings, type Settings, type UsingSettings } from './config/settings.js';
 import { normalizeResources, validateSettings } from './config/validation.js';
 import { RenewalScheduler } from './lease/lifetime.js';
 import { EXCLUSIVE, Lock, type FencedLock, type ReleaseResult, type Routine } from './lease/lock.js';
@@ -59,12 +59,13 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       onError: (error) => this.#emit('error', () => error),
       onDown: (event) => this.#emit('nodeDown', () => event),
       onUp: (event) => this.#emit('nodeUp', () => event),
+      onClockJump: (event) => this.#emit('clockJump', () => event),
     };
     const replicasOf = (index: number): number => {
       const setting = own.replicas ?? 0;
       return typeof setting === 'number' ? setting : setting[index]!;
     };
-    const { voters, clustered } = assembleVoters(nodes, { graceMs: own.restartGuard?.graceMs, replicasOf }, hooks);
+    const { voters, clustered } = assembleVoters(nodes, { restartGuard: own.restartGuard, driftFactor: own.driftFactor ?? defaultSettings.driftFactor, replicasOf }, hooks);
     const clock = systemClock;
     this.#stats = new StatsRecorder(voters.map((voter) => voter.label));
     this.#notifier = new Notifier(voters.map((voter) => (listener) => voter.subscribeReleases(listener)));

@@ -44,9 +44,11 @@ export interface Settings {
   /**
    * Opt-in, constructor only: a master whose uptime (INFO) is below `graceMs`, or whose run
    * id changed since we last saw it, gets no vote until the grace has passed. Use ≥ your largest
-   * ttl. Default off.
+   * ttl. With `clockJumps: true`, also a master whose clock jumped forward (against this process'
+   * monotonic clock, beyond the drift allowance) gets no vote for `graceMs` from when the jump was
+   * seen: every script call then reads the master's TIME too. Default off.
    */
-  restartGuard: { graceMs: number } | undefined;
+  restartGuard: { graceMs: number; clockJumps?: boolean } | undefined;
   /**
    * Opt-in, constructor only: a master's grant (acquire, extend, fencing) counts only once this many
    * of its replicas have it (`WAIT`, pipelined behind the script call, waiting at most a third of

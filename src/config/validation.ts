@@ -51,9 +51,16 @@ function checkRestartGuard(restartGuard: unknown, allowCallOnly: boolean): void 
   const graceMs: unknown =
     typeof restartGuard === 'object' && restartGuard !== null ? (restartGuard as Record<string, unknown>)['graceMs'] : undefined;
   if (typeof graceMs !== 'number') {
-    throw new TypeError(`restartGuard must be { graceMs: number }, got ${describe(restartGuard)}`);
+    throw new TypeError(`restartGuard must be { graceMs: number, clockJumps?: boolean }, got ${describe(restartGuard)}`);
   }
   if (!Number.isFinite(graceMs) || graceMs <= 0) throw new RangeError(`restartGuard.graceMs must be > 0 ms, got ${graceMs}`);
+  const { clockJumps, ...rest } = restartGuard as Record<string, unknown>;
+  if (clockJumps !== undefined && typeof clockJumps !== 'boolean') {
+    throw new TypeError(`restartGuard.clockJumps must be a boolean, got ${describe(clockJumps)}`);
+  }
+  // A typo (clockJump, graceMS) must not silently leave the guard without what was asked of it.
+  const unknown = Object.keys(rest).find((name) => name !== 'graceMs');
+  if (unknown !== undefined) throw new TypeError(`unknown restartGuard setting '${unknown}'; known: graceMs, clockJumps`);
 }
 
 function checkReplicas(replicas: unknown, nodeCount: number, allowCallOnly: boolean): void {

@@ -7,7 +7,7 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import type { NodeError } from '../errors.js';
 import type { AttemptRecord, NodeOutcome } from '../protocol/outcomes.js';
 import type { Lock } from '../lease/lock.js';
-import type { NodeDownEvent, NodeUpEvent } from '../voters/master/health.js';
+import type { ClockJumpEvent, NodeDownEvent, NodeUpEvent } from '../voters/master/health.js';
 
 /** A lock was acquired (not re-entered: that makes no network call and emits nothing). */
 export interface AcquiredEvent {
@@ -87,6 +87,12 @@ export interface RedlockEvents {
   nodeDown: [NodeDownEvent];
   /** A master is up again, or for the first time (its first connection). Once per transition. */
   nodeUp: [NodeUpEvent];
+  /**
+   * With `restartGuard.clockJumps`: a master's clock jumped against this process' monotonic clock
+   * beyond the drift allowance, seen in a script call's answer. Forward: its vote is withheld for
+   * `waitMs`. Backward: reported only (keys there outlive their ttl).
+   */
+  clockJump: [ClockJumpEvent];
 }
 
 export type RedlockEventName = keyof RedlockEvents;
@@ -105,6 +111,7 @@ export const channelNames: Readonly<Record<RedlockEventName, string>> = Object.f
   error: 'redlock-quorum:error',
   nodeDown: 'redlock-quorum:node:down',
   nodeUp: 'redlock-quorum:node:up',
+  clockJump: 'redlock-quorum:node:clock-jump',
 });
 
 export const channels = Object.fromEntries(

@@ -6,13 +6,17 @@
 import type { NodeInput } from '../clients/inputs.js';
 import { ClusterVoter } from './cluster/cluster-voter.js';
 import { clusterConfigOf } from './cluster/config.js';
+import type { Settings } from '../config/settings.js';
 import type { HealthHooks } from './master/health.js';
 import { MasterVoter } from './master/master-voter.js';
+import type { GuardSettings } from './master/restart-guard.js';
 import type { Voter } from './voter.js';
 
 export interface VoterSettings {
-  /** The restart guard's grace (restartGuard.graceMs); undefined: no guard. */
-  readonly graceMs: number | undefined;
+  /** The restartGuard setting; undefined: no guard. */
+  readonly restartGuard: Settings['restartGuard'];
+  /** The Redlock's driftFactor: with clockJumps, how far a master's clock may move between two readings. */
+  readonly driftFactor: number;
   /** The `replicas` setting for input `index` (0: its grants need no replica). */
   replicasOf(index: number): number;
 }
@@ -26,10 +30,11 @@ export function assembleVoters(inputs: readonly NodeInput[], settings: VoterSett
     if (twin !== undefined) throw new TypeError(`nodes[${index}] is the same client as nodes[${twin}]`);
     seen.set(input, index);
   });
+  const guard = guardOf(settings);
   const voters: Voter[] = inputs.map((input, index) => {
     const cluster = clusterConfigOf(input, index);
     const replicas = settings.replicasOf(index);
-    return cluster ? new ClusterVoter(cluster, index, hooks, settings.graceMs, replicas) : new MasterVoter(input, index, hooks, settings.graceMs, replicas);
+    return cluster ? new ClusterVoter(cluster, index, hooks, guard, replicas) : new MasterVoter(input, index, hooks, guard, replicas);
   });
   const labels = voters.map((voter) => voter.label);
   labels.forEach((label, index) => {
@@ -39,4 +44,10 @@ export function assembleVoters(inputs: readonly NodeInput[], settings: VoterSett
     }
   });
   return { voters, clustered: voters.some((voter) => voter instanceof ClusterVoter) };
+}
+
+/** Each master's restart guard, from the settings: clockJumps takes the Redlock's drift allowance. */
+function guardOf({ restartGuard, driftFactor }: VoterSettings): GuardSettings | undefined {
+  if (!restartGuard) return undefined;
+  return restartGuard.clockJumps ? { graceMs: restartGuard.graceMs, clockJumps: { driftFactor } } : { graceMs: restartGuard.graceMs };
 }

@@ -104,7 +104,7 @@ describe('health', () => {
   it("a master's health says whether the restart guard withholds its vote, why and for how long", () => {
     const [master] = redlock.health();
     expectTypeOf(master!.withheld).toEqualTypeOf<WithheldVote | undefined>();
-    expectTypeOf<WithheldVote['reason']>().toEqualTypeOf<'grace' | 'unchecked'>();
+    expectTypeOf<WithheldVote['reason']>().toEqualTypeOf<'grace' | 'unchecked' | 'clock-jump'>();
     expectTypeOf<WithheldVote['waitMs']>().toEqualTypeOf<number>();
   });
 });

@@ -30,6 +30,7 @@ import { ReplyStatus, type OperationReply } from '../../script/replies.js';
 import type { ReleaseListener, Subscription } from '../voter.js';
 import type { Voter } from '../voter.js';
 import type { HealthHooks, MasterHealth } from '../master/health.js';
+import type { GuardSettings } from '../master/restart-guard.js';
 import type { MasterVoter } from '../master/master-voter.js';
 import type { Route } from '../master/shard.js';
 import type { ClusterConfig } from './config.js';
@@ -52,8 +53,8 @@ export class ClusterVoter implements Voter {
   /** Per waiter subscription (the Notifier's), its subscription on each master. */
   readonly #subscribers = new Map<ReleaseListener, Map<MasterVoter, Subscription>>();
 
-  constructor(config: ClusterConfig, index: number, hooks: HealthHooks, restartGraceMs: number | undefined, replicas: number) {
-    this.#map = new SlotMap(config, { index, hooks, restartGraceMs, replicas }, {
+  constructor(config: ClusterConfig, index: number, hooks: HealthHooks, guard: GuardSettings | undefined, replicas: number) {
+    this.#map = new SlotMap(config, { index, hooks, guard, replicas }, {
       // A master met after a waiter subscribed is subscribed too; a master closed as unowned, no more.
       met: (node) => {
         for (const [listener, subscriptions] of this.#subscribers) subscriptions.set(node, node.subscribeReleases(listener));

@@ -21,6 +21,7 @@ import { describe } from '../../config/describe.js';
 import { reconnectDelayMs } from '../master/connection-keeper.js';
 import type { HealthHooks } from '../master/health.js';
 import { MasterVoter } from '../master/master-voter.js';
+import type { GuardSettings } from '../master/restart-guard.js';
 import type { ShardRole } from '../master/shard.js';
 import type { ClusterConfig } from './config.js';
 import { SLOTS, channelFor, clusterFenceKey, slotOfOperation } from './slots.js';
@@ -41,7 +42,8 @@ export interface MasterChanges {
 export interface MasterSettings {
   readonly index: number;
   readonly hooks: HealthHooks;
-  readonly restartGraceMs: number | undefined;
+  /** The restart guard's settings; undefined: no guard. */
+  readonly guard: GuardSettings | undefined;
   readonly replicas: number;
 }
 
@@ -186,8 +188,8 @@ export class SlotMap {
   #nodeAt(address: string): MasterVoter {
     let node = this.#nodes.get(address);
     if (node) return node;
-    const { index, hooks, restartGraceMs, replicas } = this.#settings;
-    node = new MasterVoter(this.#optionsFor(address), index, hooks, restartGraceMs, replicas, this.#shard);
+    const { index, hooks, guard, replicas } = this.#settings;
+    node = new MasterVoter(this.#optionsFor(address), index, hooks, guard, replicas, this.#shard);
     this.#nodes.set(address, node);
     this.#changes.met(node);
     node.start();

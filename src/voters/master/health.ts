@@ -31,6 +31,8 @@ export interface MasterHealth {
    * though its connection may be `up`. Absent when it votes (and while it is `down`).
    */
   readonly withheld?: WithheldVote;
+  /** With `restartGuard.clockJumps`: the latest jump of its clock seen (a backward one is only reported here and as an event). */
+  readonly clockJump?: ClockJumpSeen;
   /**
    * A Redis Cluster voter: each of its masters' own health (the voter is `up` when every master
    * that owns slots is, else the worst of theirs; masters' transitions are their own nodeDown / nodeUp).
@@ -43,10 +45,29 @@ export interface WithheldVote {
   /**
    * `grace`: it (re)started, or a server with another run id appeared at its address, less than
    * `graceMs` ago. `unchecked`: its `INFO` has not been read on this connection yet (not yet
-   * answered, or failed: asked again with backoff).
+   * answered, or failed: asked again with backoff). `clock-jump` (with `clockJumps`): its clock
+   * jumped forward by at least `jumpMs` less than `graceMs` ago, so keys there expired early.
    */
-  readonly reason: 'grace' | 'unchecked';
+  readonly reason: 'grace' | 'unchecked' | 'clock-jump';
   /** Ms until it votes (Infinity while `unchecked`). */
+  readonly waitMs: number;
+  /** `clock-jump`: at least how far the clock jumped beyond the drift allowance, ms. */
+  readonly jumpMs?: number;
+}
+
+/** A jump of a master's clock against this process' monotonic clock, beyond the drift allowance. */
+export interface ClockJumpSeen {
+  /** forward: keys there expired early (its vote is withheld); backward: keys outlive their ttl there. */
+  readonly direction: 'forward' | 'backward';
+  /** At least this far beyond the drift allowance, ms. */
+  readonly jumpMs: number;
+  /** When it was seen (epoch ms): in the answer to a script call that read the master's TIME. */
+  readonly atMs: number;
+}
+
+/** A master's clock jumped (`restartGuard.clockJumps`); `waitMs`: how long its vote is withheld (0 for a backward jump). */
+export interface ClockJumpEvent extends ClockJumpSeen {
+  readonly node: string;
   readonly waitMs: number;
 }
 
@@ -74,6 +95,8 @@ export interface HealthHooks {
   onUp(event: NodeUpEvent): void;
   /** A failure to emit as an `error` event (the first of a run of identical ones). */
   onError(error: NodeError): void;
+  /** A jump of its clock seen (restartGuard.clockJumps). */
+  onClockJump(event: ClockJumpEvent): void;
 }
 
 const LATENCY_SAMPLES = 64;
@@ -91,7 +114,7 @@ export class NodeHealth {
 
   constructor(
     readonly node: string,
-    private readonly hooks: HealthHooks,
+    private readonly hooks: Omit<HealthHooks, 'onClockJump'>,
     private readonly nowMs: () => number = Date.now,
   ) {
     this.#since = nowMs();

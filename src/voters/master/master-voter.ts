@@ -10,7 +10,7 @@
  * that is down fails the call now), and the only wait allowed is for a connection that is still
  * being made for the first time, bounded by the caller's per-master timeout.
  */
-import { ClusterModeError, MasterRestartedError, NodeError, NodeUnavailableError, type MisplacedReplyError } from '../../errors.js';
+import { ClusterModeError, NodeError, NodeUnavailableError, type MisplacedReplyError } from '../../errors.js';
 import type { Connection, Driver } from '../../clients/connection.js';
 import { driverFor } from '../../clients/inputs.js';
 import type { Cancellation } from '../../protocol/fan-out.js';
@@ -20,10 +20,11 @@ import type { ReleaseListener, Subscription } from '../voter.js';
 import type { Voter } from '../voter.js';
 import { Batcher, type SentBatch } from './batch.js';
 import { ConnectionKeeper, reconnectDelayMs } from './connection-keeper.js';
+import type { ClockReading } from './clock-jumps.js';
 import { NodeHealth, type HealthHooks, type MasterHealth } from './health.js';
 import { InfoGate, clusterEnabled, replicaRole } from './info-check.js';
 import { ReleaseAnnouncements } from './releases.js';
-import { RestartGuard, parseServerInfo } from './restart-guard.js';
+import { RestartGuard, parseServerInfo, type GuardSettings } from './restart-guard.js';
 import { callScript, type ScriptHost } from './script-call.js';
 import type { Route, ShardRole } from './shard.js';
 import { StallWatch } from './stall.js';
@@ -42,6 +43,7 @@ export class MasterVoter implements Voter {
   /** Commands sent and not answered: withdrawn when the connection drops (see #handleError). */
   readonly #inFlight = new Set<AbortController>();
   readonly #health: NodeHealth;
+  readonly #hooks: HealthHooks;
   readonly #stall: StallWatch;
   readonly #script: ScriptHost;
   readonly #guard: RestartGuard | undefined;
@@ -63,8 +65,9 @@ export class MasterVoter implements Voter {
   /** The next INFO on a connection whose INFO failed, with the restart guard (see #retryInfo). */
   #infoRetryTimer: NodeJS.Timeout | undefined;
 
-  constructor(input: unknown, index: number, hooks: HealthHooks, restartGraceMs?: number, replicas = 0, shard?: ShardRole) {
-    this.#guard = restartGraceMs === undefined ? undefined : new RestartGuard(restartGraceMs);
+  constructor(input: unknown, index: number, hooks: HealthHooks, guard?: GuardSettings, replicas = 0, shard?: ShardRole) {
+    this.#guard = guard && new RestartGuard(guard.graceMs, guard.clockJumps);
+    this.#hooks = hooks;
     this.#shard = shard;
     this.#driver = driverFor(input, index);
     if (this.#guard && this.#driver.reconnectsUnseen) {
@@ -90,6 +93,7 @@ export class MasterVoter implements Voter {
       inFlight: this.#inFlight,
       demoted: (client) => this.#demoted(client),
       outOfStep: (client, error) => this.#outOfStep(client, error),
+      clockRead: this.#guard?.readsClock ? (reading) => this.#clockRead(reading) : undefined,
     };
   }
 
@@ -101,7 +105,17 @@ export class MasterVoter implements Voter {
     const health = this.#health.snapshot();
     // A master the guard keeps from voting says so: its connection may well be up.
     const withheld = health.state === 'down' ? undefined : this.#guard?.withheld(Date.now());
-    return withheld ? { ...health, withheld } : health;
+    const clockJump = this.#guard?.lastClockJump;
+    return { ...health, ...(withheld ? { withheld } : {}), ...(clockJump ? { clockJump } : {}) };
+  }
+
+  /** A script call's reading of the master's clock (restartGuard.clockJumps): a jump is reported. */
+  #clockRead(reading: ClockReading): void {
+    const nowMs = Date.now();
+    const jump = this.#guard!.clockRead(reading, nowMs);
+    if (!jump) return;
+    const waitMs = jump.direction === 'forward' ? this.#guard!.graceMs : 0;
+    this.#hooks.onClockJump({ node: this.label, ...jump, atMs: nowMs, waitMs });
   }
 
   /** Listen to the connection and connect it if nobody has. Called once, after validation. */
@@ -160,9 +174,20 @@ export class MasterVoter implements Voter {
   #admit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route): Promise<OperationReply> {
     if (this.#clusterMode && !this.#shard) return Promise.reject(new ClusterModeError(this.label));
     if (this.#onReplica === this.client) return Promise.reject(this.#unavailable()); // never a grant on a replica
-    const waitMs = this.#guard && grants(operation.kind) ? this.#guard.waitMs(Date.now()) : 0;
-    if (waitMs > 0) return Promise.reject(new MasterRestartedError(this.label, waitMs));
-    return this.#batcherFor(operation, route).submit(operation, cancellation, coalesce);
+    const guarded = this.#guard !== undefined && grants(operation.kind);
+    const refusal = guarded ? this.#guard!.refusal(this.label, Date.now()) : undefined;
+    if (refusal) return Promise.reject(refusal);
+    const reply = this.#batcherFor(operation, route).submit(operation, cancellation, coalesce);
+    // The call read the master's TIME too (clockJumps): a jump seen in this very answer withholds
+    // this grant as well, or a grant from a master whose keys just expired early would count.
+    return guarded && this.#guard!.readsClock ? reply.then((answer) => this.#afterClockRead(answer)) : reply;
+  }
+
+  /** A grant answered by a call that read the master's clock: refused if the guard withholds the master now. */
+  #afterClockRead(answer: OperationReply): OperationReply {
+    const refusal = this.#guard!.refusal(this.label, Date.now());
+    if (refusal) throw refusal;
+    return answer;
   }
 
   /** One script call for a batch. */

@@ -9,9 +9,23 @@
  * DNS name or proxy switched to a standby) that has been up for days without ever seeing the locks
  * granted here.
  *
- * Pure logic over what `INFO` says (its server section); master-voter.ts asks it on every (re)connection.
+ * With `clockJumps`, a master whose clock jumped forward (clock-jumps.ts) is withheld the same way
+ * for `graceMs` from when the jump was seen: its keys expired early, so locks it granted may be gone
+ * there while their holders still count on them. A backward jump is only reported.
+ *
+ * Pure logic over what `INFO` says (its server section) and the master's TIME; master-voter.ts asks
+ * INFO on every (re)connection and hands over each script call's TIME.
  */
-import type { WithheldVote } from './health.js';
+import { ClockJumpError, MasterRestartedError } from '../../errors.js';
+import { ClockJumpDetector, type ClockJump, type ClockReading } from './clock-jumps.js';
+import type { ClockJumpSeen, WithheldVote } from './health.js';
+
+/** The restart guard's settings (restartGuard, with the Redlock's driftFactor for clockJumps). */
+export interface GuardSettings {
+  readonly graceMs: number;
+  /** Also withhold a master whose clock jumped forward; the drift allowance that is not a jump. */
+  readonly clockJumps?: { readonly driftFactor: number };
+}
 
 export interface ServerInfo {
   readonly runId: string;
@@ -34,8 +48,24 @@ export class RestartGuard {
   #eligibleAtMs = Number.POSITIVE_INFINITY;
   /** False from a dropped connection until INFO was read again: it may have restarted meanwhile. */
   #confirmed = false;
+  /** With clockJumps: the master's clock against ours, and the latest jump seen (epoch ms it was seen). */
+  readonly #jumps: ClockJumpDetector | undefined;
+  #lastJump: ClockJumpSeen | undefined;
+  /** Epoch ms from which a master whose clock jumped forward may vote again, and that jump's size. */
+  #jumpEligibleAtMs = Number.NEGATIVE_INFINITY;
+  #forwardJumpMs = 0;
 
-  constructor(readonly graceMs: number) {}
+  constructor(
+    readonly graceMs: number,
+    clockJumps?: GuardSettings['clockJumps'],
+  ) {
+    this.#jumps = clockJumps && new ClockJumpDetector(clockJumps.driftFactor);
+  }
+
+  /** Whether every script call must read the master's TIME for this guard (clockJumps on). */
+  get readsClock(): boolean {
+    return this.#jumps !== undefined;
+  }
 
   /**
    * What INFO said at `nowMs`, on a new connection. The first run id seen starts the grace from the
@@ -45,6 +75,8 @@ export class RestartGuard {
     this.#confirmed = true;
     if (info.runId === this.#runId) return;
     const surelyUpMs = this.#runId === undefined ? Math.max(0, info.uptimeSeconds - 1) * 1000 : 0;
+    // Another server (or run) at the address: its clock is compared from its own first reading.
+    if (this.#runId !== undefined) this.#jumps?.forget();
     this.#runId = info.runId;
     this.#eligibleAtMs = nowMs + Math.max(0, this.graceMs - surelyUpMs);
   }
@@ -54,15 +86,46 @@ export class RestartGuard {
     this.#confirmed = false;
   }
 
+  /**
+   * A script call read the master's TIME (`reading`), its answer read at `nowMs` (epoch). Returns
+   * the jump it shows, if any (the caller reports it); a forward one withholds the vote from now.
+   */
+  clockRead(reading: ClockReading, nowMs: number): ClockJump | undefined {
+    const jump = this.#jumps?.observe(reading);
+    if (!jump) return undefined;
+    this.#lastJump = { ...jump, atMs: nowMs };
+    if (jump.direction === 'forward') {
+      this.#jumpEligibleAtMs = nowMs + this.graceMs;
+      this.#forwardJumpMs = jump.jumpMs;
+    }
+    return jump;
+  }
+
+  /** The latest clock jump seen on this master, forward or backward (health()). */
+  get lastClockJump(): ClockJumpSeen | undefined {
+    return this.#lastJump;
+  }
+
   /** Ms until the master may vote (0 = it may; Infinity = unknown). */
   waitMs(nowMs: number): number {
-    return this.#confirmed ? Math.max(0, this.#eligibleAtMs - nowMs) : Number.POSITIVE_INFINITY;
+    if (!this.#confirmed) return Number.POSITIVE_INFINITY;
+    return Math.max(0, this.#eligibleAtMs - nowMs, this.#jumpEligibleAtMs - nowMs);
   }
 
   /** Why and for how long the master may not vote at `nowMs`, for health(); undefined when it may. */
   withheld(nowMs: number): WithheldVote | undefined {
+    if (!this.#confirmed) return { reason: 'unchecked', waitMs: Number.POSITIVE_INFINITY };
     const waitMs = this.waitMs(nowMs);
     if (waitMs === 0) return undefined;
-    return { reason: this.#confirmed ? 'grace' : 'unchecked', waitMs };
+    // The restart's grace is named first: it is the older rule, and a restart resets the clock baseline.
+    if (this.#eligibleAtMs > nowMs) return { reason: 'grace', waitMs };
+    return { reason: 'clock-jump', waitMs, jumpMs: this.#forwardJumpMs };
+  }
+
+  /** The error an acquire or extend gets from a master withheld at `nowMs` (undefined: it may vote). */
+  refusal(node: string, nowMs: number): Error | undefined {
+    const withheld = this.withheld(nowMs);
+    if (!withheld) return undefined;
+    return withheld.reason === 'clock-jump' ? new ClockJumpError(node, withheld.waitMs, withheld.jumpMs!) : new MasterRestartedError(node, withheld.waitMs);
   }
 }

@@ -8,11 +8,19 @@ import { MisplacedReplyError } from '../../errors.js';
 import { ignore, type Connection } from '../../clients/connection.js';
 import { decodeBatch, encodeBatch, grants, lockScript, type Announcement, type LockOperation } from '../../script/codec.js';
 import { isGranted, type OperationReply } from '../../script/replies.js';
+import type { ClockReading } from './clock-jumps.js';
 import type { Route, ShardRole } from './shard.js';
 import type { StallWatch } from './stall.js';
 
 /** A script call's first two words. */
 const EVALSHA_HEAD = ['EVALSHA', lockScript.sha] as const;
+
+/**
+ * Put first in every batch when the master's clock is watched (restartGuard.clockJumps): its TIME,
+ * read by the same script run as the batch's votes, so each grant is judged with a fresh reading.
+ * No keys, no ticket: it touches nothing.
+ */
+const CLOCK_READING: LockOperation = { kind: 'clock', keys: [], value: '', ttlMs: 0 };
 
 /**
  * Every script call's tag (see the script's contract): unique in the process whichever node sends
@@ -50,6 +58,8 @@ export interface ScriptHost {
   demoted(client: Connection): void;
   /** `client` answered a call with another command's reply. */
   outOfStep(client: Connection, error: MisplacedReplyError): void;
+  /** With restartGuard.clockJumps: every call also reads the master's TIME, handed here. Absent: calls carry nothing extra. */
+  readonly clockRead: ((reading: ClockReading) => void) | undefined;
 }
 
 /** One batch's script call on its way. */
@@ -94,10 +104,12 @@ function scriptSender(
 
 /** Send `call` as one script call and read its replies (EVAL again on NOSCRIPT). */
 export function callScript<R>(host: ScriptHost, call: ScriptCall<R>): Promise<R> {
-  const { client, operations, withdraw, pick } = call;
+  const { client, withdraw } = call;
   const tag = TAG_PREFIX + (++lastTag).toString(36);
   // A cluster master's batch may span its slots: its keys go inline (declared keys share one slot).
-  const inline = host.shard !== undefined && call.route === 'batch' && operations.length > 1;
+  const inline = host.shard !== undefined && call.route === 'batch' && call.operations.length > 1;
+  const operations = host.clockRead ? [CLOCK_READING, ...call.operations] : call.operations;
+  const pick = host.clockRead ? readingClock(host.clockRead, call.pick) : call.pick;
   const command = encodeBatch(operations, tag, call.announcement, host.shard?.fenceKey, inline, EVALSHA_HEAD);
   // With `replicas`, a batch that may write a grant is followed, pipelined right behind the script
   // call, by a WAIT: it answers how many replicas have every earlier write of this connection, the
@@ -128,7 +140,7 @@ export function callScript<R>(host: ScriptHost, call: ScriptCall<R>): Promise<R>
     // Bookkeeping first: ended may emit nodeUp, whose listener could throw.
     if (withdraw) host.inFlight.delete(withdraw);
     host.stall.ended(sentAt, true);
-    return pick(replies);
+    return pick(replies, sentAt);
   };
   const answered = (reply: unknown): R | Promise<R> =>
     waited ? waited.then((acknowledged) => decoded(reply, acknowledged), failed) : decoded(reply, undefined);
@@ -137,6 +149,21 @@ export function callScript<R>(host: ScriptHost, call: ScriptCall<R>): Promise<R>
     // Flushed or restarted master: EVAL runs it and caches it again (a WAIT follows it too).
     return script(['EVAL', lockScript.source, ...command.slice(EVALSHA_HEAD.length)]).then(answered, failed);
   });
+}
+
+/**
+ * `pick` for a batch led by CLOCK_READING: the reading goes to `clockRead` (none if TIME was refused:
+ * the ACL needs +time), the rest to `pick`.
+ */
+function readingClock<R>(
+  clockRead: (reading: ClockReading) => void,
+  pick: (replies: OperationReply[]) => R,
+): (replies: OperationReply[], sentAtMs: number) => R {
+  return (replies, sentAtMs) => {
+    const [time, ...rest] = replies;
+    if (time && isGranted(time)) clockRead({ masterMs: time.detail, sentAtMs, receivedAtMs: performance.now() });
+    return pick(rest);
+  };
 }
 
 /** A script call's reply (and its WAIT's, with `replicas`) as one answer per operation. */
