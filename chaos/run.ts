@@ -110,6 +110,12 @@ const JSON_OUT = ((): string | undefined => {
 })();
 /** Crashes outside the assumptions: masters without persistence, workers without the restart guard. */
 const UNGUARDED = CLASS === 'crashes-unguarded';
+/** --clock-jump-guard: the workers' restart guard also withholds masters whose clock jumped (restartGuard.clockJumps). */
+const CLOCK_JUMP_GUARD = process.argv.includes('--clock-jump-guard');
+if (CLOCK_JUMP_GUARD && UNGUARDED) {
+  console.error('--clock-jump-guard is part of the restart guard, which the crashes-unguarded class turns off');
+  process.exit(2);
+}
 if (KERNEL && !labNamespace()) {
   // The supervisor: the run itself goes into a namespace of its own, which goes with it.
   const problem = kernelRunProblem();
@@ -143,6 +149,8 @@ interface WorkerStats {
   worker: number;
   sections: Record<SectionKind, SectionStats>;
   oracle: OracleCounts;
+  /** clockJump events the worker's Redlock emitted (with --clock-jump-guard). */
+  clockJumps?: { forward: number; backward: number };
 }
 
 type Fault = 'kill-restart' | 'pause-master' | 'latency' | 'blackhole' | 'reset' | 'pause-worker' | 'partition' | 'split' | 'drift' | 'jump' | 'kill-majority';
@@ -190,10 +198,10 @@ const log: string[] = [];
 
 try {
   const offsetFlag = CLOCK_OFFSET_MS === -10 * 60_000 ? '' : ` --clock-offset-ms ${CLOCK_OFFSET_MS}`;
-  const replay = `npm run chaos -- --duration ${DURATION_S} --seed ${SEED}${FENCING ? ' --fencing' : ''}${KERNEL ? ' --kernel' : ''}${CLASS ? ` --class ${CLASS}` : ''}${offsetFlag}`;
+  const replay = `npm run chaos -- --duration ${DURATION_S} --seed ${SEED}${FENCING ? ' --fencing' : ''}${KERNEL ? ' --kernel' : ''}${CLASS ? ` --class ${CLASS}` : ''}${CLOCK_JUMP_GUARD ? ' --clock-jump-guard' : ''}${offsetFlag}`;
   const offsetNote = CLOCK_OFFSET_MS === 0 ? '' : `, worker ${WORKERS - 1}'s clock ${CLOCK_OFFSET_MS / 1000} s off`;
   console.log(
-    `chaos: ${DURATION_S} s, seed ${SEED} (replay: ${replay}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms${FENCING ? ', fencing (AOF always)' : ''}${offsetNote}` +
+    `chaos: ${DURATION_S} s, seed ${SEED} (replay: ${replay}), ${WORKERS} workers, ${RESOURCES} resources, ttl ${TTL_MS} ms${FENCING ? ', fencing (AOF always)' : ''}${CLOCK_JUMP_GUARD ? ', restart guard with clockJumps' : ''}${offsetNote}` +
       (KERNEL ? `, kernel lab (namespace ${labNamespace()})` : ''),
   );
   const storage = new Storage(FENCING);
@@ -210,6 +218,7 @@ try {
         CHAOS_WORKER: String(worker),
         CHAOS_FENCING: FENCING ? '1' : '0',
         CHAOS_RESTART_GUARD: UNGUARDED ? '0' : '1',
+        CHAOS_CLOCK_JUMPS: CLOCK_JUMP_GUARD ? '1' : '0',
         [CLOCK_OFFSET_ENV]: String(offsetOf(worker)),
       },
     });
@@ -393,6 +402,10 @@ try {
       `(${oracleTotal((c) => c.skipped)} not judged; ${oracleTotal((c) => c.exclusion)} exclusion checks in workers, ${holders.length} lease reports across workers ` +
       `on ${leaseReports('lock')} locks, ${leaseReports('permit')} permits, ${leaseReports('read')} read holds) |`,
   );
+  if (CLOCK_JUMP_GUARD) {
+    const jumps = (direction: 'forward' | 'backward'): number => stats.reduce((sum, s) => sum + (s.clockJumps?.[direction] ?? 0), 0);
+    console.log(`| clock jumps the workers saw (clockJump events: forward / backward) | ${jumps('forward')} / ${jumps('backward')} |`);
+  }
   console.log(`| safety-oracle violations | ${oracleCount} |`);
   console.log(`| violations | ${violations.length} |`);
   const line = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
@@ -407,6 +420,7 @@ try {
   if (JSON_OUT) {
     const counts = {
       class: CLASS,
+      clockJumpGuard: CLOCK_JUMP_GUARD,
       durationS: DURATION_S,
       seed: SEED,
       faults: Object.fromEntries(applied),

@@ -53,10 +53,13 @@ process.on('unhandledRejection', (reason) => {
 const redlock = new Redlock(nodes, {
   ...ACQUIRE_SETTINGS,
   automaticExtensionThreshold: 400,
-  // Off only for the class of crashes outside the stated assumptions (run.ts --class crashes-unguarded).
-  ...(process.env['CHAOS_RESTART_GUARD'] === '0' ? {} : { restartGuard: { graceMs: ttlMs + 500 } }),
+  // Off only for the class of crashes outside the stated assumptions (run.ts --class crashes-unguarded);
+  // with clockJumps (run.ts --clock-jump-guard) it also withholds masters whose clock jumped.
+  ...(process.env['CHAOS_RESTART_GUARD'] === '0' ? {} : { restartGuard: { graceMs: ttlMs + 500, clockJumps: process.env['CHAOS_CLOCK_JUMPS'] === '1' } }),
 });
 redlock.on('error', () => undefined); // faults are expected; outcomes and the checker tell the story
+const clockJumps = { forward: 0, backward: 0 };
+redlock.on('clockJump', (event) => void clockJumps[event.direction]++);
 const watch = new OracleWatch(worker, redlock, nodes, masterPorts, CLOCK_OFFSET_MS);
 const probes = new Probes(worker, redlock, ttlMs, watch);
 const running = new Set<Promise<void>>();
@@ -268,7 +271,7 @@ await redlock.quit();
 // Disconnect only once the stats are written: a message still being written when the channel
 // closes is lost (a 10-minute run's stats are a few hundred KB).
 await new Promise<void>((resolve) => {
-  if (process.send) process.send({ type: 'stats', worker, sections: stats, oracle: watch.counts }, undefined, {}, () => resolve());
+  if (process.send) process.send({ type: 'stats', worker, sections: stats, oracle: watch.counts, clockJumps }, undefined, {}, () => resolve());
   else resolve();
 });
 process.disconnect();
