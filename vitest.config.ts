@@ -12,7 +12,7 @@ import SlowestFirst from './test/harness/sequencer.js';
  * subscriptions, faults), which keeps `npm test` within CI's time on 2 cores.
  */
 const coreFiles = ['acquire', 'batching', 'extend-release', 'faults', 'inspect', 'long-delays', 'observability', 'reentrancy', 'waiting'];
-const allFiles = [...coreFiles, 'fencing', 'lifetime', 'read-write', 'restart-guard', 'safety', 'semaphore'];
+const allFiles = [...coreFiles, 'clock-jumps', 'fencing', 'lifetime', 'read-write', 'restart-guard', 'safety', 'semaphore'];
 const fullKinds: readonly string[] = ['node-redis-6', 'ioredis-5'];
 const files = (names: readonly string[]): string[] => names.map((name) => `test/integration/${name}.test.ts`);
 

@@ -175,12 +175,12 @@ export class MasterVoter implements Voter {
     if (this.#clusterMode && !this.#shard) return Promise.reject(new ClusterModeError(this.label));
     if (this.#onReplica === this.client) return Promise.reject(this.#unavailable()); // never a grant on a replica
     const guarded = this.#guard !== undefined && grants(operation.kind);
-    const refusal = guarded ? this.#guard!.refusal(this.label, Date.now()) : undefined;
+    const refusal = guarded ? this.#guard.refusal(this.label, Date.now()) : undefined;
     if (refusal) return Promise.reject(refusal);
     const reply = this.#batcherFor(operation, route).submit(operation, cancellation, coalesce);
     // The call read the master's TIME too (clockJumps): a jump seen in this very answer withholds
     // this grant as well, or a grant from a master whose keys just expired early would count.
-    return guarded && this.#guard!.readsClock ? reply.then((answer) => this.#afterClockRead(answer)) : reply;
+    return guarded && this.#guard.readsClock ? reply.then((answer) => this.#afterClockRead(answer)) : reply;
   }
 
   /** A grant answered by a call that read the master's clock: refused if the guard withholds the master now. */
