@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultExtensionThresholdMs, resolveSettings, validateAutoExtension } from '../../../src/config/settings.js';
 import { driftMs } from '../../../src/protocol/validity.js';
+import { validateSettings } from '../../../src/config/validation.js';
 
 describe('automaticExtensionThreshold', () => {
   it('defaults to a third of the validity a grant leaves, at most 500 ms or nodeTimeout + 50 ms, and works for every ttl that leaves validity', () => {
@@ -28,5 +29,15 @@ describe('automaticExtensionThreshold', () => {
     // ttl 150: 147 ms left after drift, less a third of it: 98 ms of room.
     expect(() => validateAutoExtension(150, resolveSettings({ automaticExtensionThreshold: 98 }, {}, 5, 150))).toThrow(/below 98 ms/);
     expect(() => validateAutoExtension(150, resolveSettings({ automaticExtensionThreshold: 97 }, {}, 5, 150))).not.toThrow();
+  });
+});
+
+describe('restartGuard', () => {
+  it('takes clockJumps as a boolean; anything else, or an unknown field, is a TypeError', () => {
+    expect(validateSettings({ restartGuard: { graceMs: 1_000, clockJumps: true } }, 5, false)).toEqual({ restartGuard: { graceMs: 1_000, clockJumps: true } });
+    expect(validateSettings({ restartGuard: { graceMs: 1_000, clockJumps: false } }, 5, false)).toBeDefined();
+    expect(() => validateSettings({ restartGuard: { graceMs: 1_000, clockJumps: 'yes' } }, 5, false)).toThrow(/restartGuard\.clockJumps must be a boolean, got/);
+    expect(() => validateSettings({ restartGuard: { graceMs: 1_000, clockJump: true } }, 5, false)).toThrow(/unknown restartGuard setting 'clockJump'; known: graceMs, clockJumps/);
+    expect(() => validateSettings({ restartGuard: { clockJumps: true } }, 5, false)).toThrow(TypeError);
   });
 });
