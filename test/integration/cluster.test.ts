@@ -9,7 +9,7 @@ import { createCluster } from 'redis';
 import { Cluster } from 'ioredis';
 import { ExecutionError, Redlock, type Lock } from '../../src/index.js';
 import { clusterCompanionKey } from '../../src/voters/cluster/slots.js';
-import { FENCE_SUFFIX } from '../../src/script/codec.js';
+import { FENCE_SUFFIX, lockScript } from '../../src/script/codec.js';
 
 const clusterFenceKey = (resource: string): string => clusterCompanionKey(resource, FENCE_SUFFIX);
 import { eventually, monitor, settled, sleep, uniquePrefix } from '../harness/cluster.js';
@@ -163,6 +163,34 @@ describe('Redis Cluster voters', () => {
     const released = await Promise.all(locks.map((lock) => lock.release()));
     expect(released.every((result) => result.released)).toBe(true);
     await eventually(async () => (await holders(resources[0]!)).pttl.every((pttl) => pttl === -2));
+  });
+
+  it('with restartGuard.clockJumps each shard master reads its clock in every call: lone and inline batches, extends and releases behave as without', async () => {
+    // Their clocks do not move here (the lab's movable clocks are standalone masters': clock-jumps.test.ts);
+    // this checks the reading rides along on a cluster master's routes without changing the votes.
+    const redlock = lockOnClusters({ retryCount: 0, restartGuard: { graceMs: 1, clockJumps: true } });
+    await warm(redlock);
+    const taps = await Promise.all(clusters[0]!.ports.map((port) => monitor(port)));
+    cleanups.push(() => taps.forEach((tap) => tap.stop()));
+    const key = uniquePrefix('cluster-clock');
+    const lone = await redlock.acquire(key('lone'), 5_000, { fencing: true });
+    expect((await holders(lone.resources[0]!)).values).toEqual([lone.value, lone.value, lone.value]);
+    const resources = Array.from({ length: 20 }, (_, i) => key(`r${i}`));
+    const locks = await Promise.all(resources.map((resource) => redlock.acquire(resource, 5_000)));
+    for (const lock of locks.slice(0, 4)) expect((await holders(lock.resources[0]!)).values).toEqual([lock.value, lock.value, lock.value]);
+    await Promise.all([lone, ...locks].map((lock) => lock.extend(20_000)));
+    await eventually(async () => (await holders(resources[3]!)).pttl.every((pttl) => pttl > 15_000));
+    const released = await Promise.all([lone, ...locks].map((lock) => lock.release()));
+    expect(released.every((result) => result.released)).toBe(true);
+    // Every script call on cluster 0's masters led with the clock reading (kind 't', no keys, no ticket).
+    // (The safety oracle's reads are EVALs of its own script: not ours.)
+    const calls = taps.flatMap((tap) => tap.lines).filter((line) => line.includes(`"EVALSHA" "${lockScript.sha}"`));
+    expect(calls.length).toBeGreaterThanOrEqual(3);
+    for (const call of calls) expect(call).toContain('"t" "" "0" "0" "" ""');
+    for (const voter of redlock.health()) {
+      expect(voter.shards!.length).toBeGreaterThan(0);
+      for (const shard of voter.shards!) expect([shard.withheld, shard.clockJump]).toEqual([undefined, undefined]);
+    }
   });
 
   it('fenced acquires, extends and releases of twenty locks in one tick (inline batches across slots) behave as one by one', async () => {
