@@ -11,7 +11,8 @@ import type { AttemptRecord, NodeOutcome } from '../../../src/protocol/outcomes.
 const effective = { quorum: 3, retryDelayMs: 2_000, retryJitterMs: 0 } as EffectiveSettings;
 
 function refused(...outcomes: NodeOutcome[]): AttemptRecord {
-  return { outcomes, granted: outcomes.filter((outcome) => outcome.status === 'granted').length } as AttemptRecord;
+  const granted = outcomes.filter((outcome) => outcome.status === 'granted').length;
+  return { attempt: 1, outcomes, granted, elapsedMs: 5, validityMs: 0, membershipSize: 5, quorumSize: 3, votesFor: new Set(), votesAgainst: new Map() };
 }
 const node = 'm';
 const locked = (pttlMs: number): NodeOutcome => ({ node, status: 'locked', pttlMs });
