@@ -2,12 +2,12 @@
  * `npm run chaos:classes -- [--duration-per-class 60] [--seed N]`: the chaos run in the kernel fault
  * lab, once per fault class (run.ts --kernel --fencing --class …), each with its own masters and
  * workers, and a table with a row per class: sections, acquisitions that succeeded, overlaps of
- * belief intervals across workers, writes the fenced storage refused, lost updates and liveness
+ * belief intervals across workers, reads and writes the fenced storage refused, lost updates and liveness
  * violations. Classes inside the stated assumptions (partitions, stalls, crashes with AOF always and
  * the restart guard, drift below the allowance) must show 0 overlaps and 0 lost updates; outside
- * them (a majority's clocks jumping beyond the allowance, a majority crashing without persistence or
- * the guard) overlaps may
- * happen and are shown, with what the fenced storage did about them. Written to
+ * them (a majority's clocks jumping beyond the allowance, forward, forward with the workers'
+ * restartGuard.clockJumps, or back; a majority crashing without persistence or the guard) overlaps
+ * may happen and are shown, with what the fenced storage did about them. Written to
  * chaos/results/kernel-latest.md (save the command's whole output, each class's schedule and
  * tables, beside it as kernel-latest-output.txt). Skipped, with the reason, where the lab cannot run.
  */
@@ -73,7 +73,7 @@ try {
 
 const percent = (part: number, whole: number): string => (whole ? `${((part / whole) * 100).toFixed(1)} %` : '—');
 const table = [
-  '| fault class | within the assumptions | sections | acquisitions that succeeded | overlaps of belief intervals | writes the fenced storage refused | lost updates | liveness violations |',
+  '| fault class | within the assumptions | sections | acquisitions that succeeded | overlaps of belief intervals | reads and writes the fenced storage refused | lost updates | liveness violations |',
   '|---|---|---:|---:|---:|---:|---:|---:|',
   ...rows.map(
     (row) =>

@@ -20,12 +20,23 @@ export const FAULT_CLASSES = {
     inside: false,
     described: 'the clocks of 3 of 5 masters jump forward 3 s (3 ttls, far beyond the allowance)',
   },
+  'clock-jumps-guarded': {
+    faults: ['jump'],
+    inside: false,
+    clockJumpGuard: true,
+    described: 'the same jumps, the workers with `restartGuard: { clockJumps: true }`',
+  },
+  'clock-jumps-back': {
+    faults: ['jump-back'],
+    inside: false,
+    described: 'the clocks of 3 of 5 masters jump back 3 s (keys there outlive their ttl)',
+  },
   'crashes-unguarded': {
     faults: ['kill-majority'],
     inside: false,
     described: '3 of 5 masters killed and restarted empty: no persistence, no restart guard',
   },
-} as const satisfies Record<string, { faults: readonly string[]; inside: boolean; described: string }>;
+} as const satisfies Record<string, { faults: readonly string[]; inside: boolean; described: string; clockJumpGuard?: true }>;
 
 export type FaultClass = keyof typeof FAULT_CLASSES;
 export const FAULT_CLASS_NAMES = Object.keys(FAULT_CLASSES) as FaultClass[];

@@ -124,28 +124,19 @@ function attemptLine(record: AttemptRecord): string {
   return `attempt ${record.attempt}, ${record.granted} granted in ${record.elapsedMs.toFixed(1)} ms, validity ${record.validityMs.toFixed(1)} ms [${outcomes.join(', ')}]`;
 }
 
-/** A KeyReader whose master instants are on a clock `offsetMs` away from the masters' (this process' shifted Date.now()). */
+/**
+ * A KeyReader for a process whose clock is `offsetMs` off. Keys' expiries and readers' deadlines come
+ * on this process' clock already (MasterReader adds the master's time left to when its reply
+ * arrived); the masters' start instants, recorded on the real clock, are shifted here.
+ */
 class ShiftedReader implements KeyReader {
   constructor(
     private readonly inner: KeyReader,
     private readonly offsetMs: number,
   ) {}
 
-  async read(label: string, keys: readonly string[]): Promise<MasterReading | undefined> {
-    const reading = await this.inner.read(label, keys);
-    if (!reading) return undefined;
-    const shifted = new Map(
-      [...reading.keys].map(([key, entry]) => [
-        key,
-        {
-          ...entry,
-          // -1 (no expiry) and -2 (no key) are not instants.
-          expireTimeMs: entry.expireTimeMs >= 0 ? entry.expireTimeMs + this.offsetMs : entry.expireTimeMs,
-          ...(entry.readers ? { readers: new Map([...entry.readers].map(([value, deadlineMs]) => [value, deadlineMs + this.offsetMs])) } : {}),
-        },
-      ]),
-    );
-    return { ...reading, keys: shifted };
+  read(label: string, keys: readonly string[]): Promise<MasterReading | undefined> {
+    return this.inner.read(label, keys);
   }
 
   firstSeenMs(label: string, runId: string): number | undefined {

@@ -111,7 +111,7 @@ const JSON_OUT = ((): string | undefined => {
 /** Crashes outside the assumptions: masters without persistence, workers without the restart guard. */
 const UNGUARDED = CLASS === 'crashes-unguarded';
 /** --clock-jump-guard: the workers' restart guard also withholds masters whose clock jumped (restartGuard.clockJumps). */
-const CLOCK_JUMP_GUARD = process.argv.includes('--clock-jump-guard');
+const CLOCK_JUMP_GUARD = process.argv.includes('--clock-jump-guard') || (CLASS !== undefined && 'clockJumpGuard' in FAULT_CLASSES[CLASS]);
 if (CLOCK_JUMP_GUARD && UNGUARDED) {
   console.error('--clock-jump-guard is part of the restart guard, which the crashes-unguarded class turns off');
   process.exit(2);
@@ -153,7 +153,7 @@ interface WorkerStats {
   clockJumps?: { forward: number; backward: number };
 }
 
-type Fault = 'kill-restart' | 'pause-master' | 'latency' | 'blackhole' | 'reset' | 'pause-worker' | 'partition' | 'split' | 'drift' | 'jump' | 'kill-majority';
+type Fault = 'kill-restart' | 'pause-master' | 'latency' | 'blackhole' | 'reset' | 'pause-worker' | 'partition' | 'split' | 'drift' | 'jump' | 'jump-back' | 'kill-majority';
 const PROXY_FAULTS: readonly Fault[] = ['kill-restart', 'pause-master', 'latency', 'blackhole', 'reset', 'pause-worker'];
 /** The kernel lab's faults, inside the stated assumptions: partitions, and drift below the allowance (0.01 of the ttl). */
 const KERNEL_FAULTS: readonly Fault[] = ['partition', 'split', 'drift'];
@@ -179,6 +179,8 @@ const applied = new Map<Fault | Probe, number>();
 const holders: HolderReport[] = [];
 const acquires: AcquireReport[] = [];
 const stalls: StallReport[] = [];
+/** When a worker withheld the votes of masters whose clocks jumped (--clock-jump-guard): judged as stalls are. */
+const withheld: StallReport[] = [];
 const oracleViolations: string[] = [];
 /** Violations by the workload of the key they are about (the probes' keys: none). */
 const violationsBy = new Map<Workload, number>();
@@ -239,9 +241,9 @@ try {
       } else if (message.type === 'acquire') {
         const report = message as unknown as AcquireReport;
         acquires.push({ ...report, startMs: real(report.startMs), endMs: real(report.endMs) });
-      } else if (message.type === 'stall') {
+      } else if (message.type === 'stall' || message.type === 'withheld') {
         const report = message as unknown as StallReport;
-        stalls.push({ worker, startMs: real(report.startMs), endMs: real(report.endMs) });
+        (message.type === 'stall' ? stalls : withheld).push({ worker, startMs: real(report.startMs), endMs: real(report.endMs) });
       }
       else if (message.type === 'oracle-violation') {
         oracleViolations.push(`safety oracle, worker ${worker}: ${String(message['message'])}`);
@@ -312,7 +314,7 @@ try {
   const violations = [...verdict.violations];
   for (const [resource, { violations: count }] of verdict.resources) countViolations(resource, count);
   for (const overlap of crossWorker) countViolations(overlap.resource);
-  const liveness = checkLiveness(sampler.samples, acquires, stalls, {
+  const liveness = checkLiveness(sampler.samples, acquires, [...stalls, ...withheld], {
     quorum: Math.floor(masters.length / 2) + 1,
     ticketTtlMs: TICKET_TTL_MS,
     retrySleepMs: ACQUIRE_SETTINGS.retryDelay + ACQUIRE_SETTINGS.retryJitter,
@@ -394,7 +396,7 @@ try {
   console.log(`| … of them ended after their lease's validity (worker paused past its ttl) | ${verdict.pausedPastValidity} |`);
   console.log(`| updates erased by such a late write (without fencing: the hazard fencing tokens cure) | ${verdict.lostUpdates} |`);
   console.log(`| sections abandoned because the lease was lost before their last request | ${total((s) => s.abandoned)} |`);
-  if (FENCING) console.log(`| writes refused by the storage's fencing-token check | ${total((s) => s.fencedOff)} |`);
+  if (FENCING) console.log(`| reads and writes refused by the storage's fencing-token check | ${total((s) => s.fencedOff)} |`);
   console.log(`| acquire success rate | ${rate(SECTION_KINDS)} |`);
   console.log(`| acquire latency p50 / p99 / max | ${latency(samples(SECTION_KINDS))} |`);
   console.log(
@@ -411,8 +413,9 @@ try {
   const line = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
   console.log(
     `| liveness watch | ${liveness.samples} samples of ${watched.length} lines (${liveness.visibleSamples} with a quorum answering), ${liveness.stalledIntervals} stalled intervals ` +
-      `(free on a quorum, a live waiter in line; longest ${liveness.longestStalledMs} ms, bound ${TICKET_TTL_MS} ms + a round trip; ${liveness.excusedSamples} samples excused: a waiter not running), ` +
-      `${acquires.length} acquires watched, ${liveness.gaveUp} gave up; workers not running for ${line(stalls.reduce((sum, s) => sum + s.endMs - s.startMs, 0))} in all |`,
+      `(free on a quorum, a live waiter in line; longest ${liveness.longestStalledMs} ms, bound ${TICKET_TTL_MS} ms + a round trip; ${liveness.excusedSamples} samples excused: a waiter not running${CLOCK_JUMP_GUARD ? ", or withholding a jumped master's vote" : ''}), ` +
+      `${acquires.length} acquires watched, ${liveness.gaveUp} gave up; workers not running for ${line(stalls.reduce((sum, s) => sum + s.endMs - s.startMs, 0))} in all` +
+      `${CLOCK_JUMP_GUARD ? `, withholding votes after a clock jump for ${line(withheld.reduce((sum, s) => sum + s.endMs - s.startMs, 0))}` : ''} |`,
   );
   console.log(`| liveness violations | ${liveness.violations.length} |`);
   for (const violation of violations) console.log(`VIOLATION: ${violation}`);
@@ -574,11 +577,14 @@ async function applyFault(fault: Fault, target: number, random: () => number): P
     case 'partition':
     case 'split':
       return partition(fault, target % WORKERS, target, random);
-    case 'jump': {
-      // Forward by 3 ttls on a majority: every key there expires at once, whoever believes it holds it.
+    case 'jump':
+    case 'jump-back': {
+      // By 3 ttls on a majority. Forward: every key there expires at once, whoever believes it holds
+      // it. Back: every key there lives 3 s longer than its holder believes (and holds others off).
       const jumped = majorityFrom(target);
-      for (const index of jumped) masters[index]!.clock!.jump(JUMP_MS);
-      return { what: `masters ${jumped.join(',')} +${JUMP_MS} ms`, undo: () => Promise.resolve() };
+      const ms = fault === 'jump' ? JUMP_MS : -JUMP_MS;
+      for (const index of jumped) masters[index]!.clock!.jump(ms);
+      return { what: `masters ${jumped.join(',')} ${ms > 0 ? '+' : ''}${ms} ms`, undo: () => Promise.resolve() };
     }
     case 'kill-majority': {
       // kill -9 a majority; they come back empty (no persistence), and no restart guard holds their votes back.

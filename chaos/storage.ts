@@ -7,7 +7,13 @@ import type { PermitSection, ReadSection, Section, WriteSection } from './checke
 export type Ending<S extends Section> = S extends Section ? Omit<S, 'worker' | 'end' | 'version'> : never;
 
 export type StorageRequest =
-  | { op: 'read'; resource: string }
+  /**
+   * A section's first request. An exclusive holder's read carries its fencing token: the storage
+   * refuses it if it has seen a larger one, and otherwise has now seen this one. A token checked on
+   * writes alone lets two holders that overlap both read the same value and both write, the older
+   * first: its update is lost though every write was in token order.
+   */
+  | { op: 'read'; resource: string; token?: number }
   /** A writer's last request: store `value` (with fencing: refused for a token below the largest seen). */
   | { op: 'write'; value: number; section: Ending<WriteSection> }
   /** A reader's or a permit holder's last request: nothing is stored, the section is recorded. */
@@ -18,7 +24,7 @@ export interface StorageReply {
   value: number;
   version: number;
   at: number;
-  /** false when a write was refused for a stale fencing token. */
+  /** false when a read or a write was refused for a stale fencing token. */
   ok: boolean;
 }
 
@@ -26,7 +32,8 @@ export interface StorageReply {
  * The storage the leases protect: a counter per resource, here in this process so that each
  * request is atomic (as in a database) and the history is exact. Every accepted write makes a new
  * version and is recorded as a section for the checker, as is every leave (a read section's or a
- * permit's end). With fencing it keeps each resource's largest token and refuses writes with a lower one.
+ * permit's end). With fencing it keeps each resource's largest token seen, on a read or a write, and
+ * refuses a read or a write with a lower one.
  */
 export class Storage {
   readonly sections: Section[] = [];
@@ -47,7 +54,10 @@ export class Storage {
     const resource = request.op === 'read' ? request.resource : request.section.resource;
     let state = this.#state.get(resource);
     if (!state) this.#state.set(resource, (state = { value: 0, version: 0, highest: 0 }));
-    if (request.op === 'write') {
+    if (request.op === 'read' && this.#fencing && request.token !== undefined) {
+      if (request.token < state.highest) return { ...state, at, ok: false };
+      state.highest = request.token;
+    } else if (request.op === 'write') {
       const { section } = request;
       if (this.#fencing && section.token! < state.highest) return { ...state, at, ok: false };
       state.value = request.value;

@@ -59,7 +59,12 @@ const redlock = new Redlock(nodes, {
 });
 redlock.on('error', () => undefined); // faults are expected; outcomes and the checker tell the story
 const clockJumps = { forward: 0, backward: 0 };
-redlock.on('clockJump', (event) => void clockJumps[event.direction]++);
+redlock.on('clockJump', (event) => {
+  clockJumps[event.direction]++;
+  // A forward jump: this process gives that master no vote for the grace (the restart guard's), so a
+  // waiter here cannot be granted a quorum meanwhile; the liveness watch does not judge its waits then.
+  if (event.direction === 'forward') process.send?.({ type: 'withheld', worker, startMs: Date.now(), endMs: Date.now() + ttlMs + 500 });
+});
 const watch = new OracleWatch(worker, redlock, nodes, masterPorts, CLOCK_OFFSET_MS);
 const probes = new Probes(worker, redlock, ttlMs, watch);
 const running = new Set<Promise<void>>();
@@ -155,7 +160,16 @@ interface Part {
  */
 async function section(kind: SectionKind, parts: readonly Part[], counts: SectionStats): Promise<void> {
   const reads: StorageReply[] = [];
-  for (const { resource } of parts) reads.push(await storage({ op: 'read', resource }));
+  for (const { resource, lock } of parts) {
+    // An exclusive holder's read shows its token (the storage's rule: see storage.ts).
+    const token = fencing && lock.lease.type === 'lock' ? lock.fencingToken : undefined;
+    const read = await storage({ op: 'read', resource, ...(token === undefined ? {} : { token }) });
+    if (!read.ok) {
+      counts.fencedOff++;
+      return;
+    }
+    reads.push(read);
+  }
   await sleep(5 + Math.random() * 15);
   // The last moment to learn a lease is gone: past it, a pause cannot be told from work.
   if (parts.some(({ signal, lock }) => signal.aborted || Date.now() >= lock.expiration)) {

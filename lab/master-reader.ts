@@ -78,10 +78,13 @@ export function masterStarted(port: number, readyAtMs: number): void {
 }
 
 /**
- * One key as read: its value if it is a string (null: none, or another type), its PEXPIRETIME (−1:
- * none, −2: no key or another type than string and sorted set), and for a sorted set (a key shared
- * by readers) each reader's value and deadline (epoch ms, the master's clock); the mark that makes
- * it a set of readers is no reader.
+ * One key as read: its value if it is a string (null: none, or another type), its expiry (−1: none,
+ * −2: no key or another type than string and sorted set), and for a sorted set (a key shared by
+ * readers) each reader's value and deadline; the mark that makes it a set of readers is no reader.
+ * Expiry and deadlines are epoch ms on this process' clock, not the master's: the master's time left
+ * (PEXPIRETIME or a deadline, minus its TIME in the same script) added to when the reply arrived, the
+ * latest instant that time left can end at. A master whose clock is off (the kernel lab moves them)
+ * is judged by how long its keys live, not by what its clock says.
  */
 interface KeyReading {
   readonly value: string | null;
@@ -99,23 +102,24 @@ export interface MasterReading {
 }
 
 /**
- * ARGV: the keys to read (not KEYS: a cluster script's declared keys must share a slot). Reply: per
- * key {value or nil, PEXPIRETIME}; a sorted set {nil, PEXPIRETIME, its members and scores}; a key of
+ * ARGV: the keys to read (not KEYS: a cluster script's declared keys must share a slot). Reply: the
+ * master's TIME in ms, then per key {value or nil, PEXPIRETIME}; a sorted set {nil, PEXPIRETIME, its members and scores}; a key of
  * another type reads {nil, −2}; a key TYPE cannot read here {nil, −3} (on a cluster master: another
  * master's, or in a slot being moved away).
  */
 const READ_KEYS = `
-local out = {}
+local t = redis.call('TIME')
+local out = { tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) }
 for i, key in ipairs(ARGV) do
   local kind = redis.pcall('TYPE', key)
   if type(kind) == 'table' and kind.err then
-    out[i] = { false, -3 }
+    out[i + 1] = { false, -3 }
   elseif kind.ok == 'string' then
-    out[i] = { redis.call('GET', key), redis.call('PEXPIRETIME', key) }
+    out[i + 1] = { redis.call('GET', key), redis.call('PEXPIRETIME', key) }
   elseif kind.ok == 'zset' then
-    out[i] = { false, redis.call('PEXPIRETIME', key), redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') }
+    out[i + 1] = { false, redis.call('PEXPIRETIME', key), redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') }
   else
-    out[i] = { false, -2 }
+    out[i + 1] = { false, -2 }
   end
 end
 return out`;
@@ -253,20 +257,23 @@ export class MasterReader implements KeyReader {
       const multi = client.multi();
       if (clustered) multi.addCommand(['ASKING']);
       const replies = (await multi.eval(READ_KEYS, { arguments: [...keys] }).info('server').exec()) as unknown[];
-      const [values, info] = clustered ? replies.slice(1) : replies;
+      const [reply, info] = clustered ? replies.slice(1) : replies;
       const receivedAtMs = Date.now();
       const server = typeof info === 'string' ? parseServerInfo(info) : undefined;
-      if (!server || !Array.isArray(values)) return undefined;
+      if (!server || !Array.isArray(reply)) return undefined;
+      const [masterNowMs, ...values] = reply as [number, ...unknown[]];
+      // The master's absolute time, as epoch ms here (see KeyReading); −1 and −2 stay.
+      const local = (ms: number): number => (ms < 0 ? ms : ms - Number(masterNowMs) + receivedAtMs);
       // A standalone master serves every key: one it cannot read makes the reading unknown.
       if (!clustered && values.some((entry) => (entry as unknown[])[1] === -3)) return undefined;
       const read = new Map<string, KeyReading>();
       keys.forEach((key, index) => {
         const [value, expireTimeMs, members] = values[index] as [unknown, unknown, unknown];
-        const entry: KeyReading = { value: typeof value === 'string' ? value : null, expireTimeMs: Number(expireTimeMs) };
+        const entry: KeyReading = { value: typeof value === 'string' ? value : null, expireTimeMs: local(Number(expireTimeMs)) };
         if (!Array.isArray(members)) return read.set(key, entry);
         const readers = new Map<string, number>();
         for (let i = 0; i + 1 < members.length; i += 2) {
-          if (members[i] !== READ_HOLDS_MARK) readers.set(String(members[i]), Number(members[i + 1]));
+          if (members[i] !== READ_HOLDS_MARK) readers.set(String(members[i]), local(Number(members[i + 1])));
         }
         read.set(key, { ...entry, readers });
       });
