@@ -7,10 +7,13 @@
  * - the instants each worker was not running (SIGSTOPped, or its event loop busy), from its own
  *   lag monitor: a waiter that cannot run cannot take a free resource, and its ticket may stand in
  *   the line, unrenewed, until its ttl.
- * A line stalls when its resource is free on a quorum of masters while a live waiter is in it; the
- * library promises that lasts no longer than a ticket's ttl, 2 × (retryDelay + retryJitter) +
+ * A line stalls when its resource is free on a quorum of masters while a live ticket is in it and a
+ * waiter could take it: an acquire in progress on it whose every resource is free on a quorum (one
+ * for [a, b] while a is held elsewhere waits for a, not for this line). The library promises that
+ * lasts no longer than a ticket's ttl, 2 × (retryDelay + retryJitter) +
  * nodeTimeout (a dead waiter's ticket lapses by then, a live one has retried twice), plus one round
- * trip. Longer is a violation; so is an acquire that gives up while its resources were free on a
+ * trip: the slower of the sampler's and the waiters' granting attempts (a waiter tries again the
+ * moment a place ahead lapses, and holds it one attempt later). Longer is a violation; so is an acquire that gives up while its resources were free on a
  * quorum for most of its wait, and a read nested in a read hold of the same name that gives up while
  * its outer hold was valid (it re-enters: it never waits).
  */
@@ -37,6 +40,8 @@ export interface AcquireReport {
   readonly outcome: 'acquired' | 'gave-up';
   /** A read nested in a read hold of the same name: whether the outer hold was still valid at the end. */
   readonly outerValid?: boolean;
+  /** Granted: how long the granting attempt took, ms (the round trip between deciding to go and holding it). */
+  readonly attemptMs?: number;
 }
 
 /** An interval in which a worker's event loop did not run (real epoch ms). */
@@ -147,13 +152,14 @@ export function checkLiveness(
       const stalledMs = run.lastMs - run.startMs;
       stalledIntervals++;
       longestStalledMs = Math.max(longestStalledMs, stalledMs);
-      if (stalledMs > ticketTtlMs + run.rttMs) {
+      const tripMs = Math.max(run.rttMs, ...run.waiters.map((waiter) => Math.ceil(waiter.attemptMs ?? 0)));
+      if (stalledMs > ticketTtlMs + tripMs) {
         const who = run.waiters.map((w) => `worker ${w.worker} [${w.resources.join(', ')}] since ${iso(w.startMs)} (${w.outcome} at ${iso(w.endMs)})`);
         violations.push({
           resource,
           message:
-            `${resource} was free on a quorum (${run.freeOn} of ${run.answered} answering${run.missing.length > 0 ? `; masters ${run.missing.join(',')} not` : ''}) with a live waiter in its line for ${stalledMs} ms from ` +
-            `${iso(run.startMs)} (bound: ticket ttl ${ticketTtlMs} ms + a ${run.rttMs} ms round trip); waiting: ${who.join('; ')}`,
+            `${resource} was free on a quorum (${run.freeOn} of ${run.answered} answering${run.missing.length > 0 ? `; masters ${run.missing.join(',')} not` : ''}) with a live ticket in its line and a waiter that could take it for ${stalledMs} ms from ` +
+            `${iso(run.startMs)} (bound: ticket ttl ${ticketTtlMs} ms + a ${tripMs} ms round trip); waiting: ${who.join('; ')}`,
         });
       }
       run = undefined;
@@ -165,11 +171,13 @@ export function checkLiveness(
       while (next < onResource.length && onResource[next]!.startMs <= sample.atMs) waiting.push(onResource[next++]!);
       waiting = waiting.filter((acquire) => acquire.endMs > sample.atMs);
       const line = sample.lines.get(resource);
-      if (!visible(sample) || !line || line.freeOn < quorum || line.queuedOn === 0 || waiting.length === 0) {
+      // The waiters that could be granted now: everything they ask for is free on a quorum.
+      const able = waiting.filter((acquire) => acquire.resources.every((other) => (sample.lines.get(other)?.freeOn ?? 0) >= quorum));
+      if (!visible(sample) || !line || line.freeOn < quorum || line.queuedOn === 0 || able.length === 0) {
         close();
         continue;
       }
-      if (waiting.some((acquire) => within(notRunning.get(acquire.worker), sample.atMs))) {
+      if (able.some((acquire) => within(notRunning.get(acquire.worker), sample.atMs))) {
         excusedSamples++;
         close();
         continue;
@@ -177,7 +185,7 @@ export function checkLiveness(
       run ??= { startMs: sample.atMs, lastMs: sample.atMs, rttMs: 0, freeOn: line.freeOn, answered: sample.answered, missing: sample.missing ?? [], waiters: [] };
       run.lastMs = sample.atMs;
       run.rttMs = Math.max(run.rttMs, Math.ceil(sample.rttMs));
-      for (const acquire of waiting) if (!run.waiters.includes(acquire)) run.waiters.push(acquire);
+      for (const acquire of able) if (!run.waiters.includes(acquire)) run.waiters.push(acquire);
     }
     close();
   }

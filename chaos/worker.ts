@@ -58,6 +58,9 @@ const redlock = new Redlock(nodes, {
   ...(process.env['CHAOS_RESTART_GUARD'] === '0' ? {} : { restartGuard: { graceMs: ttlMs + 500, clockJumps: process.env['CHAOS_CLOCK_JUMPS'] === '1' } }),
 });
 redlock.on('error', () => undefined); // faults are expected; outcomes and the checker tell the story
+/** How long each lock's granting attempt took (its 'acquired' event), until its acquire is reported. */
+const grantingAttemptMs = new Map<string, number>();
+redlock.on('acquired', (event) => void grantingAttemptMs.set(event.lock.value, event.attempt.elapsedMs));
 const clockJumps = { forward: 0, backward: 0 };
 redlock.on('clockJump', (event) => {
   clockJumps[event.direction]++;
@@ -131,18 +134,20 @@ type Routine = (signal: AbortSignal, lock: Lock) => Promise<void>;
 async function logged(resources: readonly string[], use: (routine: Routine) => Promise<void>, routine: Routine, outer?: Lock): Promise<void> {
   const startMs = Date.now();
   let granted = false;
-  const report = (outcome: 'acquired' | 'gave-up', outerValid?: boolean): void => {
-    process.send?.({ type: 'acquire', worker, resources, startMs, endMs: Date.now(), outcome, ...(outerValid === undefined ? {} : { outerValid }) });
+  const report = (outcome: 'acquired' | 'gave-up', extra: { outerValid?: boolean; attemptMs?: number } = {}): void => {
+    process.send?.({ type: 'acquire', worker, resources, startMs, endMs: Date.now(), outcome, ...extra });
   };
   try {
     await use(async (signal, lock) => {
       granted = true;
-      report('acquired');
+      const attemptMs = grantingAttemptMs.get(lock.value);
+      grantingAttemptMs.delete(lock.value);
+      report('acquired', attemptMs === undefined ? {} : { attemptMs });
       await routine(signal, lock);
     });
   } catch (error) {
     if (!granted && error instanceof ExecutionError) {
-      report('gave-up', outer ? !outer.released && Date.now() < outer.expiration && !outer.signal.aborted : undefined);
+      report('gave-up', outer ? { outerValid: !outer.released && Date.now() < outer.expiration && !outer.signal.aborted } : {});
     }
     throw error;
   }

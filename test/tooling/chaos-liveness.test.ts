@@ -37,7 +37,7 @@ describe('chaos liveness watch', () => {
     const acquires = [acquire(0, ['b'], 100, 1_150, 'gave-up'), acquire(1, ['a', 'b'], 50, 1_200)];
     const verdict = checkLiveness(samples, acquires, [], settings);
     expect(verdict.violations).toEqual([
-      { resource: 'b', message: expect.stringMatching(/^b was free on a quorum \(5 of 5 answering\) with a live waiter in its line for 980 ms .*bound: ticket ttl 300 ms \+ a 2 ms round trip/) as unknown },
+      { resource: 'b', message: expect.stringMatching(/^b was free on a quorum \(5 of 5 answering\) with a live ticket in its line and a waiter that could take it for 980 ms .*bound: ticket ttl 300 ms \+ a 2 ms round trip/) as unknown },
       { resource: 'b', message: expect.stringMatching(/^worker 0's acquire of \[b\] .* gave up while free on a quorum in 50 of its 53 samples$/) as unknown },
     ]);
     expect(verdict).toMatchObject({ stalledIntervals: 1, longestStalledMs: 980, gaveUp: 1 });
@@ -52,6 +52,23 @@ describe('chaos liveness watch', () => {
     // A waiter on [a, b] while a is held, in no line of b (the line is empty): b free is no stall.
     const noLine = sampled(0, 1_000, () => ({ a: held, b: { freeOn: 5, queuedOn: 0 } }));
     expect(checkLiveness(noLine, [acquire(1, ['a', 'b'], 0, 1_000, 'gave-up')], [], settings).violations).toEqual([]);
+    // Waiters for [a, b] while a is held, tickets in b's line (on the masters where b was held when
+    // they were refused): they wait for a, not for b's line; nobody who could take b waits.
+    const forA = sampled(0, 1_000, () => ({ a: held, b: free }));
+    expect(checkLiveness(forA, [acquire(1, ['a', 'b'], 0, 1_000), acquire(2, ['a', 'b'], 0, 1_000)], [], settings)).toMatchObject({ violations: [], stalledIntervals: 0 });
+    // The same line, and one waiter for b alone: it could take b, and the line keeps it out.
+    expect(checkLiveness(forA, [acquire(1, ['a', 'b'], 0, 1_000), acquire(3, ['b'], 0, 1_000)], [], settings).violations).toHaveLength(1);
+  });
+
+  it('adds the slower of the sampler\'s round trip and the waiters\' granting attempts to the bound', () => {
+    // Free with a ticket in line for 320 ms (the place ahead lapsing, then the next one's attempt).
+    const lapse = sampled(0, 1_000, (atMs) => ({ b: atMs >= 100 && atMs <= 420 ? free : held }));
+    const slowAttempt = { ...acquire(1, ['b'], 0, 460), attemptMs: 24.2 };
+    expect(checkLiveness(lapse, [slowAttempt], [], settings).violations).toEqual([]);
+    const quickAttempt = { ...acquire(1, ['b'], 0, 460), attemptMs: 3 };
+    expect(checkLiveness(lapse, [quickAttempt], [], settings).violations).toEqual([
+      { resource: 'b', message: expect.stringContaining('bound: ticket ttl 300 ms + a 3 ms round trip') as unknown },
+    ]);
   });
 
   it('counts only masters that answered, and judges nothing while fewer than a quorum answered', () => {
