@@ -8,8 +8,9 @@
  *   lag monitor: a waiter that cannot run cannot take a free resource, and its ticket may stand in
  *   the line, unrenewed, until its ttl.
  * A line stalls when its resource is free on a quorum of masters while a live ticket is in it and a
- * waiter could take it: an acquire in progress on it whose every resource is free on a quorum (one
- * for [a, b] while a is held elsewhere waits for a, not for this line). The library promises that
+ * waiter could take it: an acquire in progress on it whose every resource is free on a quorum of the
+ * masters its worker reaches (one for [a, b] while a is held waits for a, not for this line; one a
+ * partition cuts from the free masters cannot reach them; the run says which: `cuts`). The library promises that
  * lasts no longer than a ticket's ttl, 2 × (retryDelay + retryJitter) +
  * nodeTimeout (a dead waiter's ticket lapses by then, a live one has retried twice), plus one round
  * trip: the slower of the sampler's and the waiters' granting attempts (a waiter tries again the
@@ -27,8 +28,11 @@ export interface LineSample {
   readonly answered: number;
   /** The masters (by index) that did not answer in time, if the sampler says. */
   readonly missing?: readonly number[];
-  /** Per watched resource: on how many answering masters its key is absent, and on how many a live ticket is in its line. */
-  readonly lines: ReadonlyMap<string, { readonly freeOn: number; readonly queuedOn: number }>;
+  /**
+   * Per watched resource: on how many answering masters its key is absent (and which: a bit per
+   * master index, if the sampler says), and on how many a live ticket is in its line.
+   */
+  readonly lines: ReadonlyMap<string, { readonly freeOn: number; readonly freeMask?: number; readonly queuedOn: number }>;
 }
 
 /** One acquire call a worker made on watched resources (real epoch ms). */
@@ -42,6 +46,15 @@ export interface AcquireReport {
   readonly outerValid?: boolean;
   /** Granted: how long the granting attempt took, ms (the round trip between deciding to go and holding it). */
   readonly attemptMs?: number;
+}
+
+/** An interval in which a partition cut a worker from some masters (real epoch ms; either way counts). */
+export interface CutReport {
+  readonly worker: number;
+  /** The masters cut off, by index. */
+  readonly masters: readonly number[];
+  readonly startMs: number;
+  readonly endMs: number;
 }
 
 /** An interval in which a worker's event loop did not run (real epoch ms). */
@@ -124,14 +137,41 @@ function firstAtOrAfter(samples: readonly LineSample[], atMs: number): number {
   return low;
 }
 
+/** The masters each worker could not reach at an instant (a bit each), from the partitions. */
+function cutIndex(cuts: readonly CutReport[]): (worker: number, atMs: number) => number {
+  return (worker, atMs) => {
+    let mask = 0;
+    for (const cut of cuts) {
+      if (cut.worker === worker && cut.startMs <= atMs && atMs <= cut.endMs) for (const master of cut.masters) mask |= 1 << master;
+    }
+    return mask;
+  };
+}
+
+function bits(mask: number): number {
+  let count = 0;
+  for (let rest = mask; rest !== 0; rest &= rest - 1) count++;
+  return count;
+}
+
 export function checkLiveness(
   unsorted: readonly LineSample[],
   acquires: readonly AcquireReport[],
   stalls: readonly StallReport[],
   settings: LivenessSettings,
+  cuts: readonly CutReport[] = [],
 ): LivenessVerdict {
   const samples = [...unsorted].sort((a, b) => a.atMs - b.atMs);
   const { quorum, ticketTtlMs } = settings;
+  const cutOff = cutIndex(cuts);
+  /** Could `acquire` be granted in `sample`: every resource free on a quorum of the masters its worker reaches. */
+  const able = (acquire: AcquireReport, sample: LineSample): boolean =>
+    acquire.resources.every((resource) => {
+      const line = sample.lines.get(resource);
+      if (!line) return false;
+      if (line.freeMask === undefined) return line.freeOn >= quorum;
+      return bits(line.freeMask & ~cutOff(acquire.worker, sample.atMs)) >= quorum;
+    });
   const notRunning = stallIndex(stalls, settings.retrySleepMs);
   const violations: LivenessViolation[] = [];
   const visible = (sample: LineSample): boolean => sample.answered >= quorum;
@@ -171,13 +211,14 @@ export function checkLiveness(
       while (next < onResource.length && onResource[next]!.startMs <= sample.atMs) waiting.push(onResource[next++]!);
       waiting = waiting.filter((acquire) => acquire.endMs > sample.atMs);
       const line = sample.lines.get(resource);
-      // The waiters that could be granted now: everything they ask for is free on a quorum.
-      const able = waiting.filter((acquire) => acquire.resources.every((other) => (sample.lines.get(other)?.freeOn ?? 0) >= quorum));
-      if (!visible(sample) || !line || line.freeOn < quorum || line.queuedOn === 0 || able.length === 0) {
+      // The waiters that could be granted now: everything they ask for is free on a quorum of the
+      // masters they reach (a waiter a partition cuts from the free masters cannot take them).
+      const ready = waiting.filter((acquire) => able(acquire, sample));
+      if (!visible(sample) || !line || line.freeOn < quorum || line.queuedOn === 0 || ready.length === 0) {
         close();
         continue;
       }
-      if (able.some((acquire) => within(notRunning.get(acquire.worker), sample.atMs))) {
+      if (ready.some((acquire) => within(notRunning.get(acquire.worker), sample.atMs))) {
         excusedSamples++;
         close();
         continue;
@@ -185,7 +226,7 @@ export function checkLiveness(
       run ??= { startMs: sample.atMs, lastMs: sample.atMs, rttMs: 0, freeOn: line.freeOn, answered: sample.answered, missing: sample.missing ?? [], waiters: [] };
       run.lastMs = sample.atMs;
       run.rttMs = Math.max(run.rttMs, Math.ceil(sample.rttMs));
-      for (const acquire of able) if (!run.waiters.includes(acquire)) run.waiters.push(acquire);
+      for (const acquire of ready) if (!run.waiters.includes(acquire)) run.waiters.push(acquire);
     }
     close();
   }
@@ -204,7 +245,7 @@ export function checkLiveness(
       const sample = samples[index]!;
       if (!visible(sample) || within(notRunning.get(acquire.worker), sample.atMs)) continue;
       judged++;
-      if (acquire.resources.every((resource) => (sample.lines.get(resource)?.freeOn ?? 0) >= quorum)) free++;
+      if (able(acquire, sample)) free++;
     }
     if (judged >= settings.minSamples && free * 2 > judged) {
       violations.push({ resource: acquire.resources[0]!, message: `${described} gave up while free on a quorum in ${free} of its ${judged} samples` });

@@ -53,7 +53,7 @@ import { ProxyProcess } from '../bench/faults.js';
 import { check } from './checker.js';
 import { CLOCK_OFFSET_ENV, realMs } from './clock-offset.js';
 import { overlappingHolders, type HolderReport } from './holders.js';
-import { checkLiveness, type AcquireReport, type StallReport } from './liveness.js';
+import { checkLiveness, type AcquireReport, type CutReport, type StallReport } from './liveness.js';
 import { LineSampler } from './sampler.js';
 import type { ProbeReply, ProbeRequest } from './probes.js';
 import { Storage, type StorageRequest } from './storage.js';
@@ -181,6 +181,8 @@ const acquires: AcquireReport[] = [];
 const stalls: StallReport[] = [];
 /** When a worker withheld the votes of masters whose clocks jumped (--clock-jump-guard): judged as stalls are. */
 const withheld: StallReport[] = [];
+/** The kernel lab's partitions, as they happened: the liveness watch does not expect a waiter to take what it cannot reach. */
+const cuts: CutReport[] = [];
 const oracleViolations: string[] = [];
 /** Violations by the workload of the key they are about (the probes' keys: none). */
 const violationsBy = new Map<Workload, number>();
@@ -314,13 +316,19 @@ try {
   const violations = [...verdict.violations];
   for (const [resource, { violations: count }] of verdict.resources) countViolations(resource, count);
   for (const overlap of crossWorker) countViolations(overlap.resource);
-  const liveness = checkLiveness(sampler.samples, acquires, [...stalls, ...withheld], {
-    quorum: Math.floor(masters.length / 2) + 1,
-    ticketTtlMs: TICKET_TTL_MS,
-    retrySleepMs: ACQUIRE_SETTINGS.retryDelay + ACQUIRE_SETTINGS.retryJitter,
-    maxSampleGapMs: 100,
-    minSamples: 5,
-  });
+  const liveness = checkLiveness(
+    sampler.samples,
+    acquires,
+    [...stalls, ...withheld],
+    {
+      quorum: Math.floor(masters.length / 2) + 1,
+      ticketTtlMs: TICKET_TTL_MS,
+      retrySleepMs: ACQUIRE_SETTINGS.retryDelay + ACQUIRE_SETTINGS.retryJitter,
+      maxSampleGapMs: 100,
+      minSamples: 5,
+    },
+    cuts,
+  );
   for (const { resource } of liveness.violations) {
     const workload = workloadOf(resource);
     if (workload) livenessBy.set(workload, (livenessBy.get(workload) ?? 0) + 1);
@@ -628,9 +636,18 @@ function partition(fault: 'partition' | 'split', worker: number, first: number, 
   const count = fault === 'split' ? 3 : 1 + Math.floor(random() * 2);
   const cut = Array.from({ length: count }, (_, i) => (first + i) % masters.length);
   for (const index of cut) partitions!.cut(worker, proxyOf(index), direction);
+  const report = { worker, masters: cut, startMs: Date.now(), endMs: Number.POSITIVE_INFINITY };
+  cuts.push(report);
   return {
     what: `worker ${worker} from masters ${cut.join(',')} (${direction})`,
-    undo: () => Promise.resolve(cut.forEach((index) => partitions!.heal(worker, proxyOf(index)))),
+    undo: () => {
+      cut.forEach((index) => partitions!.heal(worker, proxyOf(index)));
+      // What the kernel dropped is sent again on TCP's backoff, which doubles from 200 ms: after a
+      // cut of length L the connection may stay silent up to about L more.
+      const healedMs = Date.now();
+      report.endMs = healedMs + (healedMs - report.startMs);
+      return Promise.resolve();
+    },
   };
 }
 

@@ -49,6 +49,12 @@ function connect(url: string) {
 }
 type Client = ReturnType<typeof connect>;
 
+function bitCount(mask: number): number {
+  let count = 0;
+  for (let rest = mask; rest !== 0; rest &= rest - 1) count++;
+  return count;
+}
+
 export class LineSampler {
   readonly samples: LineSample[] = [];
   readonly #clients: Client[];
@@ -95,10 +101,12 @@ export class LineSampler {
     const answered = answers.filter((answer): answer is { reply: number[][]; rttMs: number } => answer !== undefined);
     const missing = answers.flatMap((answer, index) => (answer === undefined ? [index] : []));
     const lines = new Map(
-      this.resources.map((resource, index) => [
-        resource,
-        { freeOn: answered.filter(({ reply }) => reply[index]?.[0] === 0).length, queuedOn: answered.filter(({ reply }) => (reply[index]?.[1] ?? 0) > 0).length },
-      ]),
+      this.resources.map((resource, index) => {
+        // Which masters (a bit each, by index) answered that the key is absent.
+        const freeMask = answers.reduce((mask, answer, master) => (answer?.reply[index]?.[0] === 0 ? mask | (1 << master) : mask), 0);
+        const queuedOn = answered.filter(({ reply }) => (reply[index]?.[1] ?? 0) > 0).length;
+        return [resource, { freeOn: bitCount(freeMask), freeMask, queuedOn }];
+      }),
     );
     const rttMs = Math.max(0, ...answered.map((answer) => answer.rttMs));
     // Stamped halfway through the slowest read: each master answered for an instant within it.

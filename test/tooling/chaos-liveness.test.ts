@@ -71,6 +71,18 @@ describe('chaos liveness watch', () => {
     ]);
   });
 
+  it('does not expect a waiter to take what a partition cuts it from', () => {
+    // b free on masters 0, 1 and 2 (held on 3 and 4) for 1 s, a ticket in its line, one waiter.
+    const samples = sampled(0, 1_000, () => ({ b: { freeOn: 3, freeMask: 0b00111, queuedOn: 1 } }));
+    const waiter = acquire(1, ['b'], 0, 1_000, 'gave-up');
+    // Cut from master 2 (and 3): it reaches two of the free masters, no quorum.
+    const cut = [{ worker: 1, masters: [2, 3], startMs: 0, endMs: 1_000 }];
+    expect(checkLiveness(samples, [waiter], [], settings, cut)).toMatchObject({ violations: [], stalledIntervals: 0 });
+    // Cut from masters 3 and 4 only (where b is held anyway): it could take b, and did not.
+    const elsewhere = [{ worker: 1, masters: [3, 4], startMs: 0, endMs: 1_000 }];
+    expect(checkLiveness(samples, [waiter], [], settings, elsewhere).violations).toHaveLength(2);
+  });
+
   it('counts only masters that answered, and judges nothing while fewer than a quorum answered', () => {
     // Free on 2 of the 3 answering: not on a quorum.
     const two = sampled(0, 1_000, () => ({ b: { freeOn: 2, queuedOn: 1 } }), () => 3);
