@@ -31,6 +31,7 @@ function checkReply(reply: OperationReply): void {
 
 const granted: Answer = Object.freeze({ status: 'granted' });
 const lost: Answer = Object.freeze({ status: 'lost' });
+
 function judgeAcquire(reply: OperationReply): Answer {
   checkReply(reply);
   if (reply.status === ReplyStatus.GRANTED) return granted;
