@@ -20,7 +20,7 @@ export {
   ReplicationError,
   ResourceLockedError,
 } from './errors.js';
-export type { AttemptRecord, ExecutionStats, FencingRound, LockedOutcome, NodeOutcome, OtherOutcome, NodeStatus } from './protocol/outcomes.js';
+export type { AttemptRecord, ExecutionStats, FencingRound, LockedOutcome, NodeOutcome, OtherOutcome, NodeStatus, QueuedOutcome } from './protocol/outcomes.js';
 export {
   defaultSettings,
   type CallSettings,

@@ -32,7 +32,10 @@ export function waitMs(record: AttemptRecord, effective: EffectiveSettings): num
   if (record.granted >= effective.quorum) return fallback; // refused for its validity, not by the masters
   const freeInMs: number[] = [];
   for (const outcome of record.outcomes) {
-    if (outcome.status === 'granted') freeInMs.push(0);
+    // A permit's master that gave another slot than the leading one is not free for that slot.
+    if (outcome.status === 'granted') {
+      if (outcome.slot === undefined || outcome.slot === record.slot) freeInMs.push(0);
+    }
     else if ((outcome.status === 'locked' || outcome.status === 'queued') && outcome.pttlMs >= 0) freeInMs.push(outcome.pttlMs);
   }
   if (freeInMs.length < effective.quorum) return fallback;

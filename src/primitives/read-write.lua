@@ -3,7 +3,8 @@
 -- Reply: {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
 -- first in a key's queue: the value joins each key's readers until TIME + ttl; {0, pttl} a key is
 -- held exclusively (or is of another type, or a sorted set not ours); {3, ms} a waiter is in line (a
--- writer: no new reader passes it), whose place lapses in ms unless it tries again (-1: unknown); {2, "TIME refused: …"} the master refuses TIME (this read alone
+-- writer: no new reader passes it), ms: when the latest such place lapses unless its waiter tries
+-- again (-1: unknown); {2, "TIME refused: …"} the master refuses TIME (this read alone
 -- fails). Readers never join queues. The read holds' storage is line.lua's (extend, release and
 -- inspect know it too).
 for k = first, last do
@@ -13,8 +14,14 @@ for k = first, last do
     break
   end
   local q = queue_of(K[k])
-  local head = status == 1 and redis.pcall('EXISTS', q) == 1 and line().first(q)
-  if head then status, detail = 3, line().lapse(q, head) end
+  local head = status ~= 0 and redis.pcall('EXISTS', q) == 1 and line().first(q)
+  if head then
+    -- The latest place ahead (-1: unknown), as an exclusive acquire answers it.
+    local lapse = line().lapse(q, head)
+    if status == 1 then status, detail = 3, lapse
+    elseif detail < 0 or lapse < 0 then detail = -1
+    else detail = math.max(detail, lapse) end
+  end
 end
 local at = status == 1 and line().clock()
 if status == 1 and not at then

@@ -108,7 +108,7 @@ local function line()
       local mine = place or tonumber(queue('ZSCORE', q, ticket))
       if not mine then
         local at = clock()
-        if not at then return true end
+        if not at then return head end
         mine = at - age
       end
       local theirs = tonumber(queue('ZSCORE', q, head))
@@ -292,8 +292,13 @@ while i <= n - 4 do
         break
       end
       local q = queue_of(K[k])
-      local head = status == 1 and redis.pcall('EXISTS', q) == 1 and line().first(q)
-      if head then status, detail = 3, line().lapse(q, head) end
+      local head = status ~= 0 and redis.pcall('EXISTS', q) == 1 and line().first(q)
+      if head then
+        local lapse = line().lapse(q, head)
+        if status == 1 then status, detail = 3, lapse
+        elseif detail < 0 or lapse < 0 then detail = -1
+        else detail = math.max(detail, lapse) end
+      end
     end
     local at = status == 1 and line().clock()
     if status == 1 and not at then

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionError, NodeError, Redlock } from '../../src/index.js';
+import { ExecutionError, NodeError, Redlock, ResourceLockedError } from '../../src/index.js';
 import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
 import { closeAll, directClients, eventually, settled, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
 
@@ -41,6 +41,7 @@ beforeAll(async () => {
     await client.sendCommand(['ACL', 'SETUSER', 'noget', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-get']);
     await client.sendCommand(['ACL', 'SETUSER', 'noinfo', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-info']);
     await client.sendCommand(['ACL', 'SETUSER', 'noqueue', 'on', `>${PASSWORD}`, ...LOCKER_RULES, ...QUEUE_RULES]);
+    await client.sendCommand(['ACL', 'SETUSER', 'notime', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-time']);
   }
 });
 
@@ -84,6 +85,35 @@ describe('ACL and passwords', () => {
     await next.release();
     await redlock.quit();
     for (const client of direct) await client.sendCommand(['ACL', 'LOG', 'RESET']);
+  });
+
+  it('a user without +time, on a free key with another user\'s waiter in its line: refused by the line (queued), not an error of the script', async () => {
+    const key = uniquePrefix('notime-line')('r');
+    // A waiter of another user stands first in the line of the free key (its place lapses in 10 s).
+    const ticket = '300-0000000000000000a';
+    await Promise.all(
+      direct.map(async (client) => {
+        const [seconds] = await client.sendCommand<[string, string]>(['TIME']);
+        await client.zAdd(`${key}:redlock-queue`, [
+          { score: Number(seconds) * 1000 - 1_000, value: ticket },
+          { score: -(Number(seconds) * 1000 + 10_000), value: '~' + ticket },
+        ]);
+      }),
+    );
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'notime', PASSWORD)), { retryCount: 0 });
+    redlock.on('error', () => undefined);
+    try {
+      const refused = await redlock.acquire(key, 2_000).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(ResourceLockedError);
+      // Every master that answered before the decision refused it by the line (one may be still pending).
+      const statuses = (refused as ResourceLockedError).attempts.at(-1)!.outcomes.map((outcome) => settled(outcome) ?? outcome.status);
+      expect(statuses.filter((status) => status === 'queued').length).toBeGreaterThanOrEqual(2);
+      expect(statuses.filter((status) => status !== 'queued' && status !== 'pending')).toEqual([]);
+    } finally {
+      await redlock.quit();
+      for (const client of direct) await client.del(`${key}:redlock-queue`);
+      for (const client of direct) await client.sendCommand(['ACL', 'LOG', 'RESET']);
+    }
   });
 
   it('a user with the documented commands takes permits and read and write holds; without +time a read fails alone, and a release sent in the same tick still releases', async () => {

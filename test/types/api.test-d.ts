@@ -10,6 +10,7 @@ import {
   type FencedLock,
   type Lock,
   type LockedOutcome,
+  type QueuedOutcome,
   type NodeOutcome,
   type Settings,
   type UsingSettings,
@@ -89,10 +90,13 @@ describe('settings', () => {
 });
 
 describe('outcomes', () => {
-  it("a 'locked' outcome has its pttlMs; other outcomes may not", () => {
+  it("a 'locked' or 'queued' outcome has its pttlMs; other outcomes may not", () => {
     const outcome = {} as NodeOutcome;
     if (outcome.status === 'locked') {
       expectTypeOf(outcome).toEqualTypeOf<LockedOutcome>();
+      expectTypeOf(outcome.pttlMs).toEqualTypeOf<number>();
+    } else if (outcome.status === 'queued') {
+      expectTypeOf(outcome).toEqualTypeOf<QueuedOutcome>();
       expectTypeOf(outcome.pttlMs).toEqualTypeOf<number>();
     } else {
       expectTypeOf(outcome.pttlMs).toEqualTypeOf<number | undefined>();

@@ -114,7 +114,7 @@ local function line()
       local mine = place or tonumber(queue('ZSCORE', q, ticket))
       if not mine then
         local at = clock()
-        if not at then return true end
+        if not at then return head end
         mine = at - age
       end
       local theirs = tonumber(queue('ZSCORE', q, head))

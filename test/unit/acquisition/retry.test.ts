@@ -45,6 +45,13 @@ describe('waitMs', () => {
     expect(waitMs(refused(locked(400), locked(380), locked(390), locked(410), locked(420)), effective)).toBe(401);
   });
 
+  it('a permit: masters that gave another slot than the leading one are not free for it', () => {
+    // Two gave slot 0, two slot 1, one is full (its soonest slot frees in 5 s): no quorum on any slot.
+    const slot = (n: number): NodeOutcome => ({ node, status: 'granted', slot: n });
+    const record = { ...refused(slot(0), slot(0), slot(1), slot(1), locked(5_000)), granted: 2, slot: 0 };
+    expect(waitMs(record, effective)).toBe(2_000);
+  });
+
   it('granted by a quorum but refused for its validity: the retry delay, not at once', () => {
     expect(waitMs(refused(granted, granted, granted, timedOut, timedOut), effective)).toBe(2_000);
   });
