@@ -18,9 +18,7 @@ for k = first, last do
   if head then
     -- The latest place ahead (-1: unknown), as an exclusive acquire answers it.
     local lapse = line().lapse(q, head)
-    if status == 1 then status, detail = 3, lapse
-    elseif detail < 0 or lapse < 0 then detail = -1
-    else detail = math.max(detail, lapse) end
+    if status == 1 then status, detail = 3, lapse else detail = line().later(detail, lapse) end
   end
 end
 local at = status == 1 and line().clock()

@@ -119,6 +119,10 @@ local function line()
       if deadline and at then return math.max(0, -deadline - at) end
       return -1
     end,
+    later = function(a, b)
+      if a < 0 or b < 0 then return -1 end
+      return math.max(a, b)
+    end,
     drop = function(q, ticket)
       return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
     end,
@@ -169,8 +173,7 @@ while i <= n - 4 do
       if head then
         local lapse = line().lapse(q, head)
         if status == 1 then status, detail = 3, lapse
-        elseif status == 3 and (detail < 0 or lapse < 0) then detail = -1
-        elseif status == 3 then detail = math.max(detail, lapse) end
+        elseif status == 3 then detail = line().later(detail, lapse) end
         blocked = blocked or {}
         blocked[k] = true
       end
@@ -295,9 +298,7 @@ while i <= n - 4 do
       local head = status ~= 0 and redis.pcall('EXISTS', q) == 1 and line().first(q)
       if head then
         local lapse = line().lapse(q, head)
-        if status == 1 then status, detail = 3, lapse
-        elseif detail < 0 or lapse < 0 then detail = -1
-        else detail = math.max(detail, lapse) end
+        if status == 1 then status, detail = 3, lapse else detail = line().later(detail, lapse) end
       end
     end
     local at = status == 1 and line().clock()

@@ -24,8 +24,7 @@ for k = first, locks do
     -- so a waiter behind a ticket no longer renewed tries again then, not a retry sleep later.
     local lapse = line().lapse(q, head)
     if status == 1 then status, detail = 3, lapse
-    elseif status == 3 and (detail < 0 or lapse < 0) then detail = -1
-    elseif status == 3 then detail = math.max(detail, lapse) end
+    elseif status == 3 then detail = line().later(detail, lapse) end
     blocked = blocked or {}
     blocked[k] = true
   end

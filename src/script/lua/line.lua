@@ -127,6 +127,11 @@ local function line()
       if deadline and at then return math.max(0, -deadline - at) end
       return -1
     end,
+    -- The later of two lapses (-1, unknown, if either is).
+    later = function(a, b)
+      if a < 0 or b < 0 then return -1 end
+      return math.max(a, b)
+    end,
     drop = function(q, ticket)
       return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
     end,
