@@ -9,7 +9,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Lock } from '../src/index.js';
 import { startMasters } from '../lab/redis-server.js';
-import { ScriptCallCounter } from './script-calls.js';
+import { MasterStats } from './master-stats.js';
 
 /** The figures, as sent to bench/run.ts. */
 export interface HeldLocks {
@@ -38,7 +38,7 @@ const { Redlock } = (await import(new URL('../dist/index.js', import.meta.url).h
 
 const masters = await startMasters(5);
 const redlock = new Redlock(masters.map((m) => m.url));
-const counter = await ScriptCallCounter.connect(masters.map((m) => m.url));
+const counter = await MasterStats.connect(masters.map((m) => m.url));
 try {
   await (await redlock.acquire('warm', 1_000)).release();
   gc?.();
@@ -59,7 +59,7 @@ try {
   const wallMs = performance.now() - start;
   const cpu = process.cpuUsage(cpuBefore);
   const callsAfter = await counter.read();
-  const perMaster = callsAfter.map((after, i) => (after - callsBefore[i]!) / (wallMs / 1000));
+  const perMaster = callsAfter.map((after, i) => (after.scriptCalls - callsBefore[i]!.scriptCalls) / (wallMs / 1000));
   const renewalsPerSecond = (LOCKS / ((TTL_MS - 500) / 1000)).toFixed(0);
   const figures: HeldLocks = {
     locks: LOCKS,

@@ -4,105 +4,38 @@
  * rounds merge into one Tally: per-process success counts (for Jain across processes), cycle
  * latencies, and hand-offs read from every process' holds on the shared monotonic clock.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import type { GoRequest, ProcessReply, ProcessRequest, RoundResult } from './hot-key-process.js';
+import { ContenderChild } from './children.js';
+import type { HotKeyRound, RoundResult } from './hot-key-process.js';
 import type { Tally } from './scenarios.js';
 
-const READY_TIMEOUT_MS = 120_000;
-/** Every process started and not yet stopped, whichever group: killed by pid on any way out. */
-const running = new Set<ChildProcess>();
+type HotKeyChild = ContenderChild<HotKeyRound, RoundResult>;
 
 export class ContenderProcesses {
-  private constructor(private readonly children: readonly ChildProcess[]) {}
+  private constructor(private readonly children: readonly HotKeyChild[]) {}
 
   /** `count` processes of the contender labelled `label` on `urls`, each ready (or all killed). */
   static async start(label: string, urls: readonly string[], count: number): Promise<ContenderProcesses> {
-    const children = Array.from({ length: count }, () => {
-      const child = fork(fileURLToPath(new URL('./hot-key-process.ts', import.meta.url)), [label, urls.join(',')], {
-        execArgv: ['--import', 'tsx'],
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      });
-      running.add(child);
-      child.once('exit', () => running.delete(child));
-      return child;
-    });
-    const group = new ContenderProcesses(children);
-    try {
-      await Promise.all(children.map((child) => reply(child, 'ready', READY_TIMEOUT_MS)));
-    } catch (error) {
-      group.kill();
-      throw error;
+    const started = await Promise.allSettled(
+      Array.from({ length: count }, () => ContenderChild.start<HotKeyRound, RoundResult>('./hot-key-process.ts', label, urls, 'defaults')),
+    );
+    const children = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) {
+      for (const child of children) child.kill();
+      throw failed.reason;
     }
-    return group;
+    return new ContenderProcesses(children);
   }
 
-  /** One round: `go` to every process at once, each one's result in process order. */
-  async round(go: Omit<GoRequest, 'type'>): Promise<RoundResult[]> {
-    const results = this.children.map((child) => reply<RoundResult>(child, 'result', go.durationMs + 2 * go.deadlineMs + 10_000));
-    for (const child of this.children) send(child, { type: 'go', ...go });
-    return Promise.all(results);
+  /** One round: the same round to every process at once, each one's result in process order. */
+  round(go: HotKeyRound): Promise<RoundResult[]> {
+    return Promise.all(this.children.map((child) => child.ask(go, go.durationMs + 2 * go.deadlineMs + 10_000)));
   }
 
   /** Ask each process to close its clients, then kill whichever is still there by pid. */
   async stop(): Promise<void> {
-    const exited = this.children.map((child) =>
-      child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve())),
-    );
-    for (const child of this.children) send(child, { type: 'stop' });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(exited), new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
-    clearTimeout(timer);
-    this.kill();
+    await Promise.all(this.children.map((child) => child.stop()));
   }
-
-  kill(): void {
-    for (const child of this.children) killChild(child);
-  }
-}
-
-/** Kill every S6 process still running (run.ts's clean-up, on any exit path). */
-export function killAllProcesses(): void {
-  for (const child of running) killChild(child);
-}
-
-function killChild(child: ChildProcess): void {
-  if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  running.delete(child);
-}
-
-function send(child: ChildProcess, message: ProcessRequest): void {
-  if (child.connected) child.send(message);
-}
-
-/** The next message of `type` from `child`; rejects if it fails, exits or is silent for `timeoutMs`. */
-function reply<T extends ProcessReply>(child: ChildProcess, type: T['type'], timeoutMs: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-    };
-    const onMessage = (message: ProcessReply): void => {
-      if (message.type === 'failed') {
-        done();
-        reject(new Error(`S6 process ${child.pid}: ${message.message}`));
-      } else if (message.type === type) {
-        done();
-        resolve(message as T);
-      }
-    };
-    const onExit = (code: number | null): void => {
-      done();
-      reject(new Error(`S6 process ${child.pid} exited (${code}) before '${type}'`));
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error(`S6 process ${child.pid}: no '${type}' within ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
 }
 
 /**

@@ -78,7 +78,7 @@ export function rowOf(scenario: string, contender: string, label: string, tally:
   };
 }
 
-const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : '—');
+export const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : '—');
 
 function note(row: Row, deadlineMs: number): string {
   if (row.hung > 0) return `**hangs**: no answer within ${deadlineMs} ms`;

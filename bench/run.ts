@@ -12,9 +12,7 @@
  * Masters: 5 throwaway local redis-server processes, or REDLOCK_NODES.
  * Output: a progress bar, markdown tables on stdout, bench/results/<timestamp>.{json,svg}.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { SingleBar, Presets } from 'cli-progress';
 import { createClient } from 'redis';
@@ -24,15 +22,18 @@ import { ProxyProcess } from './faults.js';
 import type { HeldLocks } from './held-locks.js';
 import { measureHeldLocks, stopHeldLocks } from './held-process.js';
 import { measureLimit, type MastersLimit } from './limit.js';
-import { ScriptCallCounter } from './script-calls.js';
+import { MasterStats, masterDelta } from './master-stats.js';
 import type { Contender } from './contender.js';
 import { contenders, oursOn, readWriteContenders, semaphoreContenders, type ContenderSpec, type Profile } from './libraries.js';
-import { ContenderProcesses, addRound, killAllProcesses } from './processes.js';
+import { ContenderProcesses, addRound } from './processes.js';
+import { killAllChildren } from './children.js';
 import { svgChart } from './chart.js';
+import { commitOf, machineText } from './provenance.js';
 import { markdownTable, processesTable, rowOf, sharedTable, type Row } from './report.js';
 import { updateReadme } from './readme.js';
 import { S2_WORKERS, S6_LABELS, S6_PROCESSES, S6_WORKERS, S7_WORKERS, S8_WORKERS, SEMAPHORE_LIMIT, S9_READ_SHARE, S9_WORKERS, measures, targetsMarkdown } from './targets.js';
 import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, sharedSlice, type Tally } from './scenarios.js';
+import { runToEnd } from './lifetime.js';
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.indexOf('--only');
@@ -259,7 +260,7 @@ async function runGroup(
     await sequentialSlice({ contender, tally: newTally(), keyPrefix: `bench:warm:${i}`, deadlineMs: DEADLINE_MS }, 200);
   }
   await applyFault?.();
-  const counter = scenarios.some((scenario) => scenario.countsScriptCalls) ? await ScriptCallCounter.connect(urls) : undefined;
+  const counter = scenarios.some((scenario) => scenario.countsScriptCalls) ? await MasterStats.connect(urls) : undefined;
   const tallies = scenarios.map(() => specs.map(() => newTally()));
   const calls = scenarios.map(() => specs.map(() => 0));
   const rounds = Math.max(...scenarios.map((scenario) => scenario.rounds));
@@ -276,7 +277,7 @@ async function runGroup(
       if (tally.hung > 0) continue;
       const before = scenario.countsScriptCalls ? await counter!.read() : undefined;
       await scenario.run(created[i]!, tally, `bench:${scenario.id.replace(/ /g, '-')}:${i}:${round}`, scenario.deadlineMs);
-      if (before) calls[s]![i]! += (await counter!.read()).reduce((sum, after, master) => sum + after - before[master]!, 0);
+      if (before) calls[s]![i]! += masterDelta(before, await counter!.read()).scriptCalls;
     }
   }
   for (const [s, scenario] of scenarios.entries()) {
@@ -330,8 +331,7 @@ async function runAcrossProcesses(specs: readonly ContenderSpec[], urls: readonl
 }
 
 function report(nodeCount: number, external: boolean): void {
-  const cpus = os.cpus();
-  const machine = `${cpus[0]?.model.trim() ?? 'cpu'} × ${cpus.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}`;
+  const machine = machineText();
   const masterText = external ? `${nodeCount} masters from REDLOCK_NODES` : `${nodeCount} local redis-server masters`;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const command = `npm run bench${quick || only ? ' --' : ''}${quick ? ' --quick' : ''}${only ? ` --only ${[...only].join(',')}` : ''}`;
@@ -353,19 +353,6 @@ function report(nodeCount: number, external: boolean): void {
     console.log('README.md, docs/benchmarks.md: benchmark sections regenerated from this run and the full runs before it');
   }
   console.log(`results: bench/results/${full ? 'runs/' : ''}${stamp}.json, bench/results/${stamp}.svg`);
-}
-
-/** The commit measured (with "+" if the work tree had code changes), for the spread table's columns. */
-function commitOf(): string | undefined {
-  try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    // Results a previous run left uncommitted (the generated sections of README and docs/benchmarks.md among them) are no code change.
-    const paths = ['.', ':!README.md', ':!docs/benchmarks.md', ':!bench/results'];
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', ...paths], { encoding: 'utf8' }).trim() !== '';
-    return dirty ? `${head}+` : head;
-  } catch {
-    return undefined;
-  }
 }
 
 async function measureRtt(url: string): Promise<number> {
@@ -402,27 +389,14 @@ function limitTable(measured: readonly MastersLimit[]): string {
   ].join('\n');
 }
 
-let cleaned = false;
 async function cleanUp(): Promise<void> {
-  if (cleaned) return;
-  cleaned = true;
   bar.stop();
   for (const contender of open) await contender.close().catch(() => undefined);
   await proxies?.stop().catch(() => undefined);
   for (const master of masters) master.stop();
   for (const cluster of clusters) cluster.stop();
-  killAllProcesses();
+  killAllChildren();
   stopHeldLocks();
 }
 
-process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));
-try {
-  await main();
-} catch (error) {
-  process.exitCode = 1;
-  console.error(error);
-} finally {
-  await cleanUp();
-}
-// A hung peer may keep sockets or timers of its own alive; the run is over either way.
-process.exit(process.exitCode ?? 0);
+await runToEnd(main, cleanUp);

@@ -304,7 +304,7 @@ export function measures(run: Measured): Measure[] {
 const waits = (row: Row): string => `${(row.waitP50Ms ?? Number.NaN).toFixed(1)}/${(row.waitP99Ms ?? Number.NaN).toFixed(1)}`;
 
 /** `value` against a goal written as "≤ 1.05×" or "≥ 0.95". */
-function meets(value: number, goal: string): boolean {
+export function meets(value: number, goal: string): boolean {
   const [, op, bound] = /^([≤≥]) ([0-9.]+)/.exec(goal) ?? [];
   if (!op || !bound) throw new Error(`unreadable goal: ${goal}`);
   return op === '≤' ? value <= Number(bound) : value >= Number(bound);

@@ -22,6 +22,7 @@ import { redlockContender, type Contender } from './contender.js';
 import { rowOf } from './report.js';
 import { concurrentSlice, newTally, sequentialSlice, type Tally } from './scenarios.js';
 import { S2_WORKERS } from './targets.js';
+import { runToEnd } from './lifetime.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -245,20 +246,9 @@ async function main(): Promise<void> {
   console.log([header(loadStart, seconds), '', summaryTable(slices), troubles(slices), roundsTable(slices), ''].join('\n'));
 }
 
-let cleaned = false;
 async function cleanUp(): Promise<void> {
-  if (cleaned) return;
-  cleaned = true;
   for (const version of versions) await version.contender?.close().catch(() => undefined);
   for (const master of masters) master.stop();
 }
 
-process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));
-try {
-  await main();
-} catch (error) {
-  process.exitCode = 1;
-  console.error(error);
-} finally {
-  await cleanUp();
-}
+await runToEnd(main, cleanUp);
