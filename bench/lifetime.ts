@@ -3,12 +3,10 @@
  * run `cleanUp` once, which stops every process the script started, then exit.
  */
 export async function runToEnd(main: () => Promise<void>, cleanUp: () => Promise<void>): Promise<never> {
-  let cleaned = false;
-  const cleanOnce = async (): Promise<void> => {
-    if (cleaned) return;
-    cleaned = true;
-    await cleanUp();
-  };
+  // One clean-up, however many ways out ask for it: a SIGINT's, then main's failing because of it,
+  // both wait for the same one before the process exits.
+  let cleaning: Promise<void> | undefined;
+  const cleanOnce = (): Promise<void> => (cleaning ??= cleanUp());
   process.once('SIGINT', () => void cleanOnce().then(() => process.exit(130)));
   try {
     await main();
