@@ -184,6 +184,9 @@ describe('forceRelease', () => {
     const holder = own.lockOn();
     const lock: Lock = await holder.acquire(key('stuck'), 30_000, { fencing: true });
     oracle.ignore(lock); // its keys are taken from under it, on purpose
+    // The acquire returned at quorum: its grant on the last master may still be on its way, and a
+    // waiter there first would keep it out (the holder holding on two of three, as Redlock allows).
+    await eventually(async () => (await Promise.all(own.direct.map((client) => client.get(key('stuck'))))).every((value) => value === lock.value));
     // The waiter's retries are far apart: only the announcement can wake it soon.
     const waiter = own.lockOn({ retryDelay: 10_000, retryJitter: 0 });
     const waiting = waiter.acquire(key('stuck'), 5_000, { retryCount: 3 });
