@@ -152,7 +152,10 @@ describe.skipIf(shimProblem !== undefined)('restartGuard.clockJumps', () => {
       return lockB !== undefined;
     }, TTL_MS + 3_000);
     expect(Date.now()).toBeGreaterThanOrEqual(lockA.expiration);
-    expect(b.health().every((master) => master.withheld === undefined)).toBe(true);
+    // Each master's grace runs from when its own jump was seen: B may have had its quorum while the
+    // last of the three still waited a few ms more.
+    await eventually(() => b.health().every((master) => master.withheld === undefined), 1_000);
+    await lockB!.release();
   });
 
   it('a backward jump is reported (event, health) and costs no vote: keys there only outlive their ttl', async () => {
