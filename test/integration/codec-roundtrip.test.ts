@@ -99,8 +99,9 @@ function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readon
   switch (kind) {
     case 'acquire':
     case 'read':
-      // Granted (a fenced grant answers its largest counter), held (the blocker's pttl), or queued.
-      onlyIf((status === 1 && (sent.fenced ? detail >= 1 : detail === 0)) || (status === 0 && detail >= -1) || (status === 3 && detail === 0));
+      // Granted (a fenced grant answers its largest counter), held (the blocker's pttl), or queued
+      // (when the place ahead lapses, −1 when unknown).
+      onlyIf((status === 1 && (sent.fenced ? detail >= 1 : detail === 0)) || (status === 0 && detail >= -1) || (status === 3 && detail >= -1));
       break;
     case 'permit':
       onlyIf((status === 1 && detail >= 0 && detail < sent.keys.length) || (status === 0 && detail >= -1));
