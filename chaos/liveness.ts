@@ -148,7 +148,8 @@ function cutIndex(cuts: readonly CutReport[]): (worker: number, atMs: number) =>
   };
 }
 
-function bits(mask: number): number {
+/** How many masters a mask (a bit each) names. */
+export function bits(mask: number): number {
   let count = 0;
   for (let rest = mask; rest !== 0; rest &= rest - 1) count++;
   return count;

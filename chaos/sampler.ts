@@ -9,7 +9,7 @@
  */
 import { createClient } from 'redis';
 import { QUEUE_SUFFIX } from '../src/script/codec.js';
-import type { LineSample } from './liveness.js';
+import { bits, type LineSample } from './liveness.js';
 
 /** ARGV: resource, its queue, resource, its queue, … Reply: per resource {1 if its key exists, live tickets in its line}. */
 const READ_LINES = `
@@ -48,12 +48,6 @@ function connect(url: string) {
   return client;
 }
 type Client = ReturnType<typeof connect>;
-
-function bitCount(mask: number): number {
-  let count = 0;
-  for (let rest = mask; rest !== 0; rest &= rest - 1) count++;
-  return count;
-}
 
 export class LineSampler {
   readonly samples: LineSample[] = [];
@@ -105,7 +99,7 @@ export class LineSampler {
         // Which masters (a bit each, by index) answered that the key is absent.
         const freeMask = answers.reduce((mask, answer, master) => (answer?.reply[index]?.[0] === 0 ? mask | (1 << master) : mask), 0);
         const queuedOn = answered.filter(({ reply }) => (reply[index]?.[1] ?? 0) > 0).length;
-        return [resource, { freeOn: bitCount(freeMask), freeMask, queuedOn }];
+        return [resource, { freeOn: bits(freeMask), freeMask, queuedOn }];
       }),
     );
     const rttMs = Math.max(0, ...answered.map((answer) => answer.rttMs));
