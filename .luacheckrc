@@ -2,3 +2,5 @@
 std = 'lua51'
 read_globals = { 'redis', 'KEYS', 'ARGV' }
 max_line_length = 140
+-- A lean script starts status at 1, as the batch's frame does; a release's branch sets it first.
+ignore = { '311/status' }

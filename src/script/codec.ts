@@ -6,7 +6,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { ReplyStatus, type KeySnapshot, type OperationReply } from './replies.js';
+import { lean } from './lean.generated.js';
 import { source } from './lua.generated.js';
+import { RELEASED_CHANNEL } from './marks.js';
 
 /**
  * acquire: an exclusive hold (a lock, a write hold); admit: a primitive's own admission rule (a
@@ -169,7 +171,7 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
 // The script itself is src/script/lua/*.lua and src/primitives/*.lua, assembled into lua.generated.ts (scripts/assemble-lua.ts).
 
 /** Where the script announces released keys; a message is `<who left>:<first ticket in line, or ''>:<key>` (parseReleased). */
-export const releasedChannel = 'redlock-quorum:released';
+export const releasedChannel = RELEASED_CHANNEL;
 
 /**
  * Split a release announcement: who left (a released lock's value, or a ticket that left the queue
@@ -194,7 +196,31 @@ export function withoutKeyPrefix(message: string, prefix: string): string {
   return message.slice(0, second + 1) + message.slice(second + 1 + prefix.length);
 }
 
-export const lockScript = { source, sha: createHash('sha1').update(source).digest('hex') } as const;
+/** A script a master runs by its SHA1 (EVALSHA, EVAL again on NOSCRIPT). */
+export interface LuaScript {
+  readonly source: string;
+  readonly sha: string;
+}
+const luaScript = (text: string): LuaScript => ({ source: text, sha: createHash('sha1').update(text).digest('hex') });
+
+/** The batch script: any operations, in order (the contract above). */
+export const lockScript = luaScript(source);
+/**
+ * The lean scripts (src/script/lua/lean.lua): one plain acquire or one release on a standalone
+ * master, the usual call, run by the same branch file as in the batch script without the batch's
+ * loop and dispatch. KEYS: the operation's keys. ARGV: its value, then an acquire's ttl, ticket, age
+ * and place, or a release's ticket, then the tag; releases are announced on releasedChannel. The
+ * reply is a batch of one's.
+ */
+export const leanScripts = { acquire: luaScript(lean.acquire), release: luaScript(lean.release) } as const;
+/** Every script, as a master is given them when a connection opens (SCRIPT LOAD). */
+export const allScripts: readonly LuaScript[] = [lockScript, leanScripts.acquire, leanScripts.release];
+
+/** A script call as it goes out: the script, and its EVALSHA command. */
+export interface EncodedCall {
+  readonly script: LuaScript;
+  readonly command: string[];
+}
 
 /** Where a master announces releases: PUBLISH on the shared channel, or SPUBLISH on a cluster shard's own channel. */
 export interface Announcement {
@@ -245,6 +271,29 @@ export function encodeBatch(
   }
   if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
   return [...head, String(keys.length), ...keys, ...args, '0', command, channel, tag];
+}
+
+/**
+ * The EVALSHA command for a batch of `operations`: a lone plain acquire or release on a standalone
+ * master as its lean script, everything else as the batch script (encodeBatch).
+ */
+export function encodeCall(
+  operations: readonly LockOperation[],
+  tag: string,
+  announcement: Announcement = standaloneAnnouncement,
+  fenceKeyOf: FenceKey = fenceKey,
+  inline = false,
+): EncodedCall {
+  const lone = operations.length === 1 ? operations[0]! : undefined;
+  const standalone = announcement.command === 'PUBLISH' && announcement.channel === releasedChannel;
+  if (lone && standalone && !inline && !lone.fenced && (lone.kind === 'acquire' || lone.kind === 'release')) {
+    const { keys, value, ticket = '' } = lone;
+    const script = leanScripts[lone.kind];
+    const fields = lone.kind === 'acquire' ? [value, String(lone.ttlMs), ticket, ...placeOf(lone), tag] : [value, ticket, tag];
+    const command = keys.length === 1 ? ['EVALSHA', script.sha, '1', keys[0]!, ...fields] : ['EVALSHA', script.sha, String(keys.length), ...keys, ...fields];
+    return { script, command };
+  }
+  return { script: lockScript, command: encodeBatch(operations, tag, announcement, fenceKeyOf, inline, ['EVALSHA', lockScript.sha]) };
 }
 
 /** An acquire's age and place ('' unknown), as the script reads them (µs precision is plenty). */

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, type Lock, type Redlock } from '../../src/index.js';
-import { QUEUE_SUFFIX, lockScript } from '../../src/script/codec.js';
+import { QUEUE_SUFFIX, allScripts } from '../../src/script/codec.js';
 import type { RedisMaster } from '../../lab/redis-server.js';
 import {
   eventually,
@@ -29,10 +29,13 @@ async function warmRedlock(settings: Parameters<typeof redlockOn>[1] = {}): Prom
   return redlock;
 }
 
-/** Script calls a master received that touch keys with this prefix, and the operations in each (lock keys, not their queues). */
+/**
+ * Script calls a master received (the batch script or a lean one) that touch keys with this prefix,
+ * and the operations in each (lock keys, not their queues).
+ */
 const callsFor = (lines: string[], prefix: string): number[] =>
   lines
-    .filter((line) => line.includes(lockScript.sha) && line.includes(prefix))
+    .filter((line) => allScripts.some(({ sha }) => line.includes(sha)) && line.includes(prefix))
     .map((line) => line.split(`"${prefix}`).length - line.split(`${QUEUE_SUFFIX}"`).length);
 
 describe('batching', () => {

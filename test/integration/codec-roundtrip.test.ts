@@ -14,8 +14,11 @@ import { describe, expect, it } from 'vitest';
 import { clusterCompanionKey } from '../../src/voters/cluster/slots.js';
 import {
   FENCE_SUFFIX,
+  QUEUE_SUFFIX,
+  allScripts,
   decodeBatch,
   encodeBatch,
+  encodeCall,
   fenceKey,
   lockScript,
   releasedChannel,
@@ -157,6 +160,50 @@ describe('the batch codec through the real script', () => {
       { numRuns: 100 },
     );
     expect(calls).toBeGreaterThanOrEqual(100);
+  });
+
+  it('a lone plain acquire or release as its lean script answers, and leaves the master, as the batch script does', async () => {
+    const master = own.direct[0]!;
+    for (const { source, sha } of allScripts) expect(await master.sendCommand(['SCRIPT', 'LOAD', source])).toBe(sha);
+    // The same steps on two sets of keys: lone calls as encodeCall sends them (lean where it may) on
+    // one, as the batch script on the other. Other operations, in either, set the scene on both.
+    const step = fc.tuple(fc.array(operation, { minLength: 1, maxLength: 3 }), fc.boolean());
+    let lean = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 10 }), async (steps) => {
+        const sides = [uniquePrefix('lean'), uniquePrefix('batch')];
+        for (const [drawn, alone] of steps) {
+          const sent = alone ? drawn.slice(0, 1) : drawn;
+          const answers: OperationReply[][] = [];
+          for (const [side, key] of sides.entries()) {
+            const operations = sent.map((each) => ({ ...each, keys: each.keys.map(key) }));
+            const { script, command } =
+              side === 0 ? encodeCall(operations, 'tag') : { script: lockScript, command: encodeBatch(operations, 'tag', undefined, undefined, false, ['EVALSHA', lockScript.sha]) };
+            if (side === 0 && script !== lockScript) lean++;
+            answers.push(decodeBatch(await master.sendCommand(command), operations, 'tag')!);
+          }
+          const [viaLean, viaBatch] = answers;
+          // Equal but for a pttl or a lapse, read a few ms apart, and an inspection's names, which carry the side's prefix.
+          const shape = (replies: OperationReply[]) => replies.map(({ status, head, error, snapshot }) => ({ status, head, error, snapshot: snapshot?.type }));
+          expect(shape(viaLean!)).toEqual(shape(viaBatch!));
+          viaLean!.forEach(({ detail }, i) => expect(Math.abs(detail - viaBatch![i]!.detail)).toBeLessThanOrEqual(50));
+        }
+        // What the masters hold, per name: the value or read holds, and who stands in its line.
+        for (const name of ['k0', 'k1', 'k2', 'k3']) {
+          const held = await Promise.all(
+            sides.map(async (key) => ({
+              type: await master.type(key(name)),
+              value: (await master.type(key(name))) === 'string' ? await master.get(key(name)) : await master.zRange(key(name), 0, -1),
+              line: await master.zRange(key(name) + QUEUE_SUFFIX, 0, -1),
+              fence: await master.get(key(name) + FENCE_SUFFIX),
+            })),
+          );
+          expect(held[0]).toEqual(held[1]);
+        }
+      }),
+      { numRuns: 60 },
+    );
+    expect(lean).toBeGreaterThan(10);
   });
 
   // A lock on two resources released while a waiter stands in line for one: the property found it

@@ -18,7 +18,7 @@ import {
 import { clientKind, inUrlRun, nodesFor, nodesInScript, ownConnections, seesDisconnects } from '../harness/clients.js';
 import { nodeRedisConnection } from '../../src/clients/node-redis.js';
 import { createClient as createClient5 } from 'redis5';
-import { QUEUE_SUFFIX, lockScript } from '../../src/script/codec.js';
+import { QUEUE_SUFFIX, allScripts } from '../../src/script/codec.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { FaultProxy } from '../../lab/proxy.js';
 import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
@@ -397,11 +397,11 @@ describe('rollback after every failed attempt', () => {
 });
 
 describe('scripts', () => {
-  it('are loaded when a connection becomes ready', async () => {
+  it('are loaded when a connection becomes ready, the batch script and the lean ones', async () => {
     await Promise.all(direct.map((client) => client.scriptFlush()));
     const redlock = lockOn(ports);
     await eventually(async () => {
-      const loaded = await Promise.all(direct.map((client) => client.scriptExists(lockScript.sha)));
+      const loaded = await Promise.all(direct.map((client) => client.scriptExists(allScripts.map(({ sha }) => sha))));
       return loaded.flat().every((exists) => exists === 1);
     });
     await redlock.quit();

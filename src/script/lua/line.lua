@@ -1,5 +1,14 @@
--- The queues' and read holds' helpers (made on first use: closures cost every call), and the
--- announcement of a freed key. @READ_HOLDS_MARK@ is filled in when the script is assembled.
+-- How a key's queue is named, the queues' and read holds' helpers (made on first use: closures
+-- cost every call), and the announcement of a freed key. @READ_HOLDS_MARK@ is filled in when the
+-- script is assembled. The frame before it declares K, shard, publish and channel.
+local function queue_of(key)
+  if shard then
+    local open = string.find(key, '{', 1, true)
+    local close = open and string.find(key, '}', open + 1, true)
+    if not close or close == open + 1 then return '{' .. key .. '}:redlock-queue' end
+  end
+  return key .. ':redlock-queue'
+end
 local lines
 local function line()
   if lines then return lines end
@@ -143,6 +152,6 @@ end
 -- the delete and must not turn a done release into an error.
 local function announce(key, q, who)
   local head = q and line().first(q)
-  redis.pcall(ARGV[n - 2], ARGV[n - 1], who .. ':' .. (head or '') .. ':' .. key)
+  redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
   return head
 end

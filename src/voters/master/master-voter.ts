@@ -14,7 +14,7 @@ import { ClusterModeError, NodeError, NodeUnavailableError, type MisplacedReplyE
 import type { Connection, Driver } from '../../clients/connection.js';
 import { driverFor } from '../../clients/inputs.js';
 import type { Cancellation } from '../../protocol/fan-out.js';
-import { grants, lockScript, type LockOperation } from '../../script/codec.js';
+import { allScripts, grants, type LockOperation } from '../../script/codec.js';
 import type { OperationReply } from '../../script/replies.js';
 import type { ReleaseListener, Subscription } from '../voter.js';
 import type { Voter } from '../voter.js';
@@ -292,7 +292,7 @@ export class MasterVoter implements Voter {
       });
     const check = this.#infoGate.hold(done);
     // Load ahead of the first EVALSHA on this connection; EVALSHA falls back to EVAL anyway.
-    client.send(['SCRIPT', 'LOAD', lockScript.source]).catch(onFailure);
+    Promise.all(allScripts.map(({ source }) => client.send(['SCRIPT', 'LOAD', source]))).catch(onFailure);
     this.#wakeWaiters();
   };
 

@@ -6,14 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { MisplacedReplyError } from '../../errors.js';
 import { ignore, type Connection } from '../../clients/connection.js';
-import { decodeBatch, encodeBatch, grants, lockScript, type Announcement, type LockOperation } from '../../script/codec.js';
+import { decodeBatch, encodeCall, grants, type Announcement, type LockOperation } from '../../script/codec.js';
 import { isGranted, type OperationReply } from '../../script/replies.js';
 import type { ClockReading } from './clock-jumps.js';
 import type { Route, ShardRole } from './shard.js';
 import type { StallWatch } from './stall.js';
-
-/** A script call's first two words. */
-const EVALSHA_HEAD = ['EVALSHA', lockScript.sha] as const;
 
 /**
  * Put first in every batch when the master's clock is watched (restartGuard.clockJumps): its TIME,
@@ -110,7 +107,7 @@ export function callScript<R>(host: ScriptHost, call: ScriptCall<R>): Promise<R>
   const inline = host.shard !== undefined && call.route === 'batch' && call.operations.length > 1;
   const operations = host.clockRead ? [CLOCK_READING, ...call.operations] : call.operations;
   const pick = host.clockRead ? readingClock(host.clockRead, call.pick) : call.pick;
-  const command = encodeBatch(operations, tag, call.announcement, host.shard?.fenceKey, inline, EVALSHA_HEAD);
+  const { script: lua, command } = encodeCall(operations, tag, call.announcement, host.shard?.fenceKey, inline);
   // With `replicas`, a batch that may write a grant is followed, pipelined right behind the script
   // call, by a WAIT: it answers how many replicas have every earlier write of this connection, the
   // script's included. (Sent before it, it would count only the writes before this batch.)
@@ -147,7 +144,7 @@ export function callScript<R>(host: ScriptHost, call: ScriptCall<R>): Promise<R>
   return script(command).then(answered, (error: unknown) => {
     if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) return failed(error);
     // Flushed or restarted master: EVAL runs it and caches it again (a WAIT follows it too).
-    return script(['EVAL', lockScript.source, ...command.slice(EVALSHA_HEAD.length)]).then(answered, failed);
+    return script(['EVAL', lua.source, ...command.slice(2)]).then(answered, failed);
   });
 }
 
