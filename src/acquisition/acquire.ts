@@ -103,7 +103,8 @@ export class Acquisitions {
     const { ttlMs, inLine, admission } = call;
     const { keys, rule } = admission;
     const value = newLockValue();
-    if (rule) return { kind: 'admit', admit: rule, keys, value, ttlMs, from: call.from };
+    // A refused reader or permit marks the keys' queues with its ticket: a release is announced only where a queue is.
+    if (rule) return { kind: 'admit', admit: rule, keys, value, ttlMs, from: call.from, ticket: call.ticket };
     const ageMs = start.monotonicMs - call.startMs;
     const placeMs = inLine ? this.context.masterClock.placeOf(call.startMs) : undefined;
     return { kind: 'acquire', keys, value, ttlMs, fenced: call.fencing, ticket: inLine, ageMs, placeMs };
@@ -115,13 +116,13 @@ export class Acquisitions {
    */
   async #afterRefusal(call: AcquireCall, acquire: LockOperation, attempt: number, record: AttemptRecord, closing: boolean): Promise<void> {
     const { context } = this;
-    const { ttlMs, effective, inLine, admission } = call;
+    const { ttlMs, effective, admission } = call;
     const { keys, value } = acquire;
     remember(call.attempts, record);
     const exhausted = closing || (effective.retryCount !== -1 && call.retries >= effective.retryCount);
     // Every master, including those that timed out: a delayed SET may still land. Giving up,
-    // the ticket leaves the queues too.
-    const rollback = context.masters.everywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? inLine : '' }, effective);
+    // the ticket leaves the queues too (a reader's or a permit's marks with it).
+    const rollback = context.masters.everywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? call.ticket : '' }, effective);
     // Masters that gave a grouped rule a later group saw the earlier ones taken: the next attempt starts there.
     if (admission.rule?.grouped) call.from = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
     try {
@@ -133,7 +134,7 @@ export class Acquisitions {
       // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land, and
       // take the ticket out of the queues if the rollback did not.
       await rollback;
-      if (!exhausted && inLine) await context.masters.everywhere({ kind: 'release', keys, value, ttlMs, ticket: inLine }, effective);
+      if (!exhausted) await context.masters.everywhere({ kind: 'release', keys, value, ttlMs, ticket: call.ticket }, effective);
       throw error;
     }
   }
@@ -224,7 +225,7 @@ export class Acquisitions {
       dropSpareGroups(context, acquire, group, vote, effective);
     }
     const token = record.fencing?.token;
-    const lock = new Lock(context.owner, held, acquire.value, expiration, attempt, ttlMs, call.callSettings, token, undefined, effective.quorum, call.inLine, lease);
+    const lock = new Lock(context.owner, held, acquire.value, expiration, attempt, ttlMs, call.callSettings, token, undefined, effective.quorum, call.ticket, lease);
     lock.acquiredAtMs = context.clock.monotonicMs();
     if (call.autoExtend) {
       lock.keepAlive({ ttlMs, thresholdMs: effective.automaticExtensionThresholdMs, extend: this.extend, scheduler: context.renewals });

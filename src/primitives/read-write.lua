@@ -1,12 +1,15 @@
---! operation s width 4
+--! operation s width 5
 -- A read hold (read-write locks): shared with other readers, refused by a writer that holds or waits.
--- Reply: {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
+-- ARGV after the common four: the reader's ticket ('' for none). Reply: {1, 0} no key is held exclusively (each is free or a set of readers) and no ticket is
 -- first in a key's queue: the value joins each key's readers until TIME + ttl; {0, pttl} a key is
 -- held exclusively (or is of another type, or a sorted set not ours); {3, ms} a waiter is in line (a
 -- writer: no new reader passes it), ms: when the latest such place lapses unless its waiter tries
 -- again (-1: unknown); {2, "TIME refused: …"} the master refuses TIME (this read alone
--- fails). Readers never join queues. The read holds' storage is line.lua's (extend, release and
--- inspect know it too).
+-- fails). Readers never join queues: a refused one with a ticket marks each key's queue (line.lua
+-- mark), so the releases it waits for are announced, and a granted one takes its marks away where
+-- a queue is. The read holds' storage is line.lua's (extend, release and inspect know it too).
+local ticket = ARGV[i + 4]
+local queued = {}
 for k = first, last do
   local held = line().kind(K[k], redis.call)
   if held ~= 'none' and held ~= 'read' then
@@ -14,7 +17,8 @@ for k = first, last do
     break
   end
   local q = queue_of(K[k])
-  local head = status ~= 0 and redis.pcall('EXISTS', q) == 1 and line().first(q)
+  queued[k] = status ~= 0 and redis.pcall('EXISTS', q) == 1
+  local head = queued[k] and line().first(q)
   if head then
     -- The latest place ahead (-1: unknown), as an exclusive acquire answers it.
     local lapse = line().lapse(q, head)
@@ -27,4 +31,9 @@ if status == 1 and not at then
   status, detail = 2, 'TIME refused: read holds need TIME on the master'
 elseif status == 1 then
   for k = first, last do line().hold(K[k], value, at + tonumber(ttl)) end
+end
+if ticket ~= '' then
+  for k = first, last do
+    if status ~= 1 then line().mark(queue_of(K[k]), ticket) elseif queued[k] then line().drop(queue_of(K[k]), ticket) end
+  end
 end

@@ -1,10 +1,13 @@
---! operation p width 5
+--! operation p width 6
 -- A semaphore's permit: the first free slot, trying from the given one.
--- ARGV after the common four: the slot to try first (0-based). Reply: {1, slot} the first free slot
+-- ARGV after the common four: the permit's ticket ('' for none), the slot to try first (0-based).
+-- A refused permit with a ticket marks each slot's queue (line.lua mark), so the releases it waits
+-- for are announced. A granted one leaves them to lapse (the ticket's ttl; its release drops its
+-- own slot's): looking for them would cost every grant a call per slot. Reply: {1, slot} the first free slot
 -- (trying from the given one, wrapping) is now the value with PX ttl; {0, pttl} every slot is held:
 -- pttl is the soonest to expire (−1: none will).
 local slots = last - first + 1
-local from = tonumber(ARGV[i + 4])
+local ticket, from = ARGV[i + 4], tonumber(ARGV[i + 5])
 status, detail = 0, -1
 for j = 0, slots - 1 do
   local slot = (from + j) % slots
@@ -16,4 +19,7 @@ for j = 0, slots - 1 do
   elseif pttl >= 0 and (detail < 0 or pttl < detail) then
     detail = pttl -- the soonest a slot frees
   end
+end
+if status == 0 and ticket ~= '' then
+  for k = first, last do line().mark(queue_of(K[k]), ticket) end
 end

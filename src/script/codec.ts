@@ -54,7 +54,9 @@ export interface LockOperation {
   readonly token?: number;
   /**
    * Acquire: the caller's place in each key's wait queue (`newTicket`; '' or absent: it keeps no
-   * place, but still waits behind the queue). Release: the ticket to take out of the queues.
+   * place, but still waits behind the queue). Admit: the waiter's ticket, for the mark a refused
+   * reader or permit leaves on the keys' queues so their releases are announced ('' or absent:
+   * none). Release: the ticket (or mark) to take out of the queues.
    */
   readonly ticket?: string;
   /**
@@ -130,8 +132,9 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  *       one), and for 'A', 'f' and 'i' then their n fence counters. An acquire adds three: its
  *       ticket ('' for none), the age of its acquire (ms) and its place ('' for not known yet; see
  *       Queues); a release adds one, the ticket it drops ('' for none); a clock adds two, a ticket
- *       and its place ('': none); a primitive's operation adds the fields its file declares (a permit:
- *       the slot to try first, 0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
+ *       and its place ('': none); a primitive's operation adds its ticket ('' for none: the mark a
+ *       refused one leaves on the queues, see Queues) and then the fields its file declares (a
+ *       permit: the slot to try first, 0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
  *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
  *       master's own (a cluster shard). Last, the call's tag (unique in the process), echoed as the
  *       reply's last element: a reply read for the wrong call (a connection whose replies no longer
@@ -147,7 +150,10 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  *       at its own TIME minus the acquire's age, until it does. No client's wall clock enters it.
  *       A ticket whose deadline passed is dropped by whoever reads the queue next; the set's own
  *       PEXPIRE is the longest ticket ttl seen, so it dies with its last waiter. The first ticket
- *       is the live one with the lowest place. Queues are not declared keys and every queue command (TIME included)
+ *       is the live one with the lowest place. A waiter outside the line (a refused reader or
+ *       permit with a ticket) leaves only the mark '~'..t, which lapses the same way: the queue
+ *       exists while anyone waits for the key, and a release announces a freed key only then (no
+ *       queue, no PUBLISH: nobody listens). Queues are not declared keys and every queue command (TIME included)
  *       is a pcall: a queue the master cannot serve now (a slot being migrated, the queue already
  *       moved; an ACL without the command) is no queue for this call, and the lock keys alone
  *       decide, as they would without queues. (A declared queue would turn such a release into
@@ -168,7 +174,7 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  * is caught) instead of failing the batch; any other refusal of GET (an ACL without +get) fails the
  * script, as a refused command does, rather than passing for "not held".
  */
-// The script itself is src/script/lua/*.lua and src/primitives/*.lua, assembled into lua.generated.ts (scripts/assemble-lua.ts).
+// The scripts themselves are src/script/lua/*.lua and src/primitives/*.lua, assembled into lua.generated.ts and lean.generated.ts (scripts/assemble-lua.ts).
 
 /** Where the script announces released keys; a message is `<who left>:<first ticket in line, or ''>:<key>` (parseReleased). */
 export const releasedChannel = RELEASED_CHANNEL;
@@ -267,7 +273,7 @@ export function encodeBatch(
     if (kind === 'acquire') args.push(operation.ticket ?? '', ...placeOf(operation));
     else if (kind === 'release') args.push(operation.ticket ?? '');
     else if (kind === 'clock') args.push(operation.ticket ?? '', placeOf(operation)[1]);
-    else if (kind === 'admit') args.push(...operation.admit!.fields(operation.from ?? 0));
+    else if (kind === 'admit') args.push(operation.ticket ?? '', ...operation.admit!.fields(operation.from ?? 0));
   }
   if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
   return [...head, String(keys.length), ...keys, ...args, '0', command, channel, tag];

@@ -87,15 +87,21 @@ local function line()
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       return head and head[1]
     end,
-    join = function(q, ticket, age, place)
+    mark = function(q, ticket)
       local at = clock()
       local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
-      if not (at and ttl) then return end
-      local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
-      if placed and queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+      if not (at and ttl) then return false end
+      if queue('ZADD', q, -(at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
+      return true
+    end,
+    join = function(q, ticket, age, place)
+      local at = clock()
+      if not (at and string.match(ticket, '^%d+%-')) then return end
+      local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
+      if placed then lines.mark(q, ticket) end
     end,
     ahead = function(q, ticket, age, place)
       local head = lines.first(q)
@@ -126,7 +132,8 @@ local function line()
   return lines
 end
 local function announce(key, q, who)
-  local head = q and line().first(q)
+  if not q then return nil end
+  local head = line().first(q)
   redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
   return head
 end
@@ -266,15 +273,21 @@ local function line()
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       return head and head[1]
     end,
-    join = function(q, ticket, age, place)
+    mark = function(q, ticket)
       local at = clock()
       local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
-      if not (at and ttl) then return end
-      local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
-      if placed and queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+      if not (at and ttl) then return false end
+      if queue('ZADD', q, -(at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
+      return true
+    end,
+    join = function(q, ticket, age, place)
+      local at = clock()
+      if not (at and string.match(ticket, '^%d+%-')) then return end
+      local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
+      if placed then lines.mark(q, ticket) end
     end,
     ahead = function(q, ticket, age, place)
       local head = lines.first(q)
@@ -305,7 +318,8 @@ local function line()
   return lines
 end
 local function announce(key, q, who)
-  local head = q and line().first(q)
+  if not q then return nil end
+  local head = line().first(q)
   redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
   return head
 end

@@ -93,15 +93,21 @@ local function line()
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       return head and head[1]
     end,
-    join = function(q, ticket, age, place)
+    mark = function(q, ticket)
       local at = clock()
       local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
-      if not (at and ttl) then return end
-      local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
-      if placed and queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+      if not (at and ttl) then return false end
+      if queue('ZADD', q, -(at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
+      return true
+    end,
+    join = function(q, ticket, age, place)
+      local at = clock()
+      if not (at and string.match(ticket, '^%d+%-')) then return end
+      local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
+      if placed then lines.mark(q, ticket) end
     end,
     ahead = function(q, ticket, age, place)
       local head = lines.first(q)
@@ -132,11 +138,12 @@ local function line()
   return lines
 end
 local function announce(key, q, who)
-  local head = q and line().first(q)
+  if not q then return nil end
+  local head = line().first(q)
   redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
   return head
 end
-local WIDTHS = { a = 7, A = 7, t = 6, e = 4, f = 4, x = 4, i = 4, s = 4, r = 5, p = 5 }
+local WIDTHS = { a = 7, A = 7, t = 6, e = 4, f = 4, x = 4, i = 4, s = 5, r = 5, p = 6 }
 local reply = {}
 local first = 1
 local i = inline + 1
@@ -290,6 +297,8 @@ while i <= n - 4 do
     end
   elseif kind == 's' then
     -- read-write.lua
+    local ticket = ARGV[i + 4]
+    local queued = {}
     for k = first, last do
       local held = line().kind(K[k], redis.call)
       if held ~= 'none' and held ~= 'read' then
@@ -297,7 +306,8 @@ while i <= n - 4 do
         break
       end
       local q = queue_of(K[k])
-      local head = status ~= 0 and redis.pcall('EXISTS', q) == 1 and line().first(q)
+      queued[k] = status ~= 0 and redis.pcall('EXISTS', q) == 1
+      local head = queued[k] and line().first(q)
       if head then
         local lapse = line().lapse(q, head)
         if status == 1 then status, detail = 3, lapse else detail = line().later(detail, lapse) end
@@ -308,6 +318,11 @@ while i <= n - 4 do
       status, detail = 2, 'TIME refused: read holds need TIME on the master'
     elseif status == 1 then
       for k = first, last do line().hold(K[k], value, at + tonumber(ttl)) end
+    end
+    if ticket ~= '' then
+      for k = first, last do
+        if status ~= 1 then line().mark(queue_of(K[k]), ticket) elseif queued[k] then line().drop(queue_of(K[k]), ticket) end
+      end
     end
   elseif kind == 'r' then
     -- release.lua
@@ -336,7 +351,7 @@ while i <= n - 4 do
   elseif kind == 'p' then
     -- semaphore.lua
     local slots = last - first + 1
-    local from = tonumber(ARGV[i + 4])
+    local ticket, from = ARGV[i + 4], tonumber(ARGV[i + 5])
     status, detail = 0, -1
     for j = 0, slots - 1 do
       local slot = (from + j) % slots
@@ -348,6 +363,9 @@ while i <= n - 4 do
       elseif pttl >= 0 and (detail < 0 or pttl < detail) then
         detail = pttl -- the soonest a slot frees
       end
+    end
+    if status == 0 and ticket ~= '' then
+      for k = first, last do line().mark(queue_of(K[k]), ticket) end
     end
   else
     error('unknown operation: ' .. tostring(kind))

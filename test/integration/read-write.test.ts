@@ -139,6 +139,31 @@ describe('read-write lock', () => {
     expect(performance.now() - releasedAt).toBeLessThan(1_000);
   });
 
+  it('a reader refused by a held write lock marks its queue: the release is announced and wakes it, and no mark is left', async () => {
+    const name = uniquePrefix('rw-mark')('doc');
+    const writer = await own.lockOn().readWrite(name).write.acquire(10_000);
+    const reading = own.lockOn({ retryDelay: 5_000, retryJitter: 0 }).readWrite(name).read.acquire(10_000);
+    // Nobody is in line: the queue exists only for the reader's mark ('~' and its ticket, no place).
+    await eventually(async () => (await Promise.all(direct.map((client) => client.zRange(name + QUEUE_SUFFIX, 0, -1)))).filter((members) => members.length === 1 && members[0]!.startsWith('~')).length >= 3);
+    const releasedAt = performance.now();
+    await writer.release();
+    const reader = await reading;
+    expect(performance.now() - releasedAt).toBeLessThan(1_000); // not its 5 s retryDelay, nor the 10 s ttl
+    await reader.release();
+    expect(await Promise.all(direct.map((client) => client.exists(name + QUEUE_SUFFIX)))).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('a reader that gives up takes its marks with it', async () => {
+    const name = uniquePrefix('rw-mark-abort')('doc');
+    held.push(await own.lockOn().readWrite(name).write.acquire(10_000));
+    const controller = new AbortController();
+    const reading = own.lockOn({ retryDelay: 5_000 }).readWrite(name).read.acquire(10_000, { signal: controller.signal }).catch((error: unknown) => error);
+    await eventually(async () => (await Promise.all(direct.map((client) => client.exists(name + QUEUE_SUFFIX)))).filter(Boolean).length >= 3);
+    controller.abort(new Error('gave up'));
+    expect(await reading).toMatchObject({ message: 'gave up' });
+    expect(await Promise.all(direct.map((client) => client.exists(name + QUEUE_SUFFIX)))).toEqual([0, 0, 0, 0, 0]);
+  });
+
   it('a writer that gives up leaves the line, and the readers it held back are woken at once', async () => {
     const name = uniquePrefix('rw-giveup')('doc');
     held.push(await own.lockOn().readWrite(name).read.acquire(10_000));

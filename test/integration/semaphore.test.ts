@@ -6,6 +6,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, RedlockClosedError, ResourceLockedError, type Lock } from '../../src/index.js';
 import { PERMIT_INFIX } from '../../src/primitives/semaphore.js';
+import { QUEUE_SUFFIX } from '../../src/script/codec.js';
 import { eventually, sleep, uniquePrefix, useOwnMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);
@@ -19,9 +20,10 @@ async function slotsOn(name: string, limit: number): Promise<(string | null)[][]
   return Promise.all(Array.from({ length: limit }, (_, slot) => valuesOn(direct, slotKey(name, slot))));
 }
 
-/** Every slot key of `name` on every master: none may be left. */
+/** Every slot key of `name` on every master, and every slot's queue (a waiting permit's marks): none may be left. */
 async function keysLeft(name: string, limit: number): Promise<number> {
-  const counts = await Promise.all(direct.map((client) => client.exists(Array.from({ length: limit }, (_, slot) => slotKey(name, slot)))));
+  const keys = Array.from({ length: limit }, (_, slot) => [slotKey(name, slot), slotKey(name, slot) + QUEUE_SUFFIX]).flat();
+  const counts = await Promise.all(direct.map((client) => client.exists(keys)));
   return counts.reduce((a, b) => a + b, 0);
 }
 
@@ -201,7 +203,7 @@ describe('semaphore', () => {
     expect(left).toEqual([0, 0, 0]);
   });
 
-  it('an aborted wait rejects with the signal\'s reason and leaves no slot on any master', async () => {
+  it('an aborted wait rejects with the signal\'s reason and leaves no slot and no mark on any master', async () => {
     const name = uniquePrefix('sem-abort')('pool');
     const redlock = own.lockOn();
     const semaphore = redlock.semaphore(name, 1);
@@ -209,7 +211,8 @@ describe('semaphore', () => {
     held.push(first);
     const controller = new AbortController();
     const pending = semaphore.acquire(10_000, { retryCount: -1, signal: controller.signal }).catch((error: unknown) => error);
-    await sleep(100);
+    // Refused: its mark is on the slot's queue (so the slot's release is announced).
+    await eventually(async () => (await Promise.all(direct.map((client) => client.exists(slotKey(name, 0) + QUEUE_SUFFIX)))).filter(Boolean).length >= 3);
     controller.abort(new Error('gave up'));
     expect(await pending).toMatchObject({ message: 'gave up' });
     await heldByQuorum(slotKey(name, 0), first.value);

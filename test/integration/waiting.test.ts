@@ -4,10 +4,11 @@
  * subscriber count on them is this file's alone.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { releasedChannel } from '../../src/script/codec.js';
+import { QUEUE_SUFFIX, releasedChannel } from '../../src/script/codec.js';
 import { seesDisconnects } from '../harness/clients.js';
 import {
   eventually,
+  monitor,
   sleep,
   uniquePrefix,
   useOwnMasters,
@@ -30,6 +31,23 @@ async function subscribers(): Promise<number[]> {
 }
 
 describe('waiting', () => {
+  it('a release nobody waits for publishes nothing; one a waiter stands in line for is announced', async () => {
+    const redlock = lockOn({ retryDelay: 5_000, retryJitter: 0 });
+    const key = uniquePrefix('quiet');
+    await (await redlock.acquire(key('warm'), 1_000)).release();
+    const taps = await Promise.all(own.ports.map((port) => monitor(port)));
+    await (await redlock.acquire(key('alone'), 10_000)).release();
+    const held = await redlock.acquire(key('wanted'), 10_000);
+    const pending = redlock.acquire(key('wanted'), 10_000);
+    await eventually(async () => (await Promise.all(direct.map((client) => client.exists(key('wanted') + QUEUE_SUFFIX)))).every(Boolean));
+    await held.release();
+    await (await pending).release();
+    const published = (lines: string[], name: string): number => lines.filter((line) => /"publish"/i.test(line) && line.includes(`:${name}"`)).length;
+    await eventually(() => taps.every((tap) => published(tap.lines, key('wanted')) >= 1));
+    for (const tap of taps) tap.stop();
+    for (const tap of taps) expect(published(tap.lines, key('alone'))).toBe(0);
+  });
+
   it('a waiter in another Redlock (process) wakes on the release announcement, not after retryDelay', async () => {
     const holder = lockOn();
     const waiting = lockOn({ retryDelay: 5_000, retryJitter: 0 });

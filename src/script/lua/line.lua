@@ -100,17 +100,28 @@ local function line()
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       return head and head[1]
     end,
+    -- A waiter's deadline mark: its ticket lapses then (TIME + the ticket's ttl) unless it tries
+    -- again, and the queue lives as long as its longest ticket. A waiter outside the line (a reader,
+    -- a permit) leaves only this mark on the queues of the keys that refused it: the queue exists
+    -- while it waits, so their releases announce (nobody else listens: an empty line is not
+    -- announced). first() drops it once lapsed, drop() with its ticket. False without TIME.
+    mark = function(q, ticket)
+      local at = clock()
+      local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
+      if not (at and ttl) then return false end
+      if queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+        local pttl = queue('PTTL', q)
+        if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
+      end
+      return true
+    end,
     -- The ticket's place: the one its acquire gives (the same on every master), or until it gives
     -- one, this master's own estimate of when the acquire began (TIME minus its age), kept (NX).
     join = function(q, ticket, age, place)
       local at = clock()
-      local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
-      if not (at and ttl) then return end
+      if not (at and string.match(ticket, '^%d+%-')) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
-      if placed and queue('ZADD', q, -(at + ttl), '~' .. ticket) then
-        local pttl = queue('PTTL', q)
-        if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
-      end
+      if placed then lines.mark(q, ticket) end
     end,
     -- The ticket ahead of this one in the line, if any: a live one placed earlier (on a tie, the
     -- lower ticket, as the set sorts). This one's place is the acquire's, else where it stands, else
@@ -148,10 +159,12 @@ local function line()
   return lines
 end
 -- A release's announcement, "<who>:<first ticket in line, or ''>:<key>": the waiter whose turn it
--- is wakes at once. Answers that first ticket. Best effort (pcall): a refused PUBLISH comes after
--- the delete and must not turn a done release into an error.
+-- is wakes at once. Answers that first ticket. Only where someone may listen: the key's queue
+-- exists (q, a ticket or a waiter's mark in it); no queue, no PUBLISH. Best effort (pcall): a
+-- refused PUBLISH comes after the delete and must not turn a done release into an error.
 local function announce(key, q, who)
-  local head = q and line().first(q)
+  if not q then return nil end
+  local head = line().first(q)
   redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
   return head
 end

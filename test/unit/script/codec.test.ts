@@ -32,14 +32,15 @@ describe('encodeBatch: one operation of each kind', () => {
     expect(alone(operation)).toEqual(['4', 'k1', 'k2', fenceKey('k1'), fenceKey('k2'), 'A', 'v', '100', '4', '100-t', '2', '', '0', ...TAIL]);
   });
 
-  it("read 's': four fields, no ticket (readers never queue)", () => {
-    expect(alone({ kind: 'admit', admit: readRule, keys: ['k'], value: 'v', ttlMs: 300, ticket: '300-t' })).toEqual(['1', 'k', 's', 'v', '300', '1', '0', ...TAIL]);
+  it("read 's': the four, then its ticket for the mark a refused reader leaves ('' when not given)", () => {
+    expect(alone({ kind: 'admit', admit: readRule, keys: ['k'], value: 'v', ttlMs: 300, ticket: '300-t' })).toEqual(['1', 'k', 's', 'v', '300', '1', '300-t', '0', ...TAIL]);
+    expect(alone({ kind: 'admit', admit: readRule, keys: ['k'], value: 'v', ttlMs: 300 })).toEqual(['1', 'k', 's', 'v', '300', '1', '', '0', ...TAIL]);
   });
 
-  it("permit 'p': its semaphore's slots, then the slot to try first (0 when not given)", () => {
+  it("permit 'p': its semaphore's slots, then its ticket ('' when not given) and the slot to try first (0 when not given)", () => {
     const slots = ['s:0', 's:1', 's:2'];
-    expect(alone({ kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50, from: 2 })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '2', '0', ...TAIL]);
-    expect(alone({ kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50 })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '0', '0', ...TAIL]);
+    expect(alone({ kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50, from: 2, ticket: '50-t' })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '50-t', '2', '0', ...TAIL]);
+    expect(alone({ kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50 })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '', '0', '0', ...TAIL]);
   });
 
   it("extend 'e': the new ttl, nothing after the key count", () => {
