@@ -30,12 +30,15 @@ export interface RoundResult {
   readonly holds: readonly number[];
   readonly maxWaitMs: number;
   readonly elapsedMs: number;
+  /** This process' CPU over the round, user + system, µs. */
+  readonly cpuUs: number;
 }
 
 const clockMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 async function round(contender: Contender, go: HotKeyRound): Promise<RoundResult> {
   const start = clockMs();
+  const cpuBefore = process.cpuUsage();
   const end = start + go.durationMs;
   const counts = { acquired: 0, gaveUp: 0, releaseFailures: 0, hung: 0, maxWaitMs: 0 };
   const cycleUs: number[] = [];
@@ -72,7 +75,8 @@ async function round(contender: Contender, go: HotKeyRound): Promise<RoundResult
       }
     }),
   );
-  return { ...counts, cycleUs, holds, elapsedMs: clockMs() - start };
+  const cpu = process.cpuUsage(cpuBefore);
+  return { ...counts, cycleUs, holds, elapsedMs: clockMs() - start, cpuUs: cpu.user + cpu.system };
 }
 
 await serveContender('bench/hot-key-process.ts', round);

@@ -15,7 +15,6 @@
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SingleBar, Presets } from 'cli-progress';
-import { createClient } from 'redis';
 import { startMasters, type RedisMaster } from '../lab/redis-server.js';
 import { RedisCluster } from '../lab/redis-cluster.js';
 import { ProxyProcess } from './faults.js';
@@ -31,9 +30,10 @@ import { svgChart } from './chart.js';
 import { commitOf, machineText } from './provenance.js';
 import { markdownTable, processesTable, rowOf, sharedTable, type Row } from './report.js';
 import { updateReadme } from './readme.js';
-import { S2_WORKERS, S6_LABELS, S6_PROCESSES, S6_WORKERS, S7_WORKERS, S8_WORKERS, SEMAPHORE_LIMIT, S9_READ_SHARE, S9_WORKERS, measures, targetsMarkdown } from './targets.js';
+import { HOT_KEY_DEADLINE_MS, HOT_KEY_SECTION_MS, S2_WORKERS, S3_WORKERS, S6_LABELS, S6_PROCESSES, S6_WORKERS, S7_WORKERS, S8_WORKERS, SEMAPHORE_LIMIT, S9_READ_SHARE, S9_WORKERS, measures, targetsMarkdown } from './targets.js';
 import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, sharedSlice, type Tally } from './scenarios.js';
 import { runToEnd } from './lifetime.js';
+import { measureRtt } from './round-trip.js';
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.indexOf('--only');
@@ -47,11 +47,7 @@ const plan = quick
   ? { s1: [2, 150], s2: [1, 800], s3: [1, 1500], s4s1: [1, 100], s4s2: [1, 800], s5: [1, 25], s6: [1, 1500], s8: [1, 1000], s9: [1, 1000] }
   : { s1: [5, 1000], s2: [3, 3000], s3: [3, 3000], s4s1: [3, 1000], s4s2: [2, 2000], s5: [3, 100], s6: [3, 3000], s8: [3, 3000], s9: [3, 3000] };
 const DEADLINE_MS = 2_000;
-const HOT_KEY_DEADLINE_MS = 60_000;
-const S3_WORKERS = 16;
-const S3_SECTION_MS = 1;
 const S5_ADDED_RTT_MS = 20;
-const S6_SECTION_MS = 1;
 const SHARED_SECTION_MS = 1;
 const SHARED_FOOTNOTE =
   'Every library at its defaults, ttl 10 s: ours tries 11 times (10 retries, 200 ± 100 ms apart or sooner when a release wakes it), ' +
@@ -117,10 +113,10 @@ async function main(): Promise<void> {
     ),
   ];
   const hot: Scenario = {
-    id: 'S3', title: `S3 — hot key: ${S3_WORKERS} workers, one resource, ${S3_SECTION_MS} ms critical section`,
+    id: 'S3', title: `S3 — hot key: ${S3_WORKERS} workers, one resource, ${HOT_KEY_SECTION_MS} ms critical section`,
     rounds: plan.s3[0]!, deadlineMs: HOT_KEY_DEADLINE_MS, hotKey: true,
     run: (contender, tally, keyPrefix, deadlineMs) =>
-      hotKeySlice({ contender, tally, keyPrefix, deadlineMs }, S3_WORKERS, plan.s3[1]!, S3_SECTION_MS),
+      hotKeySlice({ contender, tally, keyPrefix, deadlineMs }, S3_WORKERS, plan.s3[1]!, HOT_KEY_SECTION_MS),
   };
   const blackholed = wanted('S4')
     ? [
@@ -301,7 +297,7 @@ async function runGroup(
  * defaults; every process of every contender is started first, then rounds rotate the contenders.
  */
 async function runAcrossProcesses(specs: readonly ContenderSpec[], urls: readonly string[]): Promise<void> {
-  const title = `S6 — hot key across processes: ${S6_PROCESSES} processes × ${S6_WORKERS} workers, one resource, ${S6_SECTION_MS} ms critical section, every library at its defaults`;
+  const title = `S6 — hot key across processes: ${S6_PROCESSES} processes × ${S6_WORKERS} workers, one resource, ${HOT_KEY_SECTION_MS} ms critical section, every library at its defaults`;
   bar.update({ scenario: 'S6', contender: `starting ${specs.length * S6_PROCESSES} processes` });
   const groups: ContenderProcesses[] = [];
   try {
@@ -317,7 +313,7 @@ async function runAcrossProcesses(specs: readonly ContenderSpec[], urls: readonl
         bar.increment(1, { scenario: 'S6', contender: specs[i]!.label });
         if (tallies[i]!.hung > 0) continue;
         const results = await groups[i]!.round({
-          key: `bench:S6:${i}:${round}`, durationMs: durationMs!, workers: S6_WORKERS, sectionMs: S6_SECTION_MS, deadlineMs: HOT_KEY_DEADLINE_MS,
+          key: `bench:S6:${i}:${round}`, durationMs: durationMs!, workers: S6_WORKERS, sectionMs: HOT_KEY_SECTION_MS, deadlineMs: HOT_KEY_DEADLINE_MS,
         });
         addRound(tallies[i]!, results, S6_WORKERS);
       }
@@ -353,18 +349,6 @@ function report(nodeCount: number, external: boolean): void {
     console.log('README.md, docs/benchmarks.md: benchmark sections regenerated from this run and the full runs before it');
   }
   console.log(`results: bench/results/${full ? 'runs/' : ''}${stamp}.json, bench/results/${stamp}.svg`);
-}
-
-async function measureRtt(url: string): Promise<number> {
-  const client = await createClient({ url }).connect();
-  const samples: number[] = [];
-  for (let i = 0; i < 300; i++) {
-    const start = performance.now();
-    await client.ping();
-    samples.push(performance.now() - start);
-  }
-  await client.close();
-  return samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
 }
 
 /** The issues' targets as ratios from this run (bench/targets.ts). */

@@ -26,6 +26,10 @@ export interface Measure {
 /** Worker counts of S2, and of the cluster-voter comparison (S7). */
 export const S2_WORKERS: readonly number[] = [64, 256];
 export const S7_WORKERS = 64;
+/** The hot key: S3's workers in one process, the critical section and the per-call deadline of both S3 and S6. */
+export const S3_WORKERS = 16;
+export const HOT_KEY_SECTION_MS = 1;
+export const HOT_KEY_DEADLINE_MS = 60_000;
 /** S6, the hot key across processes: processes, workers in each, and the contenders (by label). */
 export const S6_PROCESSES = 4;
 export const S6_WORKERS = 4;
@@ -322,13 +326,13 @@ function format(measure: Measure, value = measure.value): string {
 const figure = (measure: Measure): string => format(measure);
 
 /** A run's Targets block: every line with both numbers, the figure, its goal, and PASS or MISS. */
-export function targetsMarkdown(list: readonly Measure[]): string {
+export function targetsMarkdown(list: readonly Measure[], title = 'Targets'): string {
   const lines = list.map((measure) => {
     const verdict = measure.met === undefined ? '' : measure.met ? ' — PASS' : ' — MISS';
     const goal = measure.goal ? ` (target ${measure.goal})` : '';
     return `- ${measure.text}: ${figure(measure)}${goal}${verdict}`;
   });
-  return `### Targets\n${lines.join('\n')}\n`;
+  return `### ${title}\n${lines.join('\n')}\n`;
 }
 
 export interface RunRecord extends Measured {
