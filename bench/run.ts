@@ -10,7 +10,11 @@
  * section · S9 a read-write lock, 16 workers, 90 % reads, 1 ms section (S8 and S9 at defaults,
  * against redis-semaphore; the bench counts holders itself).
  * Masters: 5 throwaway local redis-server processes, or REDLOCK_NODES.
- * Output: a progress bar, markdown tables on stdout, bench/results/<timestamp>.{json,svg}.
+ * Then the own-process mode (bench/own-run.ts: S1, S2, S3 and S6 with each library in processes of
+ * its own, on 5 local masters of its own), with the same --quick and --only; the README's rows come
+ * from it. Both modes' Targets blocks close the output, the own-process one first.
+ * Output: a progress bar, markdown tables on stdout, bench/results/<timestamp>.{json,svg} (the
+ * own-process mode's record inside the JSON, as `own`).
  */
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -30,10 +34,11 @@ import { svgChart } from './chart.js';
 import { commitOf, machineText } from './provenance.js';
 import { markdownTable, processesTable, rowOf, sharedTable, type Row } from './report.js';
 import { updateReadme } from './readme.js';
-import { HOT_KEY_DEADLINE_MS, HOT_KEY_SECTION_MS, S2_WORKERS, S3_WORKERS, S6_LABELS, S6_PROCESSES, S6_WORKERS, S7_WORKERS, S8_WORKERS, SEMAPHORE_LIMIT, S9_READ_SHARE, S9_WORKERS, measures, targetsMarkdown } from './targets.js';
+import { HOT_KEY_DEADLINE_MS, HOT_KEY_SECTION_MS, S2_WORKERS, S3_WORKERS, S6_LABELS, S6_PROCESSES, S6_WORKERS, S7_WORKERS, S8_WORKERS, SEMAPHORE_LIMIT, S9_READ_SHARE, S9_WORKERS, IN_PROCESS_TARGETS_TITLE, measures, targetsMarkdown } from './targets.js';
 import { concurrentSlice, hotKeySlice, newTally, sequentialSlice, sharedSlice, type Tally } from './scenarios.js';
 import { runToEnd } from './lifetime.js';
 import { measureRtt } from './round-trip.js';
+import { OWN_GROUPS, OWN_TARGETS_TITLE, ownPlan, runOwnProcess, stopOwnProcess, writeOwnRun, type OwnRun } from './own-run.js';
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.indexOf('--only');
@@ -231,8 +236,33 @@ async function main(): Promise<void> {
   // Read again at the end, the lower median kept: one read beside a busy start (the build, the
   // servers' first moments) once came out 3× the other.
   rttMs = Math.min(rttMs, await measureRtt(urls[0]!));
-  report(urls.length, external !== undefined);
+  // The own-process mode next, on masters of its own: these have done their part.
+  for (const master of masters.splice(0)) master.stop();
+  const ownGroups = OWN_GROUPS.filter(wanted);
+  const own = ownGroups.length ? await runOwn(ownGroups) : undefined;
+  report(urls.length, external !== undefined, own);
 }
+
+/** The own-process mode (bench/own-run.ts) on `groups`, with the same --quick, its progress on the bar. */
+async function runOwn(groups: readonly string[]): Promise<OwnRun> {
+  bar.start(1, 0, { scenario: 'own process', contender: 'starting' });
+  try {
+    return await runOwnProcess({
+      plan: ownPlan(quick),
+      ...(only ? { only: groups } : {}),
+      command: commandLine(),
+      quick,
+      progress: (text, done, total) => {
+        bar.setTotal(total);
+        bar.update(done, { scenario: 'own process', contender: text });
+      },
+    });
+  } finally {
+    bar.stop();
+  }
+}
+
+const commandLine = (): string => `npm run bench${quick || only ? ' --' : ''}${quick ? ' --quick' : ''}${only ? ` --only ${[...only].join(',')}` : ''}`;
 
 /**
  * Create every contender on `urls`, warm each up, apply the fault, then run the scenarios' rounds
@@ -326,17 +356,22 @@ async function runAcrossProcesses(specs: readonly ContenderSpec[], urls: readonl
   }
 }
 
-function report(nodeCount: number, external: boolean): void {
+/**
+ * Prints the in-process tables, the own-process tables, then both Targets blocks; writes the run's
+ * record (the own-process mode's inside it, as `own`), and after a full run latest.md (in process),
+ * own-latest.{md,json} and the generated sections of README.md and docs/benchmarks.md.
+ */
+function report(nodeCount: number, external: boolean, own: OwnRun | undefined): void {
   const machine = machineText();
   const masterText = external ? `${nodeCount} masters from REDLOCK_NODES` : `${nodeCount} local redis-server masters`;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const command = `npm run bench${quick || only ? ' --' : ''}${quick ? ' --quick' : ''}${only ? ` --only ${[...only].join(',')}` : ''}`;
+  const command = commandLine();
   const header = `## Benchmark — \`${command}\`\n\n${new Date().toISOString().slice(0, 10)} · ${machine} · ${masterText} · ttl 10 s · per-call deadline ${DEADLINE_MS} ms (hot key ${HOT_KEY_DEADLINE_MS / 1000} s) · one round trip (PING p50) ${rttMs.toFixed(3)} ms\n`;
   const summary = targets();
   const markdown = [header, ...tables, summary].join('\n');
-  console.log(`\n${markdown}`);
+  console.log(`\n${[header, ...tables, ...(own ? [own.tables, targetsMarkdown(own.measures, OWN_TARGETS_TITLE)] : []), summary].join('\n')}`);
   mkdirSync(resultsDir, { recursive: true });
-  const json = { date: new Date().toISOString(), commit: measuredCommit, command, quick, machine, masters: masterText, rttMs, plan, rows, limits, held, targets: summary };
+  const json = { date: new Date().toISOString(), commit: measuredCommit, command, quick, machine, masters: masterText, rttMs, plan, rows, limits, held, targets: summary, ...(own ? { own: own.record } : {}) };
   // A full run's record is kept in git (runs/: the spread in docs/benchmarks.md is made from them); the others are scratch.
   const full = !quick && !only;
   if (full) mkdirSync(`${resultsDir}runs`, { recursive: true });
@@ -345,6 +380,7 @@ function report(nodeCount: number, external: boolean): void {
   if (full) {
     copyFileSync(`${resultsDir}${stamp}.svg`, `${resultsDir}latest.svg`);
     writeFileSync(`${resultsDir}latest.md`, `${markdown}\n`);
+    if (own) writeOwnRun(own, 'own-latest');
     updateReadme(resultsDir);
     console.log('README.md, docs/benchmarks.md: benchmark sections regenerated from this run and the full runs before it');
   }
@@ -353,7 +389,7 @@ function report(nodeCount: number, external: boolean): void {
 
 /** The issues' targets as ratios from this run (bench/targets.ts). */
 function targets(): string {
-  return targetsMarkdown(measures({ rows, rttMs, limits, ...(held ? { held } : {}) }));
+  return targetsMarkdown(measures({ rows, rttMs, limits, ...(held ? { held } : {}) }), IN_PROCESS_TARGETS_TITLE);
 }
 
 function limitTable(measured: readonly MastersLimit[]): string {
@@ -379,6 +415,7 @@ async function cleanUp(): Promise<void> {
   await proxies?.stop().catch(() => undefined);
   for (const master of masters) master.stop();
   for (const cluster of clusters) cluster.stop();
+  await stopOwnProcess();
   killAllChildren();
   stopHeldLocks();
 }

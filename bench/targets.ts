@@ -325,6 +325,9 @@ function format(measure: Measure, value = measure.value): string {
 }
 const figure = (measure: Measure): string => format(measure);
 
+/** The in-process mode's Targets block's title (bench/run.ts; the own-process mode's is bench/own-run.ts's). */
+export const IN_PROCESS_TARGETS_TITLE = 'Targets — in process (secondary)';
+
 /** A run's Targets block: every line with both numbers, the figure, its goal, and PASS or MISS. */
 export function targetsMarkdown(list: readonly Measure[], title = 'Targets'): string {
   const lines = list.map((measure) => {
