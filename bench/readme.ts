@@ -1,10 +1,13 @@
 /**
  * The generated sections of the README and the docs, so no measured figure is typed by hand:
- * - docs/benchmarks.md, between `<!-- bench:start -->` and `<!-- bench:end -->`: the latest full run's
- *   tables and Targets (bench/results/latest.md), the spread of the targets over the last full runs
- *   (bench/results/runs/) and the latest `npm run bench:held` (bench/results/held.md);
+ * - docs/benchmarks.md, between `<!-- bench:start -->` and `<!-- bench:end -->`: the latest full
+ *   own-process run's tables and Targets (bench/results/own-latest.md), then the latest full run's
+ *   in-process ones (bench/results/latest.md, the secondary tables), the spread of both modes'
+ *   targets over the last full runs (bench/results/runs/) and the latest `npm run bench:held`
+ *   (bench/results/held.md);
  * - README.md, between the same markers: one table, per scenario ours against the best peer, saying
- *   where we are slower, and the targets that run missed;
+ *   where we are slower, from the own-process run (own-latest.json; the in-process run for the
+ *   scenarios only it measures, marked so), and the targets missed;
  * - docs/chaos.md and README.md, between `<!-- chaos:start -->` and `<!-- chaos:end -->`: the long
  *   chaos run's tables (chaos/results/latest.md, the saved output of `npm run chaos`), whole in the
  *   docs, its totals in the README;
@@ -18,7 +21,11 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Row } from './report.js';
-import { measures, spreadMarkdown, targetsMarkdown, type RunRecord } from './targets.js';
+import type { OwnRunRecord } from './own-run.js';
+import { judge, metrics, ownMeasuresOf, type Metric } from './own-report.js';
+import { fixed } from './report.js';
+import { median, range } from './rounds.js';
+import { measures, spreadMarkdown, targetsMarkdown, type RunRecord, type SpreadColumn } from './targets.js';
 
 export const BENCH_MARKERS = { start: '<!-- bench:start -->', end: '<!-- bench:end -->' } as const;
 export const CHAOS_MARKERS = { start: '<!-- chaos:start -->', end: '<!-- chaos:end -->' } as const;
@@ -33,10 +40,12 @@ interface StoredRun extends RunRecord {
   readonly command: string;
   readonly quick: boolean;
   readonly machine?: string;
+  /** The own-process mode's record, in runs since `npm run bench` runs both modes. */
+  readonly own?: OwnRunRecord;
 }
 
-/** The stored full runs (`npm run bench`, no `--quick` or `--only`), oldest first. */
-function fullRuns(resultsDir: string): StoredRun[] {
+/** The stored full runs (`npm run bench`, no `--quick` or `--only`), oldest first; older runs' records read as they were written. */
+export function fullRuns(resultsDir: string): StoredRun[] {
   const dir = `${resultsDir}runs/`;
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
@@ -53,24 +62,47 @@ function renamedScenario(row: Row): Row {
   return row.scenario === 'S6' && CLUSTER_LABELS.has(row.label) ? { ...row, scenario: 'S7' } : row;
 }
 
-/** docs/benchmarks.md's generated section: the latest full run whole, the spread, the held locks. */
-export function benchmarksSection(resultsDir: string): string {
-  const latest = readFileSync(`${resultsDir}latest.md`, 'utf8')
+/** The latest full own-process run: bench/results/own-latest.json, written by a full `npm run bench` or `npm run bench:own`. */
+function ownLatest(resultsDir: string): OwnRunRecord {
+  const path = `${resultsDir}own-latest.json`;
+  if (!existsSync(path)) throw new Error(`no ${path}: run npm run bench (or npm run bench:own)`);
+  return JSON.parse(readFileSync(path, 'utf8')) as OwnRunRecord;
+}
+
+/** A results markdown file under the generated section's headings: its `##` title line dropped, `###` one level down. */
+function demoted(path: string): string {
+  return readFileSync(path, 'utf8')
     .split('\n')
-    .filter((line) => !line.startsWith('## Benchmark'))
+    .filter((line) => !line.startsWith('## '))
     .map((line) => (line.startsWith('### ') ? `#${line}` : line))
     .join('\n')
     .trim();
-  const runs = fullRuns(resultsDir).slice(-SPREAD_RUNS);
-  const spread = runs.length > 1
+}
+
+const runName = (run: { readonly date: string; readonly commit?: string }): string => `${run.date.slice(0, 10)}${run.commit ? `, commit ${run.commit}` : ''}`;
+
+/** The spread table of `columns` under its heading; a note instead while fewer than two runs hold them. */
+function spreadSection(title: string, columns: readonly SpreadColumn[], missing: string): string {
+  return columns.length > 1
     ? [
-        `#### Spread over the last ${runs.length} full runs`,
+        `#### Spread over the last ${columns.length} full runs: ${title}`,
         '',
         'The Targets figures of each run (of the code at its commit, where recorded) and their range: on 2 shared cores a single run is one sample.',
         '',
-        spreadMarkdown(runs),
+        spreadMarkdown(columns),
       ].join('\n')
-    : '';
+    : `#### Spread: ${title}\n\n${missing}`;
+}
+
+/**
+ * docs/benchmarks.md's generated section: the latest own-process run whole (what the README shows),
+ * the latest full run's in-process tables (the secondary ones), the spread of both modes' targets
+ * over the last full runs, the held locks.
+ */
+export function benchmarksSection(resultsDir: string): string {
+  const own = ownLatest(resultsDir);
+  const runs = fullRuns(resultsDir).slice(-SPREAD_RUNS);
+  const ownRuns = fullRuns(resultsDir).filter((run) => run.own).slice(-SPREAD_RUNS);
   const held = existsSync(`${resultsDir}held.md`)
     ? ['#### Many held locks (`npm run bench:held`)', '', readFileSync(`${resultsDir}held.md`, 'utf8').trim()].join('\n')
     : '';
@@ -78,46 +110,63 @@ export function benchmarksSection(resultsDir: string): string {
     BENCH_MARKERS.start,
     '<!-- generated by bench/readme.ts from bench/results: edit those, not this -->',
     '',
-    'Latest full run (`npm run bench`):',
+    `### Each library in its own process: what the README shows (\`${own.command}\`, ${runName(own)})`,
+    '',
+    demoted(`${resultsDir}own-latest.md`),
+    '',
+    '### Every library in one process: the secondary tables (latest full `npm run bench`)',
     '',
     '![each scenario, one panel: latency or throughput per library](../bench/results/latest.svg)',
     '',
-    latest,
+    demoted(`${resultsDir}latest.md`),
     '',
-    spread,
+    spreadSection(
+      'own process',
+      ownRuns.map((run) => ({ date: run.date, ...(run.commit ? { commit: run.commit } : {}), measures: ownMeasuresOf(run.own!) })),
+      'Fewer than two full `npm run bench` runs in bench/results/runs/ hold the own-process mode yet; the spread appears from the second.',
+    ),
+    '',
+    runs.length > 1 ? spreadSection('in process', runs.map((run) => ({ date: run.date, ...(run.commit ? { commit: run.commit } : {}), measures: measures(run) })), '') : '',
     '',
     held,
     BENCH_MARKERS.end,
   ].join('\n');
 }
 
-/** One line of the README's summary: a scenario's measure, ours against the best of `peers`. */
+/** One line of the README's summary: a scenario's figure, ours against the best of the peers. */
 interface SummaryLine {
   readonly scenario: string;
   readonly what: string;
-  /** The figure compared, and how it reads. */
   readonly unit: string;
-  readonly value: (row: Row) => number;
   readonly higherIsBetter: boolean;
+  /** The in-process run's figure, where that mode shows this line. */
+  readonly value?: (row: Row) => number;
+  /** The own-process run's, where that mode measures this line. */
+  readonly metric?: Metric;
   readonly ours: string;
+  /** In process; the own-process mode compares with its peers (node-redlock, redlock-universal, redis-semaphore). */
   readonly peers: readonly string[];
+  /** A hot-key throughput line: its notes say how many acquisitions gave up. */
+  readonly givesUp?: boolean;
 }
 
 const PEERS = ['node-redlock', 'sesamecare', 'redis-semaphore', 'redlock-universal'];
-const p50 = { unit: 'p50 ms', value: (row: Row): number => row.p50Ms, higherIsBetter: false };
-const throughput = (unit: string) => ({ unit, value: (row: Row): number => row.opsPerSecond, higherIsBetter: true });
-const maxWait = { unit: 'max wait ms', value: (row: Row): number => row.maxWaitMs ?? Number.NaN, higherIsBetter: false };
+const OWN_PEERS = ['node-redlock', 'redlock-universal', 'redis-semaphore'];
+const p50 = { unit: 'p50 ms', value: (row: Row): number => row.p50Ms, metric: metrics.p50, higherIsBetter: false };
+const throughput = (unit: string) => ({ unit, value: (row: Row): number => row.opsPerSecond, metric: metrics.opsPerSecond, higherIsBetter: true });
+const maxWait = { unit: 'max wait ms', value: (row: Row): number => row.maxWaitMs ?? Number.NaN, metric: metrics.maxWait, higherIsBetter: false };
 const SUMMARY: readonly SummaryLine[] = [
   { scenario: 'S1', what: 'S1: one worker, acquire + release', ...p50, ours: 'ours', peers: PEERS },
   { scenario: 'S1', what: 'S1 on ioredis clients', ...p50, ours: 'ours (ioredis)', peers: PEERS },
+  { scenario: 'S1', what: 'S1: process CPU per lock cycle', unit: 'µs', metric: metrics.cpu, higherIsBetter: false, ours: 'ours', peers: PEERS },
   { scenario: 'S2 64 workers', what: 'S2: 64 workers, distinct keys', ...throughput('ops/s'), ours: 'ours', peers: PEERS },
   { scenario: 'S2 256 workers', what: 'S2: 256 workers, distinct keys', ...throughput('ops/s'), ours: 'ours', peers: PEERS },
-  { scenario: 'S3', what: 'S3: hot key, 16 workers, one process', ...throughput('ops/s'), ours: 'ours', peers: PEERS },
+  { scenario: 'S3', what: 'S3: hot key, 16 workers, one process', ...throughput('ops/s'), ours: 'ours', peers: PEERS, givesUp: true },
   { scenario: 'S3', what: 'S3: the longest wait for it', ...maxWait, ours: 'ours', peers: PEERS },
   { scenario: 'S4 S1', what: 'S4: S1, one master blackholed', ...p50, ours: 'ours', peers: PEERS },
   { scenario: 'S4 S2 64 workers', what: 'S4: S2 @ 64, one master blackholed', ...throughput('ops/s'), ours: 'ours', peers: PEERS },
   { scenario: 'S5', what: 'S5: S1, one master +20 ms', ...p50, ours: 'ours', peers: PEERS },
-  { scenario: 'S6', what: 'S6: hot key, 4 processes × 4 workers, defaults', ...throughput('acquisitions/s'), ours: 'ours', peers: PEERS },
+  { scenario: 'S6', what: 'S6: hot key, 4 processes × 4 workers, defaults', ...throughput('acquisitions/s'), ours: 'ours', peers: PEERS, givesUp: true },
   { scenario: 'S6', what: 'S6: the longest wait for it', ...maxWait, ours: 'ours', peers: PEERS },
   { scenario: 'S7', what: 'S7: S2 @ 64 on 3 Redis Cluster voters vs 3 standalone (ours both)', ...throughput('ops/s'), ours: 'cluster ×3×3', peers: ['standalone ×3'] },
   { scenario: 'S8', what: 'S8: semaphore, limit 4, 16 workers', ...throughput('acquisitions/s'), ours: 'ours', peers: ['redis-semaphore'] },
@@ -133,42 +182,86 @@ const SHORT_NAMES: Readonly<Record<string, string>> = {
   'redlock-universal': 'redlock-universal',
   'standalone ×3': 'ours, 3 standalone voters',
 };
+const shortName = (label: string): string => SHORT_NAMES[label] ?? label;
 
-function summaryTable(run: StoredRun): string {
+function verdict(line: SummaryLine, ratio: number): string {
+  const better = line.higherIsBetter ? ratio >= 1 : ratio <= 1;
+  if (line.unit === 'max wait ms') return better ? 'shorter' : '**longer**';
+  if (line.unit === 'µs') return better ? 'less' : '**more**';
+  return better ? 'faster' : '**slower**';
+}
+
+/** A line from the own-process run: medians over its rounds, the median of the per-round ratios and their range. */
+function ownLine(own: OwnRunRecord, line: SummaryLine & { readonly metric: Metric }): string | undefined {
+  const target = { kind: 'ratio' as const, id: line.what, scenario: line.scenario, ours: line.ours, peers: OWN_PEERS, metric: line.metric, goal: '' };
+  const result = judge(own.records, target, own.plan.rounds);
+  if (!Number.isFinite(result.value)) return undefined;
+  const { min, max } = range(result.perRound);
+  const best = [...new Set(result.peerLabels.filter((label): label is string => label !== undefined))].map(shortName).join(', ');
+  const scenarioRecords = own.records.filter((record) => record.scenario === line.scenario);
+  const notes: string[] = [];
+  const hung = [...new Set(scenarioRecords.filter((record) => OWN_PEERS.includes(record.label) && record.slice.hung > 0).map((record) => shortName(record.label)))];
+  if (hung.length) notes.push(`${hung.join(', ')}: hang`);
+  if (line.givesUp) {
+    const gaveUp = (label: string): number => scenarioRecords.filter((record) => record.label === label).reduce((sum, record) => sum + record.slice.failures, 0);
+    notes.push(`gave up: ours ${gaveUp(line.ours)}, ${OWN_PEERS.map((label) => `${shortName(label)} ${gaveUp(label)}`).join(', ')}`);
+  }
+  const shown = (value: number): string => fixed(value, line.metric.digits);
+  return `| ${line.what} | ${line.unit} | ${shown(median(result.ours))} | ${best} ${shown(median(result.peer))} | ` +
+    `${fixed(result.value)}× (${fixed(min)}–${fixed(max)}) | ${verdict(line, result.value)} | ${notes.join('; ')} |`;
+}
+
+/** A line from the in-process run (scenarios the own-process run did not measure), marked so. */
+function inProcessLine(run: StoredRun, line: SummaryLine & { readonly value: (row: Row) => number }): string | undefined {
   const usable = (row: Row | undefined): row is Row => row !== undefined && row.cycles > 0 && row.hung === 0;
-  const name = (row: Row): string => SHORT_NAMES[row.label] ?? row.label;
+  const name = (row: Row): string => shortName(row.label);
+  const scenarioRows = run.rows.filter((row) => row.scenario === line.scenario);
+  const ours = scenarioRows.find((row) => row.label === line.ours);
+  const peers = line.peers.map((label) => scenarioRows.find((row) => row.label === label)).filter(usable);
+  const best = [...peers].sort((a, b) => (line.higherIsBetter ? line.value(b) - line.value(a) : line.value(a) - line.value(b)))[0];
+  if (!usable(ours) || !best || !Number.isFinite(line.value(ours))) return undefined;
+  const shown = (row: Row): string => (line.unit === 'p50 ms' ? line.value(row).toFixed(3) : String(Math.round(line.value(row))));
+  const ratio = line.value(ours) / line.value(best);
+  const notes: string[] = [];
+  const hung = scenarioRows.filter((row) => line.peers.includes(row.label) && row.hung > 0);
+  if (hung.length) notes.push(`${hung.map(name).join(', ')}: hang`);
+  if (line.givesUp) notes.push(`gave up: ours ${ours.failures}, ${peers.map((row) => `${name(row)} ${row.failures}`).join(', ')}`);
+  return `| ${line.what} (in process) | ${line.unit} | ${shown(ours)} | ${name(best)} ${shown(best)} | ${ratio.toFixed(2)}× | ${verdict(line, ratio)} | ${notes.join('; ')} |`;
+}
+
+/** The scenario group a scenario or a measure belongs to: 'S2' of 'S2 64 workers' and of 'S2 @ 64 vs best peer'. */
+const groupOf = (name: string): string | undefined => /^(S\d)\b/.exec(name)?.[1];
+
+/** The own-process run's lines where it measured them, the in-process run's for the rest. */
+function summaryTable(own: OwnRunRecord, run: StoredRun | undefined): string {
+  const measuredOwn = new Set(own.records.map((record) => record.scenario));
   const lines = SUMMARY.flatMap((line) => {
-    const scenarioRows = run.rows.filter((row) => row.scenario === line.scenario);
-    const ours = scenarioRows.find((row) => row.label === line.ours);
-    const peers = line.peers.map((label) => scenarioRows.find((row) => row.label === label)).filter(usable);
-    const best = [...peers].sort((a, b) => (line.higherIsBetter ? line.value(b) - line.value(a) : line.value(a) - line.value(b)))[0];
-    if (!usable(ours) || !best || !Number.isFinite(line.value(ours))) return [];
-    const shown = (row: Row): string => (line.unit === 'p50 ms' ? line.value(row).toFixed(3) : String(Math.round(line.value(row))));
-    const ratio = line.value(ours) / line.value(best);
-    const better = line.higherIsBetter ? ratio >= 1 : ratio <= 1;
-    const verdict = better
-      ? (line.higherIsBetter ? 'faster' : line.unit === 'p50 ms' ? 'faster' : 'shorter')
-      : (line.higherIsBetter || line.unit === 'p50 ms' ? '**slower**' : '**longer**');
-    const notes: string[] = [];
-    const hung = scenarioRows.filter((row) => line.peers.includes(row.label) && row.hung > 0);
-    if (hung.length) notes.push(`${hung.map(name).join(', ')}: hang`);
-    if (line.scenario === 'S6' && line.higherIsBetter) {
-      notes.push(`gave up: ours ${ours.failures}, ${peers.map((row) => `${name(row)} ${row.failures}`).join(', ')}`);
-    }
-    return [`| ${line.what} | ${line.unit} | ${shown(ours)} | ${name(best)} ${shown(best)} | ${ratio.toFixed(2)}× | ${verdict} | ${notes.join('; ')} |`];
+    const text = line.metric && measuredOwn.has(line.scenario)
+      ? ownLine(own, { ...line, metric: line.metric })
+      : line.value && run ? inProcessLine(run, { ...line, value: line.value }) : undefined;
+    return text === undefined ? [] : [text];
   });
   return [
-    '| scenario | measure | redlock-quorum | best peer | ours ÷ peer | ours is | notes |',
+    '| scenario | measure | redlock-quorum | best peer | ours ÷ peer (range) | ours is | notes |',
     '|---|---|---:|---:|---:|---|---|',
     ...lines,
   ].join('\n');
 }
 
-/** README's generated benchmark summary: the latest full run, one line per scenario, and its missed targets. */
+/**
+ * README's generated benchmark summary: per scenario ours against the best peer, from the latest
+ * own-process run (the in-process run for the scenarios it does not measure), and the targets
+ * missed: the own-process run's, then the in-process run's of the scenarios only it measured.
+ */
 export function benchSummarySection(resultsDir: string): string {
+  const own = ownLatest(resultsDir);
   const run = fullRuns(resultsDir).at(-1);
-  if (!run) throw new Error(`no full run in ${resultsDir}runs/: run npm run bench`);
-  const missed = measures(run).filter((measure) => measure.met === false);
+  const ownGroups = new Set(own.records.map((record) => groupOf(record.scenario)));
+  const missedOwn = ownMeasuresOf(own).filter((measure) => measure.met === false);
+  const missedInProcess = (run ? measures(run) : [])
+    .filter((measure) => measure.met === false && !ownGroups.has(groupOf(measure.id)))
+    .map((measure) => ({ ...measure, text: `in process: ${measure.text}` }));
+  const missed = [...missedOwn, ...missedInProcess];
   const missedLines = missed.length
     ? targetsMarkdown(missed).replace(/^### Targets\n/, '').trim()
     : '- none';
@@ -176,13 +269,15 @@ export function benchSummarySection(resultsDir: string): string {
     BENCH_MARKERS.start,
     '<!-- generated by bench/readme.ts from bench/results: edit those, not this -->',
     '',
-    `Latest full run (\`npm run bench\`, ${run.date.slice(0, 10)}${run.commit ? `, commit ${run.commit}` : ''}${run.machine ? `, ${run.machine}` : ''}, 5 local masters). ` +
-      'Best peer: the best of node-redlock 5.0.0-beta.2, @sesamecare-oss/redlock 1.4.0, redis-semaphore 5.8.0 and redlock-universal 0.8.5 ' +
-      'that answered (a peer that hangs is left out).',
+    `Each library alone in its own process, as users run it (\`${own.command}\`, ${runName(own)}${own.machine ? `, ${own.machine}` : ''}, ` +
+      `5 local masters, ${own.plan.rounds} interleaved rounds): each figure is the median over the rounds, the ratio the median of the per-round ` +
+      'ratios (their range in brackets), the best peer the best of node-redlock 5.0.0-beta.2, redlock-universal 0.8.5 and redis-semaphore 5.8.0 ' +
+      'in each round (a peer that hangs is left out). Rows marked "in process" are scenarios that run did not measure, from the latest full ' +
+      `\`npm run bench\`${run ? ` (${runName(run)})` : ''} with every library in one process, where @sesamecare-oss/redlock 1.4.0 is a peer too.`,
     '',
-    summaryTable(run),
+    summaryTable(own, run),
     '',
-    'Targets this run missed:',
+    'Targets missed (own process; "in process": scenarios only that mode measured):',
     '',
     missedLines,
     BENCH_MARKERS.end,

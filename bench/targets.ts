@@ -343,11 +343,18 @@ export interface RunRecord extends Measured {
   readonly commit?: string;
 }
 
+/** One column of the spread table: a run's date, its commit where recorded, and its Targets figures. */
+export interface SpreadColumn {
+  readonly date: string;
+  readonly commit?: string;
+  readonly measures: readonly Measure[];
+}
+
 /** The same measures over several full runs, one column each, and their range: the spread to expect. */
-export function spreadMarkdown(runs: readonly RunRecord[]): string {
-  const perRun = runs.map((run) => measures(run));
+export function spreadMarkdown(runs: readonly SpreadColumn[]): string {
+  const perRun = runs.map((run) => run.measures);
+  const column = (run: SpreadColumn): string => `${run.date.slice(0, 16).replace('T', ' ')}${run.commit ? ` (${run.commit})` : ''}`;
   const ids = [...new Set(perRun.flatMap((list) => list.map((measure) => measure.id)))];
-  const column = (run: RunRecord): string => `${run.date.slice(0, 16).replace('T', ' ')}${run.commit ? ` (${run.commit})` : ''}`;
   const header = `| measure | goal | ${runs.map(column).join(' | ')} | range |`;
   const rule = `|---|---|${runs.map(() => '---:').join('|')}|---:|`;
   const lines = ids.map((id) => {
@@ -356,7 +363,7 @@ export function spreadMarkdown(runs: readonly RunRecord[]): string {
     const goal = cells.find((measure) => measure)?.goal ?? '';
     const shown = cells.map((measure) => (measure ? `${figure(measure).replace(' round trips', '')}${measure.met === false ? ' (miss)' : ''}` : '—'));
     const sample = cells.find((measure) => measure);
-    const bare = (value: number): string => (sample?.unit ? format(sample, value) : value.toFixed(2));
+    const bare = (value: number): string => (sample?.unit ? format(sample, value) : value.toFixed(sample?.id.includes('Jain') ? 3 : 2));
     const range = values.length ? `${bare(Math.min(...values)).replace(/ (%|bytes|calls\/s)$/, '')}–${bare(Math.max(...values))}` : '—';
     return `| ${id} | ${goal || '—'} | ${shown.join(' | ')} | ${range} |`;
   });
