@@ -53,8 +53,8 @@ export function ownPlan(quick: boolean, rounds = quick ? 2 : 5): OwnPlan {
     warmCycles: quick ? 100 : 200,
     s1Cycles: quick ? 1_000 : 4_000,
     s2Ms: quick ? 500 : 2_500,
-    hotKeyMs: quick ? 800 : 2_000,
-    hotKeyWarmMs: quick ? 200 : 300,
+    hotKeyMs: quick ? 600 : 2_000,
+    hotKeyWarmMs: quick ? 100 : 300,
   };
 }
 
