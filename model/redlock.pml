@@ -20,7 +20,9 @@
  * Configurations (compile-time): the default (acquire with a retry, release), -DEXTEND (an extend
  * to a shorter ttl, -DEXTEND_TTL also to the full one), -DCRASH (one kill -9 and restart empty, the
  * restart guard), -DFENCING (fenced acquires and their second round; -DLOSE_COUNTERS: a crash loses
- * the fence counters); -DLINE is the waiting line and its liveness properties, a model of its own
+ * the fence counters), -DHANDOFF (the hot key's hand-off, proposed in docs/design/performance.md:
+ * a release hands the key to a waiter in line, whose validity runs from its refused attempt's start);
+ * -DLINE is the waiting line and its liveness properties, a model of its own
  * (line.pml, included below) that leaves time out. Properties, checked in every state:
  *   exclusion   no instant at which two clients both consider their lock valid (monitor);
  *   fencing     each fenced acquire that succeeds gets a token above every earlier one (issued);
@@ -34,6 +36,14 @@
  *   NO_GUARD         a master that restarted empty votes at once (no restart guard)
  *   NO_ROUND2        fencing without the second round
  *   ROLLBACK_GRANTED rollback only on the masters that granted (what redlock-universal does)
+ * and, under -DHANDOFF:
+ *   HANDOFF_FROM_GRANT   a handed lock's validity runs from when the client counts the hand-off,
+ *                        not from its attempt's start
+ *   HANDOFF_ROLLBACK     the rollback of a refused attempt deletes a key handed to that attempt
+ *                        (a plain compare-and-delete) while the waiter still counts the hand-off
+ *   HANDOFF_ANY_VALUE    the waiter counts a hand-off of any of its call's values, with its latest
+ *                        attempt's start (one hand-off value per call, not per attempt)
+ *   HANDOFF_KEEP_ENTRY   a call's last release leaves its hand-off value in line (as a rollback does)
  */
 
 #ifdef LINE
@@ -87,6 +97,7 @@
 #define EXT 3          /* extend: PEXPIRE if the key holds the value */
 #define REL 4          /* release: compare-and-delete */
 #define FENCE 5        /* fence: raise the counter to the token if the key holds the value */
+#define RELT 6         /* -DHANDOFF: a call's last release (its lock's, or a give-up): the ticket leaves the line */
 /* Answers to the current call (`rep`): none yet (pending, or timed out), yes, no (not held / a
    key exists), error (the restart guard refused to send it). */
 #define NONE 0
@@ -97,7 +108,9 @@
 byte clock = 0;
 byte own[N];           /* the value a master's key holds (0: none; an expired key is removed at the tick) */
 byte kexp[N];          /* the tick at which it expires */
+#ifndef HANDOFF
 byte cnt[N];           /* fence counters (never expire) */
+#endif
 bool restarted[N];     /* the master crashed and restarted empty ... */
 byte upAt[N];          /* ... at this tick */
 byte crashes = 0;
@@ -113,6 +126,27 @@ bool holding[C];       /* the client holds a lock: released() not called, not to
 byte cexp[C];          /* its lock.expiration */
 bool failed[C * ATTEMPTS + 1];   /* the attempt of this value failed and was rolled back */
 byte lastToken = 0;
+#ifdef HANDOFF
+/* Proposed (docs/design/performance.md, "The hot key: hand-off"). Each client's call has a ticket;
+   a master keeps, with a refused ticket's place, the value of its latest refused attempt there. */
+#define OWNER(v) (((v) - 1) / ATTEMPTS)  /* the client whose attempt made value v */
+#ifndef WAITER
+#define WAITER 1       /* the client that waits in line for a hand-off; the other is refused without one */
+#endif
+#ifndef RETRYW
+#define RETRYW 0       /* the waiter may make a second attempt in its call (its timer, or a wake) */
+#endif
+#define BUDGET(c) (c == 0 -> ATTEMPTS : ATTEMPTS1)
+byte hv[N * C];        /* at m * C + c: the hand-off value of client c's ticket on master m (0: none) */
+bool hnd[N];           /* master m's key was set by a hand-off (to OWNER(own[m])'s ticket) */
+byte annv[N * C];      /* at m * C + c: the value master m announced handing to c, if c counts it */
+byte lastv[C];         /* client c's latest attempt's value while its call is under way (0: none) */
+bool ended[C * ATTEMPTS + 1];    /* the call of this value ended: its last release (RELT) was sent ... */
+byte relv[C * ATTEMPTS + 1];     /* ... with this value */
+#ifdef MUT_HANDOFF_ANY_VALUE
+byte callv[C];         /* the first value of client c's call under way */
+#endif
+#endif
 
 #define valid(c) (holding[c] && clock < cexp[c])
 
@@ -123,7 +157,11 @@ end:
   do
   :: d_step {
        clock < MAXT -> clock++;
+#ifdef HANDOFF
+       for (m : 0 .. N - 1) { if :: own[m] != 0 && kexp[m] <= clock -> own[m] = 0; kexp[m] = 0; hnd[m] = false :: else -> skip fi };
+#else
        for (m : 0 .. N - 1) { if :: own[m] != 0 && kexp[m] <= clock -> own[m] = 0; kexp[m] = 0 :: else -> skip fi };
+#endif
        m = 0
      }
   od
@@ -139,9 +177,88 @@ inline reply(k, c, v, op, answer) {
   fi
 }
 
+#ifdef HANDOFF
+/* Proposed (docs/design/performance.md, "The hot key: hand-off"), each step the script it would
+   change. release.lua: a compare-and-delete that freed master mm's key hands it to the ticket of
+   client o if it is in line there with a hand-off value: SET key := that value PX ttl (a fast clock
+   expires it d early), the ticket out of the line, and the announcement names the value. (With two
+   clients, the one in line is the head: the releaser's own ticket left the line first.) */
+inline handoff(mm, o, d) {
+  if
+  :: hv[(mm) * C + (o)] != 0 ->
+     own[mm] = hv[(mm) * C + (o)]; kexp[mm] = clock + TTL - d; hnd[mm] = true; hv[(mm) * C + (o)] = 0;
+     printf("t=%d master %d: hands off to client %d: SET %d (expires at %d)\n", clock, mm, o, own[mm], kexp[mm]);
+     /* waiting.ts (proposed): the waiter counts an announcement of its latest attempt's value only
+        (kept out of the state otherwise) */
+#ifdef MUT_HANDOFF_ANY_VALUE
+     if :: lastv[o] != 0 && own[mm] >= callv[o] && own[mm] <= lastv[o] -> annv[(mm) * C + (o)] = own[mm] :: else -> skip fi
+#else
+     if :: own[mm] == lastv[o] -> annv[(mm) * C + (o)] = own[mm] :: else -> skip fi
+#endif
+  :: else -> skip
+  fi
+}
+
+/* The commands with the hand-off (single-key, unfenced, ticketed calls: every call here).
+   acquire.lua: a free key, or one handed to this client's ticket, is (re-)granted with this
+   attempt's value; a refusal keeps the attempt's value and ttl with the ticket's place.
+   release.lua, without the ticket (a refused attempt's rollback, acquire.ts #afterRefusal): a
+   compare-and-delete of a key the attempt was granted, never of one handed to it; with the ticket
+   (RELT: a lock's release, or giving up): the ticket leaves the line, and the key is deleted if it
+   holds the value or was handed to this ticket. */
+inline hexec(k, mm, xop, xv, d) {
+  if
+  :: xop == ACQ ->
+     if
+     :: own[mm] == 0 || (hnd[mm] && OWNER(own[mm]) == (k) / N) ->
+        if
+        :: own[mm] != 0 -> printf("t=%d master %d: SET %d over %d, handed to it (expires at %d)\n", clock, mm, xv, own[mm], clock + TTL - d)
+        :: else -> printf("t=%d master %d: SET %d (expires at %d)\n", clock, mm, xv, clock + TTL - d)
+        fi;
+        own[mm] = xv; kexp[mm] = clock + TTL - d; hnd[mm] = false; hv[(mm) * C + (k) / N] = 0;
+        reply((k), (k) / N, xv, xop, YES)
+     :: else ->
+        if
+        :: (k) / N == WAITER ->
+           hv[(mm) * C + (k) / N] = xv;
+           printf("t=%d master %d: refuses %d (holds %d), keeps it for a hand-off\n", clock, mm, xv, own[mm])
+        :: else -> printf("t=%d master %d: refuses %d (holds %d)\n", clock, mm, xv, own[mm])
+        fi;
+        reply((k), (k) / N, xv, xop, NO)
+     fi
+  :: xop == REL ->
+     if
+#ifdef MUT_HANDOFF_ROLLBACK
+     :: own[mm] == xv ->
+#else
+     :: own[mm] == xv && !hnd[mm] ->
+#endif
+        own[mm] = 0; kexp[mm] = 0; hnd[mm] = false;
+        printf("t=%d master %d: DEL %d\n", clock, mm, xv);
+        handoff(mm, 1 - (k) / N, d)
+     :: else -> skip
+     fi
+  :: xop == RELT ->
+#ifndef MUT_HANDOFF_KEEP_ENTRY
+     hv[(mm) * C + (k) / N] = 0;
+#endif
+     if
+     :: own[mm] == xv || (hnd[mm] && OWNER(own[mm]) == (k) / N) ->
+        printf("t=%d master %d: DEL %d, the ticket out of line\n", clock, mm, own[mm]);
+        own[mm] = 0; kexp[mm] = 0; hnd[mm] = false;
+        handoff(mm, 1 - (k) / N, d)
+     :: else -> skip
+     fi
+  fi
+}
+#endif
+
 /* Master mm runs command (xop, xv, xarg) of connection k (client k / N), atomically (Lua scripts
    are); a key it sets expires after the ttl, or d ticks earlier (its clock runs fast). */
 inline exec(k, mm, xop, xv, xarg, d) {
+#ifdef HANDOFF
+  hexec(k, mm, xop, xv, d)
+#else
   if
   :: xop == ACQ || xop == ACQF ->
      if
@@ -168,6 +285,7 @@ inline exec(k, mm, xop, xv, xarg, d) {
      fi
   :: xop == REL -> if :: own[mm] == xv -> own[mm] = 0; kexp[mm] = 0; printf("t=%d master %d: DEL %d\n", clock, mm, xv) :: else -> skip fi
   fi
+#endif
 }
 
 /* A master runs the first late command waiting on connection k. */
@@ -184,6 +302,9 @@ inline crash(m) {
   own[m] = 0; kexp[m] = 0;
 #ifdef LOSE_COUNTERS
   cnt[m] = 0;
+#endif
+#ifdef HANDOFF
+  hnd[m] = false; for (k : 0 .. C - 1) { hv[m * C + k] = 0 };
 #endif
   restarted[m] = true; upAt[m] = clock; crashes++;
   printf("t=%d master %d: killed, restarted empty\n", clock, m);
@@ -228,7 +349,11 @@ end:
 inline send(c, op, v, arg) {
   if
   :: empty(q[c * N + m]) -> exec(c * N + m, m, op, v, arg, 0)
+#ifdef HANDOFF
+  :: empty(q[c * N + m]) && op != EXT && op != FENCE -> exec(c * N + m, m, op, v, arg, DRIFT)   /* a release may hand off */
+#else
   :: empty(q[c * N + m]) && (op == ACQ || op == ACQF || op == EXT) -> exec(c * N + m, m, op, v, arg, DRIFT)
+#endif
   :: late < LATE -> q[c * N + m] ! op, v, arg; late++
   fi
 }
@@ -241,7 +366,7 @@ inline call(c, op, v, arg) {
        command leaves on a connection that a restart would close) */
     empty(q[c * N + m]) || late < LATE;
     if
-    :: op == REL || guarded(m) -> send(c, op, v, arg)
+    :: op == REL || op == RELT || guarded(m) -> send(c, op, v, arg)
     :: else -> rep[c * N + m] = ERR
     fi
   };
@@ -315,6 +440,7 @@ inline issued(c) {
   assert(token > lastToken); lastToken = token
 }
 
+#ifndef HANDOFF
 proctype client(byte c) {
   byte a, v, start, m, granted, token, s2, ttl, gm;
   for (a : 1 .. (c == 0 -> ATTEMPTS : ATTEMPTS1)) {
@@ -392,6 +518,99 @@ proctype client(byte c) {
 next: skip
   }
 }
+#else
+/* The masters that count for client c's attempt of value v: a grant by reply, or a hand-off of v
+   announced (waiting.ts, proposed). */
+#define got(c, m, v) (rep[(c) * N + (m)] == YES || HANDED(c, m, v))
+#define votes(c, v) ((got(c, 0, v) -> 1 : 0) + (got(c, 1, v) -> 1 : 0) + (got(c, 2, v) -> 1 : 0))
+#define handed(c, v) ((HANDED(c, 0, v) -> 1 : 0) + (HANDED(c, 1, v) -> 1 : 0) + (HANDED(c, 2, v) -> 1 : 0))
+#ifdef MUT_HANDOFF_ANY_VALUE
+/* a hand-off of any value of the call counts */
+#define HANDED(c, m, v) (annv[(m) * C + (c)] != 0)
+#else
+#define HANDED(c, m, v) (annv[(m) * C + (c)] == (v))
+#endif
+#define hdecided(c, start, v) (votes(c, v) >= Q || no(c) > N - Q || clock - start >= TIMEOUT || clock == MAXT)
+/* Forget the announcements (none can name a value the client will count again). */
+#define forget(c) annv[c] = 0; annv[C + (c)] = 0; annv[2 * C + (c)] = 0
+/* Where a handed lock's validity runs from: the attempt's start (the mutation: the moment the
+   client counts the hand-offs). */
+#ifdef MUT_HANDOFF_FROM_GRANT
+#define FROM(start) (via -> clock : start)
+#define HFROM(start) (clock)
+#else
+#define FROM(start) (start)
+#define HFROM(start) (start)
+#endif
+
+/* A client with the hand-off (proposed: docs/design/performance.md). Its calls, each with a ticket
+   in line, take attempts from a budget (client 0: ATTEMPTS, client 1: ATTEMPTS1, each with a new
+   value); after a refused attempt and its rollback the call waits in line until a quorum of masters
+   has handed it that attempt's value, or it tries again (its timer, or a wake), or it gives up. A
+   lock, taken by replies or by hand-offs, is valid until the attempt's start + ttl − allowance. */
+proctype client(byte c) {
+  byte a, v, start, m, granted, first, gm;
+  bool via;
+  do
+  :: a < (c == 0 -> ATTEMPTS : ATTEMPTS1) ->
+     first = a + 1;
+#ifdef MUT_HANDOFF_ANY_VALUE
+     callv[c] = c * ATTEMPTS + first;
+#endif
+     do
+     :: a++; v = c * ATTEMPTS + a;
+        /* src/acquisition/acquire.ts: one value per attempt; its start read before the first send */
+        atomic {
+          start = clock; lastv[c] = v;
+#ifndef MUT_HANDOFF_ANY_VALUE
+          forget(c);
+#endif
+          printf("t=%d client %d: acquire, value %d\n", clock, c, v);
+          call(c, ACQ, v, 0)
+        };
+        /* src/protocol/fan-out.ts: decided at quorum (replies and hand-offs), impossibility or timeout */
+        d_step { hdecided(c, start, v) -> granted = votes(c, v); via = (handed(c, v) > 0); over(c); printf("t=%d client %d: %d granted\n", clock, c, granted) };
+        if
+        :: granted >= Q && TTL > clock - FROM(start) + ALLOW -> granted = 0; break
+        :: else ->
+           /* acquire.ts #afterRefusal: the rollback to every master; the ticket stays in line */
+           granted = 0; atomic { rollback(c, v) };
+           if
+           /* waiting.ts (proposed): a quorum of masters announced handing it this attempt's value */
+           :: d_step { c == WAITER && handed(c, v) >= Q && TTL > clock - HFROM(start) + ALLOW -> via = true; printf("t=%d client %d: handed %d by %d masters\n", clock, c, v, handed(c, v)) }; break
+           /* its timer, or a wake: the next attempt */
+           :: a < BUDGET(c) && (c != WAITER || RETRYW) -> via = false
+           /* the other client, out of attempts: the rollback was its last command */
+           :: c != WAITER && a == BUDGET(c) -> goto next
+           /* the waiter gives up: the last release, with the ticket (acquire.ts #afterRefusal) */
+           :: c == WAITER && (a == BUDGET(c) || !RETRYW) -> atomic {
+                lastv[c] = 0; forget(c); via = false;
+                call(c, RELT, v, 0); over(c);
+                for (gm : first .. a) { ended[c * ATTEMPTS + gm] = true; relv[c * ATTEMPTS + gm] = v };
+                gm = 0; first = 0;
+                printf("t=%d client %d: gives up, releases %d with its ticket\n", clock, c, v)
+              };
+              goto next
+           fi
+        fi
+     od;
+     atomic { cexp[c] = FROM(start) + TTL - ALLOW; holding[c] = true; via = false; printf("t=%d client %d: holds %d, valid until %d\n", clock, c, v, cexp[c]) };
+     /* src/acquisition/release.ts: marked released at once, then the release with the ticket everywhere */
+     atomic {
+       holding[c] = false; cexp[c] = 0; lastv[c] = 0; forget(c);
+       if
+       :: c == WAITER -> call(c, RELT, v, 0); for (gm : first .. a) { ended[c * ATTEMPTS + gm] = true; relv[c * ATTEMPTS + gm] = v }
+       :: else -> call(c, REL, v, 0)   /* not in line: a plain compare-and-delete */
+       fi;
+       over(c);
+       gm = 0; first = 0;
+       printf("t=%d client %d: release %d\n", clock, c, v)
+     };
+next: start = 0
+  :: else -> break
+  od
+}
+#endif
 
 init {
   atomic { run masters(); run client(0); run client(1) }
@@ -399,6 +618,11 @@ init {
 
 /* Is a command of value v still waiting on connection k? */
 #define waiting(k, v) (q[k] ?? [REL, eval(v), 0])
+#ifdef HANDOFF
+#define STRAY(m) (own[m] != 0 && \
+  ((failed[own[m]] && !hnd[m] && !waiting(OWNER(own[m]) * N + m, own[m])) || \
+   (ended[own[m]] && !(q[OWNER(own[m]) * N + m] ?? [RELT, eval(relv[own[m]]), 0]))))
+#endif
 
 active proctype monitor() {
 end:
@@ -408,7 +632,13 @@ end:
        (own[0] != 0 && kexp[0] > clock + TTL) || (own[1] != 0 && kexp[1] > clock + TTL) || (own[2] != 0 && kexp[2] > clock + TTL) ->
        printf("VIOLATED expiry at t=%d\n", clock); assert(false)
      }
-#ifndef WITHOUT_NO_STRAY
+#ifdef HANDOFF
+  :: atomic {   /* no stray: a rolled-back attempt's key (granted, not handed) lives only while its
+                   rollback is on its way; a key of a call that ended, only while its last release is */
+       STRAY(0) || STRAY(1) || STRAY(2) ->
+       printf("VIOLATED no-stray at t=%d: a key outlives its rollback or its call\n", clock); assert(false)
+     }
+#elif !defined(WITHOUT_NO_STRAY)
   :: atomic {   /* no stray: a failed attempt's key lives only while its rollback is on its way */
        (own[0] != 0 && failed[own[0]] && !waiting(((own[0] - 1) / ATTEMPTS) * N + 0, own[0])) ||
        (own[1] != 0 && failed[own[1]] && !waiting(((own[1] - 1) / ATTEMPTS) * N + 1, own[1])) ||
