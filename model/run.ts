@@ -49,6 +49,14 @@ const CONFIG = {
   fencingCrash: ['-DFENCING', '-DDRIFT=0', '-DMAXT=3', '-DCRASH', '-DCRASH_BY=0'],
   // The waiting line (model/line.pml): no time; L1 (H: a, then b; W: [a, b]) or L2 (X re-acquires
   // a forever, Y waits); NO_TIMER: a waiter wakes only when a majority of masters name it.
+  // The hot key's hand-off (proposed: docs/design/performance.md). Client 1 waits in line with one
+  // attempt, client 0 acquires twice (so it can take the key again after handing it off); a horizon
+  // of 3 ticks (4: beyond 30 million states). handoffRetry: client 0 waits, with a second attempt
+  // (the re-grant of a key handed to its ticket, and the give-up), client 1 holds once.
+  // handoffBoth: both have two attempts, for the one mutation that needs it (its real run: beyond reach).
+  handoff: ['-DHANDOFF', '-DMAXT=3'],
+  handoffRetry: ['-DHANDOFF', '-DMAXT=3', '-DWAITER=0', '-DRETRYW=1'],
+  handoffBoth: ['-DHANDOFF', '-DMAXT=3', '-DWAITER=0', '-DRETRYW=1', '-DATTEMPTS1=2'],
   l1: ['-DLINE', '-DL1'],
   l2: ['-DLINE', '-DL2'],
 };
@@ -60,6 +68,8 @@ const RUNS: readonly Run[] = [
   { name: 'real: a master killed and restarted empty', what: 'the same, one crash, the restart guard', defines: CONFIG.restart },
   { name: 'real: fencing tokens', what: 'fencing, and the rest', defines: CONFIG.fencing },
   { name: 'real: fencing tokens, a master killed in the first tick', what: 'the same, its counters kept (AOF), the restart guard', defines: CONFIG.fencingCrash },
+  { name: 'real: the hand-off (client 1 waits in line, client 0 acquires twice)', what: 'exclusion, expiry, no stray key; horizon 3 ticks', defines: CONFIG.handoff },
+  { name: 'real: the hand-off, the waiter retries or gives up', what: 'the same, client 0 waits with 2 attempts, client 1 holds once', defines: CONFIG.handoffRetry },
   { name: '1. expiration from a late clock read', what: 'MUT_LATE_READ', defines: [...CONFIG.base, '-DMUT_LATE_READ'], breaks: 'exclusion' },
   { name: '2. a failed shorter extend does not lower expiration', what: 'MUT_NO_LOWER', defines: [...CONFIG.extend, '-DMUT_NO_LOWER'], breaks: 'exclusion' },
   { name: '3. no drift allowance while clocks drift', what: 'MUT_NO_DRIFT', defines: [...CONFIG.base, '-DMUT_NO_DRIFT'], breaks: 'exclusion' },
@@ -67,6 +77,10 @@ const RUNS: readonly Run[] = [
   { name: '5. fencing without the second round', what: 'MUT_NO_ROUND2', defines: [...CONFIG.fencing, '-DMUT_NO_ROUND2'], breaks: 'fencing' },
   { name: '5b. a crash that loses its fence counters (2q − N = 1 for N = 3)', what: 'LOSE_COUNTERS', defines: [...CONFIG.fencingCrash, '-DLOSE_COUNTERS'], breaks: 'fencing' },
   { name: '6. rollback only on the masters that granted', what: 'MUT_ROLLBACK_GRANTED', defines: [...CONFIG.single, '-DMUT_ROLLBACK_GRANTED'], breaks: 'no-stray' },
+  { name: '11. a handed lock valid from when the hand-off is counted', what: 'MUT_HANDOFF_FROM_GRANT', defines: [...CONFIG.handoff, '-DMUT_HANDOFF_FROM_GRANT'], breaks: 'exclusion' },
+  { name: '12. a rollback deletes a key handed to its attempt', what: 'MUT_HANDOFF_ROLLBACK', defines: [...CONFIG.handoff, '-DMUT_HANDOFF_ROLLBACK'], breaks: 'exclusion' },
+  { name: "13. a call's last release leaves its hand-off value in line", what: 'MUT_HANDOFF_KEEP_ENTRY', defines: [...CONFIG.handoff, '-DMUT_HANDOFF_KEEP_ENTRY'], breaks: 'no-stray' },
+  { name: '14. a hand-off of any value of the call counts', what: 'MUT_HANDOFF_ANY_VALUE (both clients 2 attempts)', defines: [...CONFIG.handoffBoth, '-DMUT_HANDOFF_ANY_VALUE'], breaks: 'exclusion' },
   { name: 'real: the line, L1 no deadlock (H: a, then b; W: [a, b])', what: 'L1, weak fairness', defines: CONFIG.l1, liveness: 'L1' },
   { name: 'real: the line, L1, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.l1, '-DNO_TIMER'], liveness: 'L1' },
   { name: 'real: the line, L2 no starvation (X re-acquires a, clocks offset)', what: 'L2, weak fairness', defines: CONFIG.l2, liveness: 'L2' },
