@@ -23,6 +23,13 @@ export interface MastersLimit {
   readonly requests: number;
 }
 
+/** How redis-benchmark drives each master: its connections, the calls in flight on each, and the CPUs it may run on (`taskset -c`). */
+export interface LimitOptions {
+  readonly clients?: number;
+  readonly pipeline?: number;
+  readonly cpus?: string;
+}
+
 const CLIENTS = 64;
 const PIPELINE = 16;
 /** Acquires in the calibration run, per master (as fewer calls when each carries several). */
@@ -32,7 +39,12 @@ const CALIBRATION_ACQUIRES = 20_000;
  * The limit over about `durationMs` (after a short calibration run), with `operationsPerCall`
  * acquires of random keys in each script call; or why it was not measured.
  */
-export async function measureLimit(urls: readonly string[], durationMs: number, operationsPerCall = 1): Promise<MastersLimit | string> {
+export async function measureLimit(
+  urls: readonly string[],
+  durationMs: number,
+  operationsPerCall = 1,
+  { clients = CLIENTS, pipeline = PIPELINE, cpus }: LimitOptions = {},
+): Promise<MastersLimit | string> {
   if (!(await available())) return 'redis-benchmark not found (Debian: redis-tools)';
   const addresses = urls.map((url) => new URL(url));
   if (addresses.some((url) => !['127.0.0.1', 'localhost'].includes(url.hostname) || url.password)) return 'not measured: masters not on loopback';
@@ -61,12 +73,13 @@ export async function measureLimit(urls: readonly string[], durationMs: number, 
     ['EVALSHA', lockScript.sha],
   );
   const ports = addresses.map((url) => Number(url.port || 6379));
-  const calibrationRequests = Math.max(CLIENTS * PIPELINE, Math.round(CALIBRATION_ACQUIRES / operationsPerCall));
-  const calibration = await Promise.all(ports.map((port) => run(port, command, calibrationRequests)));
+  const driver = { clients, pipeline, cpus };
+  const calibrationRequests = Math.max(clients * pipeline, Math.round(CALIBRATION_ACQUIRES / operationsPerCall));
+  const calibration = await Promise.all(ports.map((port) => run(port, command, calibrationRequests, driver)));
   const slowest = Math.min(...calibration);
   const requests = Math.max(calibrationRequests, Math.round((slowest * durationMs) / 1000));
-  const perMaster = await Promise.all(ports.map((port) => run(port, command, requests)));
-  return { operationsPerCall, perMaster, total: perMaster.reduce((a, b) => a + b, 0), clients: CLIENTS, pipeline: PIPELINE, requests };
+  const perMaster = await Promise.all(ports.map((port) => run(port, command, requests, driver)));
+  return { operationsPerCall, perMaster, total: perMaster.reduce((a, b) => a + b, 0), clients, pipeline, requests };
 }
 
 function available(): Promise<boolean> {
@@ -77,11 +90,14 @@ function available(): Promise<boolean> {
   });
 }
 
-/** One redis-benchmark process against 127.0.0.1:`port`: its requests per second. */
-function run(port: number, command: readonly string[], requests: number): Promise<number> {
-  const args = ['-h', '127.0.0.1', '-p', String(port), '-c', String(CLIENTS), '-P', String(PIPELINE), '-n', String(requests), '-r', '100000000', '--csv', ...command];
+/** One redis-benchmark process against 127.0.0.1:`port` (on `driver.cpus` if given): its requests per second. */
+function run(port: number, command: readonly string[], requests: number, driver: { clients: number; pipeline: number; cpus?: string | undefined }): Promise<number> {
+  const args = ['-h', '127.0.0.1', '-p', String(port), '-c', String(driver.clients), '-P', String(driver.pipeline), '-n', String(requests), '-r', '100000000', '--csv', ...command];
   return new Promise((resolve, reject) => {
-    const child = spawn('redis-benchmark', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // taskset execs redis-benchmark: the pid stays the benchmark's.
+    const child = driver.cpus === undefined
+      ? spawn('redis-benchmark', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('taskset', ['-c', driver.cpus, 'redis-benchmark', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

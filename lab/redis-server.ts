@@ -21,6 +21,11 @@ export interface MasterOptions {
   readonly movableClock?: boolean;
   /** Run as this user id (root only): the kernel lab's firewall tells processes apart by their user (lab/kernel-lab.ts). */
   readonly uid?: number;
+  /**
+   * Pinned to these CPUs (`taskset -c`, e.g. '0'): the bench's scaling check puts every master on
+   * one core so the servers are the bottleneck. taskset execs redis-server, so the pid stays the server's.
+   */
+  readonly cpus?: string;
 }
 
 /** Ask the kernel for a free loopback port (listen on 0, read it, close). */
@@ -123,18 +128,20 @@ export class RedisMaster {
       ? ['--port', '0', '--tls-port', String(this.port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile,
           '--tls-ca-cert-file', tls.certFile, '--tls-auth-clients', 'no']
       : ['--port', String(this.port)];
+    const serverArgs = [
+      ...listen,
+      '--bind', '127.0.0.1',
+      '--dir', this.dir,
+      '--save', '',
+      '--appendonly', 'no',
+      '--protected-mode', 'no',
+      '--loglevel', 'warning',
+      ...(this.options.args ?? []),
+    ];
+    const cpus = this.options.cpus;
     const child = spawn(
-      'redis-server',
-      [
-        ...listen,
-        '--bind', '127.0.0.1',
-        '--dir', this.dir,
-        '--save', '',
-        '--appendonly', 'no',
-        '--protected-mode', 'no',
-        '--loglevel', 'warning',
-        ...(this.options.args ?? []),
-      ],
+      cpus === undefined ? 'redis-server' : 'taskset',
+      cpus === undefined ? serverArgs : ['-c', cpus, 'redis-server', ...serverArgs],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
         ...(this.clock ? { env: { ...process.env, LD_PRELOAD: clockShim(), RQ_CLOCK_FILE: this.clock.file } } : {}),
