@@ -370,7 +370,7 @@ function report(
   const limitTable = [
     `### The check, the masters the limit — the ${MASTERS} masters pinned to core 0, redis-benchmark on core 1`,
     '',
-    `Our client costs more per lock than the ${MASTERS} masters together (the first table), so with it on a core of its own the masters' core is never the limit. ` +
+    `Under load our client costs more per lock than the ${MASTERS} masters together (the first table's cycles rows), so with it on a core of its own the masters' core is not the limit. ` +
       `To load the masters' core, ${MASTERS} redis-benchmark processes (C; \`taskset -c ${LIMIT_DRIVER.cpus}\`, ${LIMIT_DRIVER.clients} connections each, ` +
       `${LIMIT_DRIVER.pipeline} call in flight on each) send our acquire script, n acquires of random keys per call, to every master at once, ` +
       `about ${plan.checkMs} ms each after a calibration run. Predicted: one core running the ${MASTERS} masters sustains 1e6 / (one master's µs per acquire ` +
