@@ -75,6 +75,13 @@ const run = fc.record({
 
 const integer = (detail: number): boolean => Number.isInteger(detail);
 
+/** `sent`'s ttl and ticket ttl made long (≥ 30 s), where it has them. */
+function lasting(sent: LockOperation): Partial<LockOperation> {
+  const ticket = sent.ticket?.replace(/^(\d+)-/, (_, ms: string) => `${Math.max(Number(ms), 30_000)}-`);
+  const timed = sent.kind === 'acquire' || sent.kind === 'admit' || sent.kind === 'extend';
+  return { ...(timed ? { ttlMs: Math.max(sent.ttlMs, 30_000) } : {}), ...(ticket === undefined ? {} : { ticket }) };
+}
+
 /** What the contract allows for one operation's reply, by kind; throws (an expect) otherwise. */
 function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readonly unknown[], sentAtMs: number): void {
   const { status, detail, error, head, snapshot } = decoded;
@@ -176,7 +183,8 @@ describe('the batch codec through the real script', () => {
           const sent = alone ? drawn.slice(0, 1) : drawn;
           const answers: OperationReply[][] = [];
           for (const [side, key] of sides.entries()) {
-            const operations = sent.map((each) => ({ ...each, keys: each.keys.map(key) }));
+            // Ttls long enough that nothing lapses between the two sides' calls (a 1 ms read hold would).
+            const operations = sent.map((each) => ({ ...each, keys: each.keys.map(key), ...lasting(each) }));
             const { script, command } =
               side === 0 ? encodeCall(operations, 'tag') : { script: lockScript, command: encodeBatch(operations, 'tag', undefined, undefined, false, ['EVALSHA', lockScript.sha]) };
             if (side === 0 && script !== lockScript) lean++;
