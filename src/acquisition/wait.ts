@@ -12,6 +12,7 @@ import { judgeHeld } from '../protocol/votes.js';
 import type { LockOperation } from '../script/codec.js';
 import { isGranted, type OperationReply } from '../script/replies.js';
 import type { Admission } from './admission.js';
+import type { ClockReading } from './master-clock.js';
 import type { CallContext } from './context.js';
 import { waitMs } from './retry.js';
 import type { Waiter } from './waiting.js';
@@ -64,17 +65,18 @@ function readMasterClocks(context: CallContext, keys: readonly string[], ticket:
   const { masters, clock, masterClock } = context;
   const value = newLockValue();
   const reading = masterClock.sample(async () => {
-    const offsets: number[] = [];
+    const answers: ClockReading[] = [];
     const read: NodeOperation<OperationReply> = (index, cancellation) => {
       const sentMs = clock.monotonicMs();
       return masters.voters[index]!.submit({ kind: 'clock', keys: [keys[0]!], value, ttlMs: 0 }, cancellation, effective.batching).then((reply) => {
         // The master's TIME against the midpoint of the round trip on our monotonic clock.
-        if (isGranted(reply)) offsets.push(reply.detail - (sentMs + clock.monotonicMs()) / 2);
+        const receivedMs = clock.monotonicMs();
+        if (isGranted(reply)) answers.push({ offsetMs: reply.detail - (sentMs + receivedMs) / 2, roundTripMs: receivedMs - sentMs });
         return reply;
       });
     };
     await fanOut(masters.labels, read, { quorum: effective.quorum, timeoutMs: effective.nodeTimeoutMs, waitForAll: true }, judgeHeld);
-    return offsets;
+    return answers;
   });
   if (!unplaced) return;
   reading

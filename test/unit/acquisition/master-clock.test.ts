@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { MasterClock, medianOf } from '../../../src/acquisition/master-clock.js';
+import { MasterClock, medianOf, type ClockReading } from '../../../src/acquisition/master-clock.js';
 import { encodeBatch, withoutKeyPrefix, type LockOperation } from '../../../src/script/codec.js';
+
+/** Each master's offset, read with the same round trip. */
+const answers = (offsets: readonly number[], roundTripMs = 1): ClockReading[] => offsets.map((offsetMs) => ({ offsetMs, roundTripMs }));
 
 describe('MasterClock', () => {
   it('places an acquire at its monotonic start plus the median offset; nothing before a reading', async () => {
@@ -9,19 +12,65 @@ describe('MasterClock', () => {
     expect(clock.placeOf(900)).toBeUndefined();
     expect(clock.stale).toBe(true);
     // Five masters: one wildly ahead and one wildly behind do not move the median.
-    await clock.sample(() => Promise.resolve([5_000, 5_002, 5_001, 9_999_999, -9_999_999]));
+    await clock.sample(() => Promise.resolve(answers([5_000, 5_002, 5_001, 9_999_999, -9_999_999])));
     expect(clock.placeOf(900)).toBe(5_901);
     expect(clock.stale).toBe(false);
     nowMs += 60_000;
     expect(clock.stale).toBe(true);
   });
 
+  it('keeps the tightest reading: one taken while the event loop stalled does not move the place', async () => {
+    let nowMs = 0;
+    const clock = new MasterClock(() => nowMs, 60_000);
+    await clock.sample(() => Promise.resolve(answers([1_000, 1_000, 1_001], 0.4)));
+    // The first readings are followed up a second later, tight or not.
+    nowMs += 999;
+    expect(clock.stale).toBe(false);
+    nowMs += 1;
+    expect(clock.stale).toBe(true);
+    // A reading whose replies waited 120 ms in a busy event loop: its midpoint is 60 ms late.
+    await clock.sample(() => Promise.resolve(answers([940, 940, 941], 120)));
+    expect(clock.placeOf(0)).toBe(1_000);
+    nowMs += 1_000;
+    await clock.sample(() => Promise.resolve(answers([1_000.2, 1_000.2, 1_000.2], 0.3)));
+    expect(clock.placeOf(0)).toBe(1_000.2);
+    // Past the first readings, a tight one is renewed only after refreshMs.
+    nowMs += 1_000;
+    expect(clock.stale).toBe(false);
+    nowMs += 59_000;
+    expect(clock.stale).toBe(true);
+  });
+
+  it('follows a loose first reading up every second until one is tight, and renews an old one whatever its bound', async () => {
+    let nowMs = 0;
+    const clock = new MasterClock(() => nowMs, 60_000);
+    await clock.sample(() => Promise.resolve(answers([500], 200)));
+    expect(clock.placeOf(0)).toBe(500);
+    for (let reading = 1; reading < 3; reading++) {
+      nowMs += 1_000;
+      expect(clock.stale).toBe(true);
+      await clock.sample(() => Promise.resolve(answers([450], 210)));
+    }
+    // Still the first (no tighter came), and after the first three no longer followed up: 200 ms is this network's floor.
+    expect(clock.placeOf(0)).toBe(500);
+    nowMs += 1_000;
+    expect(clock.stale).toBe(false);
+    await clock.sample(() => Promise.resolve(answers([401], 2)));
+    expect(clock.placeOf(0)).toBe(401);
+    // Now the floor is 1 ms: a 200 ms reading is loose, kept out, and followed up.
+    nowMs += 60_000;
+    await clock.sample(() => Promise.resolve(answers([300], 200)));
+    expect(clock.placeOf(0)).toBe(300); // the kept one was older than refreshMs
+    nowMs += 1_000;
+    expect(clock.stale).toBe(true);
+  });
+
   it('concurrent readings share one; a reading no master answered keeps the offset and waits for the next refresh', async () => {
     const clock = new MasterClock(() => 0, 60_000);
     let reads = 0;
-    const read = (): Promise<number[]> => {
+    const read = (): Promise<ClockReading[]> => {
       reads++;
-      return Promise.resolve([10]);
+      return Promise.resolve(answers([10]));
     };
     await Promise.all([clock.sample(read), clock.sample(read)]);
     expect(reads).toBe(1);
@@ -29,7 +78,6 @@ describe('MasterClock', () => {
     expect(clock.placeOf(5)).toBe(15);
     await clock.sample(() => Promise.reject(new Error('every master down')));
     expect(clock.placeOf(5)).toBe(15);
-    expect(clock.stale).toBe(false);
   });
 
   it('medianOf', () => {
