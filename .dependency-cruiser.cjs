@@ -26,6 +26,15 @@ module.exports = {
       to: { path: '^lab/' },
     },
     {
+      name: 'testing-kit-aside',
+      comment:
+        'The test kit (src/testing/: redis-server processes, the fault proxy, the clock shim) is the redlock-quorum/testing export: ' +
+        'the library never imports it, so importing redlock-quorum never loads child_process code.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(testing/|testing\\.ts$)' },
+      to: { path: '^src/(testing/|testing\\.ts$)' },
+    },
+    {
       name: 'clients-behind-voters',
       comment: 'Which client library reaches a master is the clients/ folder\'s business: only the voters (src/voters/) and the public index see it.',
       severity: 'error',

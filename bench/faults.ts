@@ -1,8 +1,8 @@
 /** The bench side of proxy-process.ts: start proxies in a child process and change their faults. */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { aliasMaster, unaliasMaster } from '../lab/master-reader.js';
-import type { ProxyMode } from '../lab/proxy.js';
+import { aliasMaster, unaliasMaster } from '../src/testing/registry.js';
+import type { ProxyMode } from '../src/testing/proxy.js';
 import type { ProxyRequest } from './proxy-process.js';
 
 export class ProxyProcess {

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Lock } from '../src/index.js';
-import { startMasters } from '../lab/redis-server.js';
+import { startMasters } from '../src/testing/redis-server.js';
 import { MasterStats } from './master-stats.js';
 
 /** The figures, as sent to bench/run.ts. */

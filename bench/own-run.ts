@@ -17,7 +17,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startMasters, type RedisMaster } from '../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 import { ContenderChild, killAllChildren } from './children.js';
 import { contenders } from './libraries.js';
 import { MasterStats, masterDelta } from './master-stats.js';

@@ -2,7 +2,7 @@
  * Runs fault proxies in their own process, so forwarding bytes does not take CPU from the process
  * being measured. Driven by IPC from bench/faults.ts.
  */
-import { FaultProxy, type ProxyMode } from '../lab/proxy.js';
+import { FaultProxy, type ProxyMode } from '../src/testing/proxy.js';
 
 export type ProxyRequest =
   | { type: 'start'; targetPorts: number[] }

@@ -19,7 +19,7 @@
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SingleBar, Presets } from 'cli-progress';
-import { startMasters, type RedisMaster } from '../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 import { RedisCluster } from '../lab/redis-cluster.js';
 import { ProxyProcess } from './faults.js';
 import type { HeldLocks } from './held-locks.js';

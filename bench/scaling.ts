@@ -25,7 +25,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { startMasters, type RedisMaster } from '../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 import { ContenderChild, killAllChildren } from './children.js';
 import { runToEnd } from './lifetime.js';
 import { measureLimit } from './limit.js';

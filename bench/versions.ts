@@ -2,7 +2,7 @@
  * `npm run bench:versions -- --base <dist/index.js> [--head <dist/index.js>]`: two builds of this
  * library side by side in one run, for a change that must not move the figures (a restructuring):
  * S1 (one worker, sequential acquire + release) and S2 (concurrent workers on distinct keys), with
- * the bench's own slices (bench/scenarios.ts) on 5 throwaway masters (lab/redis-server.ts).
+ * the bench's own slices (bench/scenarios.ts) on 5 throwaway masters (src/testing/redis-server.ts).
  *
  * As `npm run bench` treats its contenders: one process, both builds loaded, slices alternating
  * base, head, then head, base in the next round, so machine noise hits both alike. Each round is
@@ -17,7 +17,7 @@ import os from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startMasters, type RedisMaster } from '../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 import { redlockContender, type Contender } from './contender.js';
 import { rowOf } from './report.js';
 import { concurrentSlice, newTally, sequentialSlice, type Tally } from './scenarios.js';

@@ -3,7 +3,7 @@
  * each class's faults, whether it stays inside the assumptions Redlock states (docs/safety.md), and
  * how the table names it. Outside them overlaps may happen: counted, not failing the run.
  */
-import { clockShimProblem } from '../lab/clock.js';
+import { clockShimProblem } from '../src/testing/clock.js';
 import { kernelLabProblem } from '../lab/kernel-lab.js';
 
 export const FAULT_CLASSES = {

@@ -9,7 +9,8 @@
  * by the same offset.
  */
 import type { AttemptRecord, Lock, Redlock } from '../src/index.js';
-import { MasterReader, aliasMaster, type MasterReading } from '../lab/master-reader.js';
+import { MasterReader, type MasterReading } from '../lab/master-reader.js';
+import { aliasMaster } from '../src/testing/registry.js';
 import { SafetyOracle, type KeyReader, type OracleCounts } from '../lab/oracle.js';
 import type { HolderReport } from './holders.js';
 

@@ -33,7 +33,7 @@
  *
  * --kernel: the run happens in the kernel fault lab (lab/kernel-lab.ts): in a network namespace of
  * its own, masters and workers as users of their own, so the firewall can cut any worker from any
- * master's address, either way or both; and the masters' wall clocks can move (lab/clock.ts). The
+ * master's address, either way or both; and the masters' wall clocks can move (src/testing/clock.ts). The
  * schedule then also has partitions (one worker from one or two masters, either way or both), a
  * split (a worker on the minority side, cut from three masters) and clock drift below the drift
  * allowance on one master. Where the lab cannot run (not root, no ip or iptables, no gcc) the run is
@@ -78,7 +78,7 @@ import {
 } from './workloads.js';
 import { FENCE_SUFFIX } from '../src/script/codec.js';
 import type { OracleCounts } from '../lab/oracle.js';
-import { RedisMaster, startMasters } from '../lab/redis-server.js';
+import { RedisMaster, startMasters } from '../src/testing/redis-server.js';
 import { labNamespace, Partitions, runInNamespace, type PartitionDirection } from '../lab/kernel-lab.js';
 import { FAULT_CLASSES, FAULT_CLASS_NAMES, kernelRunProblem, type FaultClass } from './fault-classes.js';
 

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import * as hdr from 'hdr-histogram-js';
 import type { RedlockStats } from '../src/index.js';
 import { externalPorts } from '../lab/backend.js';
-import { startMasters, type RedisMaster } from '../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 import type { GoMessage, WorkerMessage } from './messages.js';
 import { MasterProbe, PROBE_TIMEOUT_MS } from './probe.js';
 import { createView, labelled, masterTable, seconds, type MasterRow, type Snapshot } from './view.js';

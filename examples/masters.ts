@@ -3,7 +3,7 @@
  * instance the five of the repository's docker-compose.yml), or else five local redis-server
  * processes started here on free loopback ports and stopped (by pid) by `stop()`.
  */
-import { startMasters } from '../lab/redis-server.js';
+import { startMasters } from '../src/testing/redis-server.js';
 
 export interface Masters {
   readonly urls: string[];

@@ -7,7 +7,7 @@
  * Unset: testcontainers when a Docker engine answers, else local. Tests that kill, pause or restart
  * masters always start their own local redis-server processes: they need the pids.
  */
-import { startMasters, type RedisMaster } from './redis-server.js';
+import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 
 export type Backend = 'local' | 'testcontainers' | 'external';
 

@@ -2,12 +2,13 @@
  * The safety oracle's eyes: its own node-redis clients, one per real master, reading a lock's keys
  * (value and PEXPIRETIME) and the master's run id and uptime in one MULTI, so what it sees of one
  * master is one instant. A master that does not answer within `timeoutMs` (paused, blackholed, down)
- * reads as undefined. Fault proxies register here which master they stand for: the oracle reads the
- * real master, never through a proxy that may be swallowing bytes.
+ * reads as undefined. Fault proxies register which master they stand for (src/testing/registry.ts): the
+ * oracle reads the real master, never through a proxy that may be swallowing bytes.
  */
 import { createClient } from 'redis';
 import { parseServerInfo } from '../src/voters/master/restart-guard.js';
 import { READ_HOLDS_MARK } from '../src/script/codec.js';
+import { masterBehind, startedAtMs as readyAtMs, switchedAtMs } from '../src/testing/registry.js';
 
 /** Reads one master's keys; never rejects (undefined: no answer in time, or an error). */
 export interface KeyReader {
@@ -20,31 +21,6 @@ export interface KeyReader {
   resolve(label: string): string;
   /** Get ready to read the master behind `label` soon. */
   warm?(label: string): void;
-}
-
-/**
- * Proxy port → the master port behind it, for every proxy this process started. On globalThis: a
- * vitest worker may load this module more than once (the runner's graph, each file's graph).
- */
-const ALIASES = Symbol.for('redlock-quorum.master-aliases');
-const registry = globalThis as typeof globalThis & { [ALIASES]?: Map<number, number> };
-const aliases = (registry[ALIASES] ??= new Map<number, number>());
-
-/** Proxy port → when it was pointed at the master it stands for now, if it was switched (FaultProxy.retarget). */
-const SWITCHES = Symbol.for('redlock-quorum.master-switches');
-const switchRegistry = globalThis as typeof globalThis & { [SWITCHES]?: Map<number, number> };
-const switches = (switchRegistry[SWITCHES] ??= new Map<number, number>());
-
-/** `switchedAtMs`: the proxy was switched to this master then; it serves the proxy's address only since. */
-export function aliasMaster(proxyPort: number, masterPort: number, switchedAtMs?: number): void {
-  aliases.set(proxyPort, masterPort);
-  if (switchedAtMs === undefined) switches.delete(proxyPort);
-  else switches.set(proxyPort, switchedAtMs);
-}
-
-export function unaliasMaster(proxyPort: number): void {
-  aliases.delete(proxyPort);
-  switches.delete(proxyPort);
 }
 
 /**
@@ -62,19 +38,6 @@ export function registerCluster(ports: readonly number[]): void {
 
 export function unregisterCluster(ports: readonly number[]): void {
   for (const port of ports) clusters.delete(`cluster 127.0.0.1:${port}`);
-}
-
-/**
- * Master port → when its current run answered its first PING, for masters this process started
- * (redis-server.ts). Exact where INFO's whole-second uptime cannot tell a master started a moment
- * ago from one restarted since a lock was taken.
- */
-const STARTS = Symbol.for('redlock-quorum.master-starts');
-const startsRegistry = globalThis as typeof globalThis & { [STARTS]?: Map<number, number> };
-const starts = (startsRegistry[STARTS] ??= new Map<number, number>());
-
-export function masterStarted(port: number, readyAtMs: number): void {
-  starts.set(port, readyAtMs);
 }
 
 /**
@@ -170,7 +133,7 @@ export class MasterReader implements KeyReader {
   resolve(label: string): string {
     if (clusters.has(label)) return label;
     const port = portOf(label);
-    return `127.0.0.1:${aliases.get(port) ?? port}`;
+    return `127.0.0.1:${masterBehind(port)}`;
   }
 
   firstSeenMs(label: string, runId: string): number | undefined {
@@ -184,11 +147,11 @@ export class MasterReader implements KeyReader {
   startedAtMs(label: string): number | undefined {
     const shards = clusters.get(label);
     if (!shards) {
-      const started = starts.get(portOf(this.resolve(label)));
-      const switched = switches.get(portOf(label));
+      const started = readyAtMs(portOf(this.resolve(label)));
+      const switched = switchedAtMs(portOf(label));
       return switched === undefined ? started : Math.max(started ?? switched, switched);
     }
-    const each = shards.map((shard) => starts.get(shard));
+    const each = shards.map((shard) => readyAtMs(shard));
     return each.every((ms) => ms !== undefined) ? Math.max(...(each)) : undefined;
   }
 

@@ -6,7 +6,7 @@
  */
 import { createClient } from 'redis';
 import { registerCluster, unregisterCluster } from './master-reader.js';
-import { startMasters, type RedisMaster } from './redis-server.js';
+import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 
 function makeClient(url: string) {
   const client = createClient({ url, socket: { reconnectStrategy: 50 } });

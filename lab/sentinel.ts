@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
-import { FaultProxy } from './proxy.js';
-import { RedisMaster, freePort, waitForPing } from './redis-server.js';
+import { FaultProxy } from '../src/testing/proxy.js';
+import { RedisMaster, freePort, waitForPing } from '../src/testing/redis-server.js';
 
 const SENTINEL_MASTER_NAME = 'mymaster';
 

@@ -7,7 +7,7 @@ import { createConnection } from 'node:net';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createClient } from 'redis';
 import { Redlock, type NodeOutcome, type NodeStatus } from '../../src/index.js';
-import { startMasters, type MasterOptions, type RedisMaster } from '../../lab/redis-server.js';
+import { startMasters, type MasterOptions, type RedisMaster } from '../../src/testing/redis-server.js';
 import { nodesFor } from './clients.js';
 import type { CallSettings } from '../../src/config/settings.js';
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, createCluster, createSentinel } from 'redis';
 import IORedis from 'ioredis';
 import { ClusterModeError, ExecutionError, Redlock, type Lock, type NodeError, type NodeOutcome } from '../../src/index.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import { closeAll, directClients, eventually, monitor, settled, sleep, urlOf, valuesOn, type DirectClient } from '../harness/cluster.js';
 import { allScripts } from '../../src/script/codec.js';
 

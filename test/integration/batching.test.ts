@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, type Lock, type Redlock } from '../../src/index.js';
 import { QUEUE_SUFFIX, allScripts } from '../../src/script/codec.js';
-import type { RedisMaster } from '../../lab/redis-server.js';
+import type { RedisMaster } from '../../src/testing/redis-server.js';
 import {
   eventually,
   monitor,

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/script/codec.js';
 import { closeAll, directClients, eventually, sleep, uniquePrefix, urlOf, useOwnMasters } from '../harness/cluster.js';
-import { freePort, startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { freePort, startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import { oracle } from '../harness/oracle-session.js';
 
 const own = useOwnMasters(3);

@@ -1,12 +1,12 @@
 /**
  * restartGuard.clockJumps, hazard and cure: three of five masters' clocks jump forward past a lock's
- * ttl (lab/clock.ts moves them for real), so the lock's keys expire there at once while its holder
+ * ttl (src/testing/clock.ts moves them for real), so the lock's keys expire there at once while its holder
  * still counts on it. Own five masters with movable clocks: this file moves their clocks.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClockJumpError, ExecutionError, Redlock, type ClockJumpEvent, type Lock } from '../../src/index.js';
-import { clockShimProblem } from '../../lab/clock.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { clockShimProblem } from '../../src/testing/clock.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import { allScripts } from '../../src/script/codec.js';
 import { closeAll, directClients, eventually, monitor, redlockOn, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
 import { oracle } from '../harness/oracle-session.js';

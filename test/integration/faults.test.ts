@@ -20,8 +20,8 @@ import { nodeRedisConnection } from '../../src/clients/node-redis.js';
 import { createClient as createClient5 } from 'redis5';
 import { QUEUE_SUFFIX, allScripts } from '../../src/script/codec.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
-import { FaultProxy } from '../../lab/proxy.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { FaultProxy } from '../../src/testing/proxy.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import {
   closeAll,
   directClients,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, Redlock } from '../../src/index.js';
 import { fenceKey } from '../../src/script/codec.js';
-import { FaultProxy } from '../../lab/proxy.js';
+import { FaultProxy } from '../../src/testing/proxy.js';
 import {
   eventually,
   sleep,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decoder, GlideClient, Logger } from '@valkey/valkey-glide';
 import { Redlock } from '../../src/index.js';
 import { closeAll, directClients, eventually, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 
 let masters: RedisMaster[];
 let direct: DirectClient[];

@@ -10,7 +10,7 @@ import { clusterCompanionKey } from '../../src/voters/cluster/slots.js';
 import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../../src/script/codec.js';
 import { eventually, monitor, sleep, uniquePrefix, useOwnMasters } from '../harness/cluster.js';
 import { inUrlRun } from '../harness/clients.js';
-import { freePort } from '../../lab/redis-server.js';
+import { freePort } from '../../src/testing/redis-server.js';
 import { RedisCluster } from '../../lab/redis-cluster.js';
 import { oracle } from '../harness/oracle-session.js';
 

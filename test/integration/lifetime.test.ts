@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, LockLostError } from '../../src/index.js';
 import { lockScript } from '../../src/script/codec.js';
 import { inUrlRun } from '../harness/clients.js';
-import type { RedisMaster } from '../../lab/redis-server.js';
+import type { RedisMaster } from '../../src/testing/redis-server.js';
 import {
   eventually,
   monitor,

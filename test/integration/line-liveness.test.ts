@@ -11,7 +11,7 @@ import { Redlock, ResourceLockedError } from '../../src/index.js';
 import { QUEUE_SUFFIX } from '../../src/script/codec.js';
 import { collectOutput, exitWithin, spawnScript } from '../harness/processes.js';
 import { oracle } from '../harness/oracle-session.js';
-import { FaultProxy } from '../../lab/proxy.js';
+import { FaultProxy } from '../../src/testing/proxy.js';
 import { eventually, redlockOn, sleep, uniquePrefix, urlOf, useOwnMasters, valuesOn, warmUp, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);

@@ -39,7 +39,7 @@ import {
 import type * as NodeRedlockModule from '../../node_modules/redlock/dist/index.js';
 import { eventually, redlockOn, sleep, uniquePrefix, urlOf, useSharedMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
 import { oracle } from '../harness/oracle-session.js';
-import { freePort } from '../../lab/redis-server.js';
+import { freePort } from '../../src/testing/redis-server.js';
 
 type NodeRedlock = NodeRedlockModule.default;
 type NodeRedlockClass = typeof NodeRedlockModule.default;

@@ -16,7 +16,7 @@ import {
   type LostEvent,
   type ReleasedEvent,
 } from '../../src/index.js';
-import { FaultProxy } from '../../lab/proxy.js';
+import { FaultProxy } from '../../src/testing/proxy.js';
 import { eventually, sleep, uniquePrefix, urlOf, useSharedMasters, valuesOn } from '../harness/cluster.js';
 
 const shared = useSharedMasters();

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Redlock } from '../../src/index.js';
-import { FaultProxy } from '../../lab/proxy.js';
+import { FaultProxy } from '../../src/testing/proxy.js';
 import { oracle } from '../harness/oracle-session.js';
 import { redlockOn, uniquePrefix, useSharedMasters, type DirectClient } from '../harness/cluster.js';
 

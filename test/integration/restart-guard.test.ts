@@ -4,9 +4,9 @@
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExecutionError, MasterRestartedError, Redlock, type Lock } from '../../src/index.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import { closeAll, directClients, eventually, redlockOn, sleep, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
-import { FaultProxy } from '../../lab/proxy.js';
+import { FaultProxy } from '../../src/testing/proxy.js';
 import { oracle } from '../harness/oracle-session.js';
 
 let masters: RedisMaster[] = [];

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, NodeError, Redlock, ResourceLockedError } from '../../src/index.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import { closeAll, directClients, eventually, settled, uniquePrefix, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 /** The ACL rules documented in the README for a lock-only user. */

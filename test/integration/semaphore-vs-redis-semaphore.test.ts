@@ -14,8 +14,8 @@ import { RedlockSemaphore } from 'redis-semaphore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, type Lock, type Redlock } from '../../src/index.js';
 import { PERMIT_INFIX } from '../../src/primitives/semaphore.js';
-import { FaultProxy } from '../../lab/proxy.js';
-import { freePort } from '../../lab/redis-server.js';
+import { FaultProxy } from '../../src/testing/proxy.js';
+import { freePort } from '../../src/testing/redis-server.js';
 import { redlockOn, uniquePrefix, useSharedMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 const shared = useSharedMasters();

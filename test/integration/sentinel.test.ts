@@ -10,9 +10,9 @@ import { Redis } from 'ioredis';
 import { ExecutionError, Redlock, ReplicationError, type Lock, type NodeInput } from '../../src/index.js';
 import { eventually, sleep, uniquePrefix, urlOf } from '../harness/cluster.js';
 import { oracle } from '../harness/oracle-session.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import { SentinelGroup } from '../../lab/sentinel.js';
-import { FaultProxy } from '../../lab/proxy.js';
+import { FaultProxy } from '../../src/testing/proxy.js';
 
 let group: SentinelGroup;
 let standalone: RedisMaster[];

@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { Partitions, labNamespace } from '../../lab/kernel-lab.js';
-import { RedisMaster } from '../../lab/redis-server.js';
+import { RedisMaster } from '../../src/testing/redis-server.js';
 
 const WORKERS = [{ uid: 60_001 }, { uid: 60_002 }];
 const MASTER_UID = 60_101;

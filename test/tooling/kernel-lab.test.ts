@@ -1,5 +1,5 @@
 /**
- * The kernel fault lab (lab/kernel-lab.ts, lab/clock.ts) on this machine: a master's clock moved by
+ * The kernel fault lab (lab/kernel-lab.ts, src/testing/clock.ts) on this machine: a master's clock moved by
  * the LD_PRELOAD shim, partitions made by the firewall inside a namespace of the run's own, and
  * the namespace gone afterwards, with whatever still ran in it, even after a crash. Where the lab cannot run (not root, no ip,
  * iptables or gcc) the tests are skipped and the reason is printed.
@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type RedisClientType } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clockShimProblem } from '../../lab/clock.js';
+import { clockShimProblem } from '../../src/testing/clock.js';
 import { kernelLabProblem, runInNamespace, sweepStaleNamespaces } from '../../lab/kernel-lab.js';
-import { RedisMaster } from '../../lab/redis-server.js';
+import { RedisMaster } from '../../src/testing/redis-server.js';
 
 const shimProblem = clockShimProblem();
 const labProblem = kernelLabProblem();
@@ -27,7 +27,7 @@ async function masterTimeMs(client: RedisClientType): Promise<number> {
 
 const labNamespaces = (): string[] => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').filter((line) => line.startsWith('rqlab-'));
 
-describe.skipIf(shimProblem !== undefined)("a master's clock, moved (lab/clock.ts)", () => {
+describe.skipIf(shimProblem !== undefined)("a master's clock, moved (src/testing/clock.ts)", () => {
   const masters: RedisMaster[] = [];
   const clients: RedisClientType[] = [];
   afterAll(async () => {

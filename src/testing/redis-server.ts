@@ -10,14 +10,14 @@ import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MasterClockControl, clockShim } from './clock.js';
-import { masterStarted } from './master-reader.js';
+import { masterStarted } from './registry.js';
 
 export interface MasterOptions {
   /** Extra redis-server arguments, e.g. ['--appendonly', 'yes']. */
   readonly args?: readonly string[];
   /** TLS only (no plain port): certificate and key files, PEM. */
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
-  /** A wall clock the lab can move (`master.clock`: jumps and drift; lab/clock.ts). Needs gcc. */
+  /** A wall clock the lab can move (`master.clock`: jumps and drift; src/testing/clock.ts). Needs gcc. */
   readonly movableClock?: boolean;
   /** Run as this user id (root only): the kernel lab's firewall tells processes apart by their user (lab/kernel-lab.ts). */
   readonly uid?: number;

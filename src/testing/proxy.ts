@@ -6,7 +6,7 @@
  * port; `close()` ends every socket it opened.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { aliasMaster, unaliasMaster } from './master-reader.js';
+import { aliasMaster, unaliasMaster } from './registry.js';
 
 /**
  * - pass: bytes flow (after `latencyMs`);

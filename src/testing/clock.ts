@@ -37,7 +37,7 @@ export function clockShim(): string {
       execFileSync('gcc', ['-O2', '-shared', '-fPIC', '-Wall', '-o', partial, SOURCE], { stdio: ['ignore', 'ignore', 'pipe'] });
     } catch (error) {
       const reason = (error as { code?: string }).code === 'ENOENT' ? 'gcc is not installed' : String((error as { stderr?: unknown }).stderr ?? error);
-      throw new Error(`the master clock shim (lab/clock/shim.c) could not be built: ${reason}`);
+      throw new Error(`the master clock shim (src/testing/clock/shim.c) could not be built: ${reason}`);
     }
     renameSync(partial, target);
   }

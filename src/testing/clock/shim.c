@@ -1,5 +1,5 @@
 /*
- * A master's wall clock, moved: an LD_PRELOAD shim for redis-server (lab/clock.ts builds it with
+ * A master's wall clock, moved: an LD_PRELOAD shim for redis-server (src/testing/clock.ts builds it with
  * gcc and writes its control file). CLOCK_REALTIME (and its coarse form) and gettimeofday answer
  *
  *   real + offset + (real - anchor) * drift
