@@ -4,7 +4,7 @@
  * stats.ts). Nothing here does I/O; a payload is built only when someone listens.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { NodeError } from '../errors.js';
+import type { LockLostError, NodeError } from '../errors.js';
 import type { AttemptRecord, NodeOutcome } from '../protocol/outcomes.js';
 import type { Lock } from '../lease/lock.js';
 import type { ClockJumpEvent, NodeDownEvent, NodeUpEvent } from '../voters/master/health.js';
@@ -53,8 +53,8 @@ export interface LostEvent {
   readonly resources: readonly string[];
   /** From acquired to the loss, ms. */
   readonly heldMs: number;
-  /** The `LockLostError`: why, and the failed extend attempts with every master's outcome. */
-  readonly error: Error;
+  /** Why, and the failed extend attempts with every master's outcome. */
+  readonly error: LockLostError;
 }
 
 /** An acquire or extend call failed (quorum not reached, lock lost, or cancelled). */

@@ -303,6 +303,32 @@ describe('redlock-quorum watch', () => {
     expect(Date.now() - interruptedAt).toBeLessThan(3_000);
     expect(stdout).not.toContain('\x1b['); // not a terminal: no screen clearing
   });
+
+  it('piped into `head -n 2`, ends quietly with exit 0 once head closes the pipe (no EPIPE crash)', async () => {
+    // bash's pipefail: the pipeline's status is the CLI's, since head itself exits 0.
+    const command = ['exec', process.execPath, '--import', 'tsx', 'src/cli.ts', 'watch', '--interval', '100', '--nodes', nodes(), key('piped')]
+      .map(quoted)
+      .join(' ');
+    const child = spawn('bash', ['-o', 'pipefail', '-c', `(${command}) | head -n 2`], { cwd: root, env: envWith(), stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin?.end();
+    const { code, stdout, stderr } = await follow(child, 20_000).run;
+    expect(stdout.split('\n')).toHaveLength(3); // two lines, and what follows the last newline
+    expect(stdout).toMatch(/^every 100 ms, at /);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+
+  it('with --json, ends with exit 0 when the reader closes its end of the pipe', async () => {
+    const { child, run } = start(['watch', '--json', '--interval', '100', '--nodes', nodes(), key('closed')]);
+    let lines = 0;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      lines += chunk.toString().split('\n').length - 1;
+      if (lines >= 2) child.stdout?.destroy();
+    });
+    const { code, stderr } = await run;
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
 });
 
 describe('passwords', () => {

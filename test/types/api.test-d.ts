@@ -112,3 +112,12 @@ describe('health', () => {
     expectTypeOf<WithheldVote['waitMs']>().toEqualTypeOf<number>();
   });
 });
+
+describe('events', () => {
+  it("the 'lost' event's error is the LockLostError the docs name, with its resources, why and attempts", () => {
+    redlock.on('lost', ({ error }) => {
+      expectTypeOf(error).toEqualTypeOf<LockLostError>();
+      expectTypeOf(error.why).toEqualTypeOf<string>();
+    });
+  });
+});

@@ -35,7 +35,7 @@ export interface Io {
   readonly stdoutIsTTY: boolean;
   /** Ask a yes/no question on the terminal (the answer as typed; '' if the terminal closed). */
   readonly ask: (question: string) => Promise<string>;
-  /** Aborted on Ctrl-C (SIGINT) or SIGTERM. */
+  /** Aborted on Ctrl-C (SIGINT) or SIGTERM, or once stdout's reader has gone (`watch … | head -n 2`). */
   readonly interrupted: AbortSignal;
 }
 
@@ -45,8 +45,16 @@ export function processIo(): Io {
   const stop = (): void => interrupted.abort(new Error('interrupted'));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // A reader that went away (head, a closed pager) is no failure: nothing more is written, and a
+  // command that runs until stopped (watch) stops as on Ctrl-C. Any other error on stdout still throws.
+  let stdoutClosed = false;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stdoutClosed = true;
+    interrupted.abort(new Error('stdout closed'));
+  });
   return {
-    out: (text) => void process.stdout.write(text),
+    out: (text) => void (stdoutClosed || process.stdout.write(text)),
     err: (text) => void process.stderr.write(text),
     env: process.env,
     stdinIsTTY: process.stdin.isTTY === true,
