@@ -4,7 +4,7 @@
  */
 import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../script/codec.js';
 import { describe } from './describe.js';
-import { defaultQuorum, defaultSettings, type CallSettings } from './settings.js';
+import { defaultQuorum, defaultSettings, type CallSettings, type ConstructorOnlySetting } from './settings.js';
 
 /** Names the library keeps beside each resource (script/codec.ts): never a resource of their own. */
 const companionSuffixes = [[FENCE_SUFFIX, 'fence counters'], [QUEUE_SUFFIX, 'wait queues']] as const;
@@ -12,6 +12,15 @@ const companionSuffixes = [[FENCE_SUFFIX, 'fence counters'], [QUEUE_SUFFIX, 'wai
 const settingNames = new Set<string>(Object.keys(defaultSettings));
 
 const callOnlyNames = new Set(['signal', 'autoExtend', 'fencing']);
+
+/** Settings the constructor alone takes (settings.ts, `ConstructorOnlySetting`): never listed as known to a call. */
+const constructorOnlyNames = new Set<string>(['restartGuard', 'replicas'] satisfies ConstructorOnlySetting[]);
+
+/** What a settings object of this kind may hold, for the message that refuses an unknown key. */
+function knownNames(allowCallOnly: boolean): string[] {
+  if (!allowCallOnly) return [...settingNames];
+  return [...settingNames].filter((name) => !constructorOnlyNames.has(name)).concat([...callOnlyNames]);
+}
 
 /**
  * Check a partial settings object (constructor or call). Unknown keys are rejected so a typo
@@ -41,7 +50,7 @@ function checkNames(record: Record<string, unknown>, allowCallOnly: boolean): vo
     if (settingNames.has(key)) continue;
     if (allowCallOnly && callOnlyNames.has(key)) continue;
     if (key === 'onLost') throw new TypeError(`onLost is a using() setting: ${allowCallOnly ? 'acquire' : 'the constructor'} does not take it`);
-    throw new TypeError(`unknown setting '${key}'; known settings: ${[...settingNames].join(', ')}`);
+    throw new TypeError(`unknown setting '${key}'; known settings: ${knownNames(allowCallOnly).join(', ')}`);
   }
 }
 

@@ -41,3 +41,33 @@ describe('restartGuard', () => {
     expect(() => validateSettings({ restartGuard: { clockJumps: true } }, 5, false)).toThrow(TypeError);
   });
 });
+
+describe('an unknown setting', () => {
+  const knownIn = (message: string): string[] => (/known settings: (.*)$/.exec(message)?.[1] ?? '').split(', ');
+  const messageOf = (run: () => unknown): string => {
+    try {
+      run();
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('expected a refusal');
+  };
+
+  it('in a call lists only what a call takes: its own settings, not the constructor-only restartGuard and replicas', () => {
+    const known = knownIn(messageOf(() => validateSettings({ retryDelayMs: 5 }, 5, true)));
+    expect(known).toEqual(expect.arrayContaining(['retryDelay', 'nodeTimeout', 'signal', 'autoExtend', 'fencing']));
+    expect(known).not.toContain('restartGuard');
+    expect(known).not.toContain('replicas');
+    // Every name it lists is one a call takes.
+    for (const name of known) {
+      const value = name === 'signal' ? new AbortController().signal : ['batching', 'reentrant', 'autoExtend', 'fencing'].includes(name) ? true : 1;
+      expect(() => validateSettings({ [name]: value }, 5, true), name).not.toThrow(/unknown setting|constructor setting/);
+    }
+  });
+
+  it('in the constructor lists the constructor settings, not a call’s own', () => {
+    const known = knownIn(messageOf(() => validateSettings({ retryDelayMs: 5 }, 5, false)));
+    expect(known).toEqual(expect.arrayContaining(['retryDelay', 'restartGuard', 'replicas']));
+    expect(known).not.toContain('signal');
+  });
+});
