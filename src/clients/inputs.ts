@@ -3,6 +3,7 @@
  * apart by shape (duck typing), as none of them is a dependency of ours.
  */
 import { describe } from '../config/describe.js';
+import { BunRedisDriver, type BunRedisClientLike } from './bun.js';
 import type { Driver } from './connection.js';
 import { GlideDriver, type GlideClientLike, type GlideConfiguration } from './glide.js';
 import { IORedisDriver, type IORedisLike } from './ioredis.js';
@@ -13,7 +14,7 @@ import { SentinelDriver, type SentinelOptions } from './sentinel.js';
  * A master: a client you created (never closed by us), or a URL / node-redis client options / a
  * GLIDE configuration (we own the connections made from those).
  */
-export type NodeInput = RedisClientLike | IORedisLike | GlideClientLike | GlideConfiguration | string | RedisClientOptions | ClusterInput | SentinelOptions;
+export type NodeInput = RedisClientLike | IORedisLike | BunRedisClientLike | GlideClientLike | GlideConfiguration | string | RedisClientOptions | ClusterInput | SentinelOptions;
 
 /**
  * A Redis Cluster as one voter (voters/cluster/): node-redis `createCluster()`'s result, an ioredis /
@@ -35,6 +36,8 @@ export function driverFor(input: unknown, index: number): Driver {
   }
   if (isSentinelOptions(input)) return new SentinelDriver(input, index);
   if (isIORedis(input)) return new IORedisDriver(input, index);
+  // Its URL is its own secret: masters are named by their place in nodes.
+  if (isBunRedis(input)) return new BunRedisDriver(input, `nodes[${index}] (Bun.RedisClient)`);
   if (isClient(input)) {
     if (typeof input.isOpen !== 'boolean' || typeof input.isReady !== 'boolean') {
       throw new TypeError(
@@ -108,6 +111,20 @@ function isIORedis(input: unknown): input is IORedisLike {
     typeof client.duplicate === 'function' &&
     typeof client.options === 'object' &&
     client.options !== null
+  );
+}
+
+/** Bun's `Bun.RedisClient`: `send(command, args)`, `duplicate`, and its `onconnect` / `onclose` handler slots. */
+function isBunRedis(input: unknown): input is BunRedisClientLike {
+  if (typeof input !== 'object' || input === null) return false;
+  const client = input as Partial<Record<keyof BunRedisClientLike, unknown>>;
+  return (
+    typeof client.send === 'function' &&
+    typeof client.duplicate === 'function' &&
+    typeof client.subscribe === 'function' &&
+    typeof client.connected === 'boolean' &&
+    'onconnect' in input &&
+    'onclose' in input
   );
 }
 

@@ -146,6 +146,28 @@ describe('driverFor: Sentinel options and GLIDE', () => {
   });
 });
 
+describe('driverFor: Bun.RedisClient', () => {
+  // A stand-in with the shape of Bun's client (the real one exists only under Bun: test/bun/run.ts
+  // runs it against real masters); only its shape is read here.
+  class RedisClient {
+    readonly connected = false;
+    onconnect: (() => void) | null = null;
+    onclose: (() => void) | null = null;
+    send(): void {}
+    duplicate(): void {}
+    subscribe(): void {}
+    connect(): void {}
+    close(): void {}
+  }
+
+  it('a Bun.RedisClient: connections of ours duplicated from it; it is the voter, named by its place (its URL is not readable)', () => {
+    const client = new RedisClient();
+    const driver = driverFor(client, 2);
+    expect(facts(driver)).toEqual({ kind: 'BunRedisDriver', label: 'nodes[2] (Bun.RedisClient)', owned: true, withdraws: false, followsFailover: false, reconnectsUnseen: false });
+    expect(driver.identity).toBe(client);
+  });
+});
+
 describe('driverFor: input it cannot use', () => {
   it.each([
     ['a number', 42, /^nodes\[3\] must be a node-redis, ioredis or iovalkey client, a redis:\/\/ URL or client options, got /],

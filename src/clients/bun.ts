@@ -1,0 +1,190 @@
+/**
+ * Bun's built-in client, `Bun.RedisClient` (Bun 1.4); the boundary it implements: connection.ts.
+ *
+ * A `Bun.RedisClient` of yours: lock commands run on connections of our own, `duplicate()`d from
+ * yours (same URL, credentials, TLS, database and options), never on yours, which is never closed.
+ * Bun's client hides its URL and its options, and a duplicate keeps yours (reconnect, offline
+ * queue), so ours are made to behave as the other clients' do, around them:
+ * - a command is refused at once while ours is not connected (no offline queue of Bun's is used);
+ * - a connection that dropped is ended for good and replaced after a backoff
+ *   (voters/master/connection-keeper.ts): Bun fails the commands it had sent (it resends none) and,
+ *   with `autoReconnect` (its default), reconnects without a word but `onconnect` again; that
+ *   second `onconnect`, a failed command's closed connection, or `onclose` ends ours, so a
+ *   restarted master is seen as a new connection (the restart guard works);
+ * - Bun has no per-command timeout of its own that we use: ours is per master, as for every client.
+ * Release announcements arrive on a duplicate that SUBSCRIBEs; the library loads under Node, where
+ * `Bun` is undefined: nothing here names it (a client is recognised by its shape, inputs.ts).
+ */
+import { ignore, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
+
+/** What we need of a `Bun.RedisClient` (`new Bun.RedisClient(url, options)`'s result fits). */
+export interface BunRedisClientLike {
+  readonly connected: boolean;
+  send(command: string, args: string[]): Promise<unknown>;
+  duplicate(): Promise<BunRedisClientLike>;
+  connect(): Promise<unknown>;
+  close(): void;
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  onconnect: ((...args: never[]) => void) | null;
+  onclose: ((...args: never[]) => void) | null;
+}
+
+/** Bun's code for a command failed because its connection closed (sent, or refused unsent). */
+const CONNECTION_CLOSED = 'ERR_REDIS_CONNECTION_CLOSED';
+
+export class BunRedisDriver implements Driver {
+  readonly owned = true;
+  readonly withdraws = false;
+  readonly followsFailover = false;
+  readonly identity: unknown;
+
+  constructor(
+    readonly client: BunRedisClientLike,
+    readonly label: string,
+  ) {
+    this.identity = client;
+  }
+
+  connection(): Connection {
+    return new BunRedisConnection(this.label, () => this.client.duplicate());
+  }
+
+  subscriber(): SubscriberConnection {
+    let subscriber: BunRedisClientLike | undefined;
+    let destroyed = false;
+    const ended: (() => void)[] = [];
+    const end = (): void => {
+      if (destroyed) return;
+      destroyed = true;
+      subscriber?.close();
+      for (const listener of ended) listener();
+    };
+    return {
+      connect: async () => {
+        const made = await this.client.duplicate();
+        if (destroyed) return made.close();
+        subscriber = made;
+        let connects = 0;
+        // A second onconnect is a reconnect Bun made by itself: announcements were missed meanwhile.
+        made.onconnect = () => void (++connects > 1 && end());
+        made.onclose = end;
+        await made.connect();
+      },
+      subscribe: (channel, listener) => {
+        if (!subscriber) return Promise.reject(new Error(`${this.label}: the subscriber is not connected`));
+        return subscriber.subscribe(channel, (message) => listener(message));
+      },
+      on: (event, listener) => void (event === 'ended' && ended.push(listener)),
+      destroy: () => {
+        ended.length = 0;
+        end();
+      },
+    };
+  }
+}
+
+/** One duplicate of yours, as a Connection (see the file's comment). */
+class BunRedisConnection implements Connection {
+  #client: BunRedisClientLike | undefined;
+  #state: 'new' | 'connecting' | 'ready' | 'ended' = 'new';
+  #detached = false;
+  readonly #listeners: [ConnectionEvent, (error?: unknown) => void][] = [];
+  /** Commands sent and not yet answered: close() waits for them. */
+  readonly #waiting = new Set<Promise<unknown>>();
+
+  constructor(
+    readonly label: string,
+    private readonly duplicate: () => Promise<BunRedisClientLike>,
+  ) {}
+
+  get isReady(): boolean {
+    return this.#state === 'ready';
+  }
+
+  get isOpen(): boolean {
+    return this.#state === 'connecting' || this.#state === 'ready';
+  }
+
+  async connect(): Promise<unknown> {
+    this.#state = 'connecting';
+    try {
+      const client = await this.duplicate();
+      if (this.#ended) {
+        client.close();
+        throw new Error('the connection was closed while it connected');
+      }
+      this.#client = client;
+      let connects = 0;
+      client.onconnect = () => void (++connects > 1 && this.#end(new Error(`${this.label}: the connection dropped (Bun reconnected it)`)));
+      client.onclose = (error?: unknown) => this.#end(error ?? new Error(`${this.label}: the connection closed`));
+      await client.connect();
+    } catch (error) {
+      this.#end(error);
+      throw error;
+    }
+    if (this.#ended) throw new Error('the connection was closed while it connected');
+    this.#state = 'ready';
+    this.#emit('ready');
+    return undefined;
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    const client = this.#client;
+    if (!client || this.#state !== 'ready' || !client.connected) {
+      if (this.#state === 'ready') this.#end(new Error(`${this.label}: the connection dropped`));
+      return Promise.reject(new Error(`${this.label}: not connected`));
+    }
+    const [command, ...rest] = args as [string, ...string[]];
+    const reply = client.send(command, rest).catch((error: unknown) => {
+      if ((error as { code?: unknown } | null)?.code === CONNECTION_CLOSED) this.#end(error);
+      throw error;
+    });
+    const settled = reply.then(ignore, ignore).finally(() => this.#waiting.delete(settled));
+    this.#waiting.add(settled);
+    return reply;
+  }
+
+  on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
+    this.#listeners.push([event, listener]);
+  }
+
+  detach(): void {
+    this.#detached = true;
+  }
+
+  /** Bun's close() fails what is still waiting: the answers to what was sent are awaited first (the keeper bounds the wait). */
+  async close(): Promise<unknown> {
+    await Promise.all(this.#waiting);
+    this.destroy();
+    return undefined;
+  }
+
+  destroy(): void {
+    this.#detached = true;
+    this.#end();
+  }
+
+  /** Ended for good: its client closed (every waiting command fails), and an 'error' and 'ended' told. */
+  #end(error?: unknown): void {
+    if (this.#state === 'ended') return;
+    this.#state = 'ended';
+    const client = this.#client;
+    if (client) {
+      client.onconnect = null;
+      client.onclose = null;
+      client.close();
+    }
+    if (error !== undefined) this.#emit('error', error);
+    this.#emit('ended');
+  }
+
+  /** Ended meanwhile (destroyed while it connected, or dropped). */
+  get #ended(): boolean {
+    return this.#state === 'ended';
+  }
+
+  #emit(event: ConnectionEvent, error?: unknown): void {
+    if (this.#detached) return;
+    for (const [name, listener] of this.#listeners) if (name === event) listener(error);
+  }
+}
