@@ -7,6 +7,7 @@
  * Unset: testcontainers when a Docker engine answers, else local. Tests that kill, pause or restart
  * masters always start their own local redis-server processes: they need the pids.
  */
+import { dockerAnswers, startContainers as startKitContainers } from '../src/testing/containers.js';
 import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 
 export type Backend = 'local' | 'testcontainers' | 'external';
@@ -46,14 +47,6 @@ export function externalPorts(nodes: string | undefined): number[] {
   });
 }
 
-export async function dockerAnswers(): Promise<boolean> {
-  const { getContainerRuntimeClient } = await import('testcontainers');
-  return getContainerRuntimeClient().then(
-    () => true,
-    () => false,
-  );
-}
-
 export async function startSharedMasters(): Promise<SharedMasters> {
   const requested = process.env['REDLOCK_TEST_BACKEND'];
   const backend = await chooseBackend(requested, dockerAnswers);
@@ -75,26 +68,8 @@ export async function startSharedMasters(): Promise<SharedMasters> {
   };
 }
 
-/** Five redis containers; the caller has made sure a Docker engine answers. */
+/** Five redis containers (the kit's, src/testing/containers.ts); the caller has made sure a Docker engine answers. */
 export async function startContainers(): Promise<SharedMasters> {
-  const { RedisContainer } = await import('@testcontainers/redis');
-  const started = await Promise.allSettled(
-    Array.from({ length: 5 }, () =>
-      new RedisContainer('redis:7.2-alpine').withCommand(['redis-server', '--save', '', '--appendonly', 'no']).start(),
-    ),
-  );
-  const containers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  const stop = async (): Promise<void> => void (await Promise.all(containers.map((container) => container.stop())));
-  const failure = started.find((result) => result.status === 'rejected');
-  if (failure) {
-    await stop();
-    throw failure.reason;
-  }
-  // Tests reach masters as 127.0.0.1:PORT; a remote engine would need them elsewhere.
-  const remote = containers.find((container) => !['localhost', '127.0.0.1', '::1'].includes(container.getHost()));
-  if (remote) {
-    await stop();
-    throw new Error(`the Docker engine maps ports on ${remote.getHost()}, not loopback: use REDLOCK_TEST_BACKEND=local`);
-  }
-  return { backend: 'testcontainers', ports: containers.map((container) => container.getPort()), stop };
+  const containers = await startKitContainers(5);
+  return { backend: 'testcontainers', ports: containers.ports, stop: () => containers.stop() };
 }

@@ -45,8 +45,9 @@ export function clockShim(): string {
 }
 
 /**
- * One master's clock: `offset(ms)` jumps it (forward or back, from the true time), `drift(rate)`
- * makes it run fast (> 0) or slow (< 0) from now on, e.g. 0.01 = 10 ms per second. Each change
+ * One master's clock: `jump(ms)` moves it (forward or back, from where it is), `offset(ms)` sets it
+ * `ms` from the true time, `drift(rate)` makes it run fast (> 0) or slow (< 0) from now on, e.g.
+ * 0.01 = 10 ms per second. Each change
  * keeps the clock where it was and changes what comes next, as a host's clock does.
  */
 export class MasterClockControl {
@@ -71,6 +72,13 @@ export class MasterClockControl {
   jump(ms: number): void {
     this.#rebase();
     this.#offsetMs += ms;
+    this.#write();
+  }
+
+  /** Set the clock `ms` from the true time (negative: behind) now; the drift goes on from there. */
+  offset(ms: number): void {
+    this.#rebase();
+    this.#offsetMs = ms;
     this.#write();
   }
 

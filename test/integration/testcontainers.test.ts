@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ExecutionError, Redlock } from '../../src/index.js';
-import { dockerAnswers, startContainers } from '../../lab/backend.js';
+import { startContainers } from '../../lab/backend.js';
+import { dockerAnswers } from '../../src/testing/containers.js';
 
 describe('testcontainers backend', () => {
   it('acquires, refuses a second holder, extends and releases across five containers', async (context) => {

@@ -1,0 +1,220 @@
+/**
+ * The test kit (`redlock-quorum/testing`) against real masters: each fault really cuts a master
+ * (the lock's fate and the masters' keys say so), and the truth helpers read what the masters hold.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionError } from '../../src/index.js';
+import { KeysLeftError, TestingKitError, startMasters, type MastersLab } from '../../src/testing.js';
+import { clockShimProblem } from '../../src/testing/clock.js';
+import { sendCommand } from '../../src/testing/resp.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The master's TIME, ms. */
+async function masterTimeMs(port: number): Promise<number> {
+  const reply = (await sendCommand(port, ['TIME'], 2_000)) as [string, string];
+  return Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000);
+}
+
+describe('the test kit: five masters behind fault proxies', () => {
+  let lab: MastersLab;
+  beforeAll(async () => {
+    lab = await startMasters({ count: 5, redlock: { retryCount: 0 } });
+  });
+  afterAll(async () => {
+    await lab?.stop();
+  });
+
+  it('starts real masters on loopback and hands back their URLs and a ready Redlock', async () => {
+    expect(lab.urls).toHaveLength(5);
+    for (const url of lab.urls) expect(url).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
+    expect(lab.masters.map((master) => master.pid).every((pid) => typeof pid === 'number')).toBe(true);
+    expect(lab.quorum).toBe(3);
+    const lock = await lab.redlock.acquire('kit:ready', 10_000);
+    expect(await lab.holderOf('kit:ready')).toBe(lock.value);
+    const held = await lab.heldOn('kit:ready');
+    expect(held.map((holding) => holding.master)).toEqual([0, 1, 2, 3, 4]);
+    for (const holding of held) {
+      expect(holding.value).toBe(lock.value);
+      expect(holding.pttlMs).toBeGreaterThan(0);
+      expect(holding.pttlMs).toBeLessThanOrEqual(10_000);
+    }
+    await lock.release();
+    expect(await lab.holderOf('kit:ready')).toBeUndefined();
+    await lab.expectNoKeysLeft();
+  });
+
+  it('pause(i): the lock still takes 4 of 5, holderOf says so, and resume lets the master answer again', async () => {
+    lab.pause(1);
+    try {
+      const lock = await lab.redlock.acquire('kit:pause', 10_000);
+      expect(await lab.holderOf('kit:pause')).toBe(lock.value);
+      expect((await lab.heldOn('kit:pause')).map((holding) => holding.master)).not.toContain(1);
+      await lock.release();
+    } finally {
+      lab.resume(1);
+    }
+    expect(await sendCommand(lab.masters[1]!.port, ['PING'], 2_000)).toBe('PONG');
+    await lab.expectNoKeysLeft({ withinMs: 5_000 });
+  });
+
+  it('blackhole on 3 of 5: the acquire fails, and once healed nothing is left on any master', async () => {
+    for (const i of [0, 2, 4]) lab.blackhole(i);
+    try {
+      await expect(lab.redlock.acquire('kit:blackhole', 5_000)).rejects.toBeInstanceOf(ExecutionError);
+      expect(await lab.holderOf('kit:blackhole')).toBeUndefined();
+    } finally {
+      await lab.healAll();
+    }
+    // What the blackhole held back (the SET and its rollback) flows on in order after the heal.
+    await lab.expectNoKeysLeft({ withinMs: 10_000 });
+  });
+
+  it('partition on 3 of 5: connections are reset and refused, the acquire fails and leaves nothing', async () => {
+    for (const i of [1, 2, 3]) lab.partition(i);
+    try {
+      await expect(lab.redlock.acquire('kit:partition', 5_000)).rejects.toBeInstanceOf(ExecutionError);
+    } finally {
+      await lab.healAll();
+    }
+    await lab.expectNoKeysLeft({ withinMs: 10_000 });
+    // Healed: the masters are reached again.
+    const lock = await lab.redlock.acquire('kit:partition', 5_000, { retryCount: 20, retryDelay: 100 });
+    expect(await lab.holderOf('kit:partition')).toBe(lock.value);
+    await lock.release();
+    await lab.expectNoKeysLeft({ withinMs: 5_000 });
+  });
+
+  it('latency(i, ms) delays the master: its key lands after the quorum was decided', async () => {
+    lab.latency(4, 400);
+    try {
+      const lock = await lab.redlock.acquire('kit:latency', 10_000);
+      // Decided on the four fast masters; the slow one's grant is still on its way.
+      expect((await lab.heldOn('kit:latency')).map((holding) => holding.master)).not.toContain(4);
+      await expect.poll(async () => (await lab.heldOn('kit:latency')).length, { timeout: 5_000 }).toBe(5);
+      await lock.release();
+    } finally {
+      await lab.heal(4);
+    }
+    await lab.expectNoKeysLeft({ withinMs: 5_000 });
+  });
+
+  it('kill(i) and restart(i): empty drops the keys, empty: false keeps them', async () => {
+    const lock = await lab.redlock.acquire('kit:restart', 30_000);
+    await expect.poll(async () => (await lab.heldOn('kit:restart')).length, { timeout: 5_000 }).toBe(5);
+    await lab.restart(0, { empty: false });
+    expect((await lab.heldOn('kit:restart')).map((holding) => holding.master)).toContain(0);
+    await lab.restart(0);
+    expect((await lab.heldOn('kit:restart')).map((holding) => holding.master)).toEqual([1, 2, 3, 4]);
+    await lab.kill(1);
+    expect(lab.masters[1]!.pid).toBeUndefined();
+    expect((await lab.heldOn('kit:restart')).map((holding) => holding.master)).toEqual([2, 3, 4]);
+    expect(await lab.holderOf('kit:restart')).toBe(lock.value);
+    await lab.heal(1);
+    expect(lab.masters[1]!.pid).toEqual(expect.any(Number));
+    await lock.release();
+    await lab.expectNoKeysLeft({ withinMs: 5_000 });
+  });
+
+  it('expectNoKeysLeft lists the keys left, and leaves fencing counters aside unless asked', async () => {
+    const lock = await lab.redlock.acquire('kit:left', 10_000, { fencing: true });
+    await expect.poll(async () => (await lab.heldOn('kit:left')).length, { timeout: 5_000 }).toBe(5);
+    const error = await lab.expectNoKeysLeft({ withinMs: 0 }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeysLeftError);
+    expect((error as KeysLeftError).keys).toEqual([0, 1, 2, 3, 4].map((master) => ({ master, key: 'kit:left' })));
+    expect((error as Error).message).toMatch(/^5 key\(s\) left on the masters: "kit:left" on master 0/);
+    await lock.release();
+    await lab.expectNoKeysLeft({ withinMs: 5_000 });
+    await expect(lab.expectNoKeysLeft({ withinMs: 0, fenceCounters: true })).rejects.toThrow(/kit:left:redlock-fence/);
+    await Promise.all(lab.masters.map((master) => sendCommand(master.port, ['DEL', 'kit:left:redlock-fence'], 2_000)));
+  });
+
+  it('refuses bad arguments with typed errors, before touching a master', async () => {
+    expect(() => lab.pause(5)).toThrow(RangeError);
+    expect(() => lab.latency(0, -1)).toThrow(RangeError);
+    expect(() => lab.clock(0)).toThrow(TestingKitError);
+    expect(() => lab.clock(0)).toThrow(/movableClocks: true/);
+    await expect(lab.heldOn('')).rejects.toBeInstanceOf(TypeError);
+    await expect(startMasters({ count: 0 })).rejects.toBeInstanceOf(RangeError);
+    await expect(startMasters({ backend: 'docker' as 'local' })).rejects.toBeInstanceOf(TypeError);
+  });
+});
+
+describe('the test kit without proxies, and with movable clocks', () => {
+  it('gives the masters\' own URLs and refuses network faults it cannot make', async () => {
+    await using lab = await startMasters({ count: 3, proxies: false });
+    expect(lab.urls).toEqual(lab.masters.map((master) => `redis://127.0.0.1:${master.port}`));
+    expect(() => lab.blackhole(0)).toThrow(/needs the fault proxies/);
+    const lock = await lab.redlock.acquire('kit:direct', 5_000);
+    expect(await lab.holderOf('kit:direct')).toBe(lock.value);
+    await lock.release();
+    await lab.expectNoKeysLeft();
+  });
+
+  const shimProblem = clockShimProblem();
+  it.skipIf(shimProblem !== undefined)('clock(i).offset(ms) moves the master\'s TIME, and its keys expire by it', async () => {
+    await using lab = await startMasters({ count: 3, movableClocks: true });
+    const port = lab.masters[2]!.port;
+    const before = (await masterTimeMs(port)) - Date.now();
+    lab.clock(2).offset(60_000);
+    const after = (await masterTimeMs(port)) - Date.now();
+    expect(after - before).toBeGreaterThan(50_000);
+    expect(after - before).toBeLessThan(70_000);
+    const lock = await lab.redlock.acquire('kit:clock', 30_000);
+    await expect.poll(async () => (await lab.heldOn('kit:clock')).length, { timeout: 5_000 }).toBe(3);
+    // A minute later on master 2's clock: a 30 s key there is gone.
+    lab.clock(2).offset(120_000);
+    await expect.poll(async () => (await lab.heldOn('kit:clock')).map((holding) => holding.master), { timeout: 5_000 }).toEqual([0, 1]);
+    lab.clock(2).reset();
+    await lock.release();
+    await lab.expectNoKeysLeft();
+  });
+});
+
+describe('the test kit with neither redis-server nor Docker', () => {
+  it('fails with an error that names both ways to get masters', async () => {
+    // A child process whose PATH has node only, and whose Docker host answers nothing.
+    const script = `import('${root}src/testing.ts').then((kit) => kit.startMasters()).then(
+      () => { console.log('started'); process.exit(1); },
+      (error) => { console.log(error.name + ': ' + error.message); })`;
+    const bin = mkdtempSync(join(tmpdir(), 'kit-path-'));
+    try {
+      symlinkSync(process.execPath, join(bin, 'node'));
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: root,
+        env: { PATH: bin, DOCKER_HOST: 'tcp://127.0.0.1:1', HOME: process.env['HOME'] ?? '/tmp' },
+        timeout: 60_000,
+      });
+      expect(stdout).toMatch(/^TestingKitError: no masters to start: put redis-server on the PATH .*or install testcontainers .*Docker engine/);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+describe('the test kit at process exit', () => {
+  // A test runner ends its worker with process.exit(); the kit's open connections would keep it alive otherwise.
+  it('stops the masters by pid when the process exits without stop()', async () => {
+    const script = `import('${root}src/testing.ts').then((kit) => kit.startMasters({ count: 2 })).then(
+      (lab) => { console.log(JSON.stringify(lab.masters.map((master) => master.pid))); process.exit(0); })`;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, timeout: 60_000 });
+    const pids = JSON.parse(stdout.trim().split('\n').at(-1)!) as number[];
+    expect(pids).toHaveLength(2);
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await expect.poll(() => pids.filter(alive), { timeout: 10_000 }).toEqual([]);
+  }, 90_000);
+});
