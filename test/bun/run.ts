@@ -184,6 +184,35 @@ try {
         const left = await keysLeft('connections:db-7*');
         expect(left.length === 0, `keys left: ${left.join(', ')}`);
       });
+
+      await check(`${kind}: a waiter wakes on the release's announcement (pub/sub), not after retryDelay`, async () => {
+        const holder = await redlock.acquire(['queue:head'], 10_000);
+        const releaseAtMs = 200;
+        setTimeout(() => void holder.release(), releaseAtMs);
+        const startMs = performance.now();
+        const next = await redlock.acquire(['queue:head'], 1_000, { retryDelay: 5_000, retryJitter: 0 });
+        const waitedMs = performance.now() - startMs;
+        await next.release();
+        // Polling would wake at retryDelay (5 s) at the earliest; generous bounds, no speed asserted.
+        expect(waitedMs >= releaseAtMs && waitedMs < 2_500, `woke after ${Math.round(waitedMs)} ms (released at ${releaseAtMs} ms)`);
+      });
+
+      await check(`${kind}: a master killed and started again (empty) votes again`, async () => {
+        const master = masters[2]!;
+        await master.kill();
+        const without = await redlock.acquire(['restart:probe'], 2_000);
+        expect((await holding('restart:probe', without.value)) === 4, 'the four live masters do not all hold it');
+        await without.release();
+        await master.heal();
+        let held = 0;
+        for (const deadlineMs = Date.now() + 8_000; held < 5 && Date.now() < deadlineMs; await sleep(100)) {
+          const lock = await redlock.acquire(['restart:probe'], 2_000);
+          await sleep(50); // the last masters' answers, after the quorum's
+          held = await holding('restart:probe', lock.value);
+          await lock.release();
+        }
+        expect(held === 5, `${held} of 5 masters hold a lock after the restart`);
+      });
     } finally {
       await redlock.quit();
       await close();
