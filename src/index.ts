@@ -35,6 +35,7 @@ export type { InspectOptions, MasterInspection, MasterState, ResourceInspection 
 export type { ForceReleaseOptions, ForceReleaseResult, MasterRelease } from './operator/force-release.js';
 export type { ClusterInput, NodeInput } from './clients/inputs.js';
 export type { GlideClientLike, GlideConfiguration } from './clients/glide.js';
+export type { BunRedisClientLike } from './clients/bun.js';
 export type { IORedisLike } from './clients/ioredis.js';
 export type { RedisClientLike, RedisClientOptions, SubscriberClient } from './clients/node-redis.js';
 export {

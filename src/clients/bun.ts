@@ -68,7 +68,12 @@ export class BunRedisDriver implements Driver {
         // A second onconnect is a reconnect Bun made by itself: announcements were missed meanwhile.
         made.onconnect = () => void (++connects > 1 && end());
         made.onclose = end;
-        await made.connect();
+        try {
+          await made.connect();
+        } catch (error) {
+          end(); // made again after a backoff (voters/master/releases.ts)
+          throw error;
+        }
       },
       subscribe: (channel, listener) => {
         if (!subscriber) return Promise.reject(new Error(`${this.label}: the subscriber is not connected`));

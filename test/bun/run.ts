@@ -1,0 +1,261 @@
+/**
+ * `npm run test:bun` (node_modules/.bin/bun test/bun/run.ts, after `npm run build`): the built
+ * package (dist/) under Bun, against five real masters started by the lab (lab/redis-server.ts), on
+ * each kind of nodes a Bun user may pass — redis:// URLs (node-redis connections of ours), ioredis
+ * clients, node-redis clients and Bun's own `Bun.RedisClient`: the README's quick start, `using()`
+ * past its ttl, a semaphore's limit, and the chaos run's short workload under faults judged by the
+ * chaos checker (workload.ts). The safety oracle (lab/oracle.ts) watches every lease. Prints a line
+ * per check, then `bun: N passed, N failed`; exits non-zero on a failure. CI runs it after `npm test`.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Redis as IORedis } from 'ioredis';
+import { createClient } from 'redis';
+import { MasterReader, type MasterReading } from '../../lab/master-reader.js';
+import { SafetyOracle, type KeyReader } from '../../lab/oracle.js';
+import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import type * as Library from '../../src/index.js';
+import { shortWorkload, WORKLOAD_SETTINGS } from './workload.js';
+
+/** What this script uses of Bun's client (the `bun` package's types are not installed: Node is the project's type world). */
+interface BunRedisClient {
+  send(command: string, args: string[]): Promise<unknown>;
+  close(): void;
+}
+const bunGlobal = (globalThis as { Bun?: { version: string; RedisClient: new (url: string) => BunRedisClient } }).Bun;
+if (!bunGlobal) {
+  console.error('test/bun/run.ts runs under Bun: node_modules/.bin/bun test/bun/run.ts');
+  process.exit(2);
+}
+const Bun = bunGlobal;
+
+// The package as users get it: dist's ESM entry, and its CommonJS one through require().
+const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
+const { Redlock, ExecutionError } = (await import(`${dist}index.js`)) as typeof Library;
+type Redlock = Library.Redlock;
+type Lock = Library.Lock;
+const cjs = createRequire(import.meta.url)(`${dist}cjs/index.js`) as typeof Library;
+
+type Kind = 'urls' | 'ioredis' | 'node-redis' | 'Bun.RedisClient';
+const KINDS: readonly Kind[] = ['urls', 'ioredis', 'node-redis', 'Bun.RedisClient'];
+
+let passed = 0;
+let failed = 0;
+async function check(name: string, body: () => Promise<void> | void): Promise<void> {
+  const startMs = performance.now();
+  try {
+    await body();
+    passed++;
+    console.log(`ok   ${name} (${Math.round(performance.now() - startMs)} ms)`);
+  } catch (error) {
+    failed++;
+    console.log(`FAIL ${name}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  }
+}
+function expect(condition: boolean, what: string): void {
+  if (!condition) throw new Error(what);
+}
+
+const masters = await startMasters(5);
+const ports = masters.map((master) => master.port);
+const QUORUM = 3;
+
+/**
+ * The oracle reads masters by their label; a Bun.RedisClient voter is labelled by its place in
+ * nodes (its URL is not readable), so this reader maps those labels to the masters' addresses.
+ */
+const reader = new MasterReader();
+const addressOf = (label: string): string => {
+  const index = /^nodes\[(\d+)\] \(Bun\.RedisClient\)$/.exec(label)?.[1];
+  return index === undefined ? label : `127.0.0.1:${ports[Number(index)]!}`;
+};
+const labelled: KeyReader = {
+  read: (label, keys) => reader.read(addressOf(label), keys),
+  firstSeenMs: (label, runId) => reader.firstSeenMs(addressOf(label), runId),
+  startedAtMs: (label) => reader.startedAtMs(addressOf(label)),
+  resolve: (label) => reader.resolve(addressOf(label)),
+  warm: (label) => reader.warm(addressOf(label)),
+};
+const oracleViolations: string[] = [];
+const oracle = new SafetyOracle(labelled, (violation) => void oracleViolations.push(violation));
+const stopSweeping = oracle.sweepEvery();
+
+/** Every lease `redlock` hands out, watched by the oracle (as test/harness/oracle-setup.ts does for the suite). */
+function watched(redlock: Redlock): Redlock {
+  redlock.on('acquired', (event) => oracle.acquired(event.lock, event.waitMs));
+  redlock.on('extended', (event) => oracle.soon(event.lock));
+  redlock.on('failed', (event) => void (event.operation === 'extend' && event.lock && oracle.soon(event.lock)));
+  redlock.on('released', (event) => oracle.released(event.lock, event.released));
+  return redlock;
+}
+
+/** The masters that hold `value` on `key`, read on the masters themselves. */
+async function holding(key: string, value: string): Promise<number> {
+  const readings = await Promise.all(ports.map((port) => reader.read(`127.0.0.1:${port}`, [key])));
+  return readings.filter((reading: MasterReading | undefined) => reading?.keys.get(key)?.value === value).length;
+}
+
+/** Keys left on any master but waiting lines that lapse by themselves (a ticket's ttl). */
+async function keysLeft(pattern: string): Promise<string[]> {
+  const left = await Promise.all(
+    masters.map(async (master) => {
+      const client = new Bun.RedisClient(master.url);
+      try {
+        const keys = (await client.send('KEYS', [pattern])) as string[];
+        const lapsing = await Promise.all(keys.map(async (key) => key.endsWith(':redlock-queue') && ((await client.send('PTTL', [key])) as number) > 0));
+        return keys.filter((_, index) => !lapsing[index]).map((key) => `${master.port} ${key}`);
+      } finally {
+        client.close();
+      }
+    }),
+  );
+  return left.flat();
+}
+
+/** `nodes` of one kind for these masters, and how to close the clients (never closed by quit()). */
+async function nodesOf(kind: Kind, of: readonly RedisMaster[]): Promise<{ nodes: Library.NodeInput[]; close: () => void }> {
+  switch (kind) {
+    case 'urls':
+      return { nodes: of.map((master) => master.url), close: () => undefined };
+    case 'ioredis': {
+      const clients = of.map((master) => new IORedis({ host: '127.0.0.1', port: master.port, lazyConnect: true }));
+      return { nodes: clients, close: () => clients.forEach((client) => client.disconnect()) };
+    }
+    case 'node-redis': {
+      const clients = of.map((master) => createClient({ url: master.url }));
+      for (const client of clients) client.on('error', () => undefined);
+      await Promise.all(clients.map((client) => client.connect()));
+      return { nodes: clients, close: () => clients.forEach((client) => client.destroy()) };
+    }
+    case 'Bun.RedisClient': {
+      const clients = of.map((master) => new Bun.RedisClient(master.url));
+      return { nodes: clients as unknown as Library.NodeInput[], close: () => clients.forEach((client) => client.close()) };
+    }
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+try {
+  await check(`bun ${Bun.version}: dist's ESM and CommonJS entries load`, () => {
+    expect(typeof Redlock === 'function' && typeof cjs.Redlock === 'function', 'Redlock is not exported');
+    expect(new ExecutionError('x', [], []) instanceof Error && cjs.ExecutionError !== ExecutionError, 'the entries do not export their own ExecutionError');
+  });
+
+  for (const kind of KINDS) {
+    const { nodes, close } = await nodesOf(kind, masters);
+    const redlock = watched(new Redlock(nodes));
+    try {
+      await check(`${kind}: quick start (acquire, extend, release), checked on the masters`, async () => {
+        const lock = await redlock.acquire(['stock:sku-42'], 5_000);
+        expect((await holding('stock:sku-42', lock.value)) >= QUORUM, 'fewer than a quorum of masters hold the lock');
+        await lock.extend(5_000);
+        expect(lock.expiration > Date.now() + 4_000, `extend left ${lock.expiration - Date.now()} ms`);
+        await lock.release();
+        expect((await holding('stock:sku-42', lock.value)) === 0, 'a master still holds the lock after release');
+      });
+
+      await check(`${kind}: using() runs past its ttl, extended, then released`, async () => {
+        let seen: Lock | undefined;
+        const result = await redlock.using(['account:42'], 1_000, async (signal, lock) => {
+          seen = lock;
+          await sleep(1_500);
+          expect((await holding('account:42', lock.value)) >= QUORUM, 'fewer than a quorum of masters hold it after its first ttl');
+          return signal.aborted ? 'lost' : 'done';
+        });
+        expect(result === 'done', `the routine saw its lock ${result}`);
+        expect(seen !== undefined && (await holding('account:42', seen.value)) === 0, 'a master still holds it after using()');
+      });
+
+      await check(`${kind}: a semaphore of 2 admits 2 of 4 at once, the others when a permit frees`, async () => {
+        const pool = redlock.semaphore('connections:db-7', 2);
+        let inside = 0;
+        let most = 0;
+        await Promise.all(
+          Array.from({ length: 4 }, () =>
+            pool.using(2_000, async () => {
+              most = Math.max(most, ++inside);
+              await sleep(150);
+              inside--;
+            }),
+          ),
+        );
+        expect(most === 2, `${most} holders at once`);
+        const left = await keysLeft('connections:db-7*');
+        expect(left.length === 0, `keys left: ${left.join(', ')}`);
+      });
+
+      await check(`${kind}: a waiter wakes on the release's announcement (pub/sub), not after retryDelay`, async () => {
+        const holder = await redlock.acquire(['queue:head'], 10_000);
+        const releaseAtMs = 200;
+        setTimeout(() => void holder.release(), releaseAtMs);
+        const startMs = performance.now();
+        const next = await redlock.acquire(['queue:head'], 1_000, { retryDelay: 5_000, retryJitter: 0 });
+        const waitedMs = performance.now() - startMs;
+        await next.release();
+        // Polling would wake at retryDelay (5 s) at the earliest; generous bounds, no speed asserted.
+        expect(waitedMs >= releaseAtMs && waitedMs < 2_500, `woke after ${Math.round(waitedMs)} ms (released at ${releaseAtMs} ms)`);
+      });
+
+      await check(`${kind}: a master killed and started again (empty) votes again`, async () => {
+        const master = masters[2]!;
+        await master.kill();
+        const without = await redlock.acquire(['restart:probe'], 2_000);
+        expect((await holding('restart:probe', without.value)) === 4, 'the four live masters do not all hold it');
+        await without.release();
+        await master.heal();
+        let held = 0;
+        for (const deadlineMs = Date.now() + 8_000; held < 5 && Date.now() < deadlineMs; await sleep(100)) {
+          const lock = await redlock.acquire(['restart:probe'], 2_000);
+          await sleep(50); // the last masters' answers, after the quorum's
+          held = await holding('restart:probe', lock.value);
+          await lock.release();
+        }
+        expect(held === 5, `${held} of 5 masters hold a lock after the restart`);
+      });
+    } finally {
+      await redlock.quit();
+      close();
+    }
+
+    await check(`${kind}: the chaos run's short workload (a master paused, another killed and restarted), chaos checker`, async () => {
+      const made: Awaited<ReturnType<typeof nodesOf>>[] = [];
+      const result = await (async () => {
+        for (let worker = 0; worker < 4; worker++) made.push(await nodesOf(kind, masters));
+        try {
+          return await shortWorkload(
+            masters,
+            (worker) => watched(new Redlock(made[worker]!.nodes, WORKLOAD_SETTINGS)),
+            (error) => error instanceof ExecutionError,
+          );
+        } finally {
+          for (const nodes of made) nodes.close();
+        }
+      })();
+      const { verdict, sections } = result;
+      const total = Object.values(sections).reduce((sum, count) => sum + count, 0);
+      console.log(`     ${total} sections (${Object.entries(sections).map(([k, n]) => `${n} ${k}`).join(', ')}), ${result.failed} acquires gave up`);
+      expect(verdict.violations.length === 0, verdict.violations.slice(0, 5).join('\n'));
+      expect((sections.lock ?? 0) > 0 && (sections.permit ?? 0) > 0, 'no lock or no permit section ran');
+      await sleep(600); // the sections' ttl: anything left by a holder cut off by the faults lapses
+      const left = await keysLeft('chaos:*');
+      expect(left.length === 0, `keys left: ${left.join(', ')}`);
+    });
+    for (const master of masters) await master.heal();
+  }
+
+  await check('the safety oracle: no violation over every lease above', async () => {
+    await oracle.settle();
+    const counts = oracle.counts;
+    console.log(`     ${counts.full + counts.partial} invariant checks (${counts.full} full), ${counts.exclusion} exclusion checks`);
+    expect(counts.exclusion > 0, 'the oracle saw no lease');
+    expect(oracleViolations.length === 0, oracleViolations.slice(0, 5).join('\n'));
+  });
+} finally {
+  stopSweeping();
+  reader.close();
+  for (const master of masters) master.stop();
+}
+
+console.log(`bun: ${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
