@@ -27,6 +27,23 @@ export class ResourceLockedError extends ExecutionError {
 }
 
 /**
+ * An acquire that failed because so many masters refused the credentials (`WRONGPASS`, `NOAUTH`) that
+ * a quorum was impossible: not retried, since a password does not become right by waiting. `nodes`
+ * are the masters that refused them (`host:port`); the message names the server's reply, never the password.
+ */
+export class AuthenticationError extends ExecutionError {
+  override name = 'AuthenticationError';
+  constructor(
+    message: string,
+    resources: readonly string[],
+    attempts: readonly AttemptRecord[],
+    readonly nodes: readonly string[],
+  ) {
+    super(message, resources, attempts);
+  }
+}
+
+/**
  * `extend` of a lock whose validity has already ended (by this process' clock): acquire it again.
  * An ExecutionError with no attempts (nothing was sent), as node-redlock's users catch it.
  */

@@ -5,6 +5,7 @@ export { ReadWriteLock } from './primitives/read-write.js';
 export { Semaphore } from './primitives/semaphore.js';
 export type { LockSignal } from './lease/lifetime.js';
 export {
+  AuthenticationError,
   ClockJumpError,
   ClusterModeError,
   ExecutionError,

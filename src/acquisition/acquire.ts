@@ -4,7 +4,7 @@
  * back on every master, so nothing is left behind. What is admitted is the admission's business
  * (admission.ts): the exclusive acquire, or a primitive's rule.
  */
-import { ExecutionError, RedlockClosedError, ResourceLockedError, formatResources } from '../errors.js';
+import { AuthenticationError, ExecutionError, RedlockClosedError, ResourceLockedError, formatResources } from '../errors.js';
 import type { AttemptRecord } from '../protocol/outcomes.js';
 import { resolveSettings, validateAutoExtension, type CallSettings, type EffectiveSettings, type Settings } from '../config/settings.js';
 import { validateSettings, validateTtl } from '../config/validation.js';
@@ -16,7 +16,7 @@ import { newTicket, type LockOperation } from '../script/codec.js';
 import { clusterKeysProblem } from '../voters/cluster/slots.js';
 import type { Admission } from './admission.js';
 import { assertOpen, type CallContext } from './context.js';
-import { acquireFailure, remember } from './failure.js';
+import { acquireFailure, credentialsFailure, credentialsRefused, remember } from './failure.js';
 import { fenceRound } from './fence.js';
 import type { AttemptStart } from './masters.js';
 import { ticketTtlOf } from './retry.js';
@@ -119,7 +119,9 @@ export class Acquisitions {
     const { ttlMs, effective, admission } = call;
     const { keys, value } = acquire;
     remember(call.attempts, record);
-    const exhausted = closing || (effective.retryCount !== -1 && call.retries >= effective.retryCount);
+    // Credentials a quorum's worth of masters refused: no retry makes them right.
+    const refusedCredentials = credentialsRefused(record, context.masters.count, effective.quorum);
+    const exhausted = closing || refusedCredentials !== undefined || (effective.retryCount !== -1 && call.retries >= effective.retryCount);
     // Every master, including those that timed out: a delayed SET may still land. Giving up,
     // the ticket leaves the queues too (a reader's or a permit's marks with it).
     const rollback = context.masters.everywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? call.ticket : '' }, effective);
@@ -236,12 +238,19 @@ export class Acquisitions {
     return lock;
   }
 
-  /** The error an acquire that used up its retries fails with: refused by a quorum, or not. */
+  /** The error an acquire that used up its retries fails with: credentials refused, refused by a quorum, or not. */
   #failure(call: AcquireCall, attempt: number, record: AttemptRecord): Error {
     const { admission, effective } = call;
     const { keys } = admission;
+    const description = admission.description ?? formatResources(keys);
+    const masters = this.context.masters.count;
+    const refusedCredentials = credentialsRefused(record, masters, effective.quorum);
+    if (refusedCredentials) {
+      const message = credentialsFailure(description, refusedCredentials, masters, effective.quorum);
+      return new AuthenticationError(message, keys, call.attempts, refusedCredentials.nodes);
+    }
     const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
-    const Failure = refused > this.context.masters.count - effective.quorum ? ResourceLockedError : ExecutionError;
-    return new Failure(acquireFailure(admission.description ?? formatResources(keys), attempt, effective, record), keys, call.attempts);
+    const Failure = refused > masters - effective.quorum ? ResourceLockedError : ExecutionError;
+    return new Failure(acquireFailure(description, attempt, effective, record), keys, call.attempts);
   }
 }

@@ -36,3 +36,50 @@ export function acquireFailure(description: string, attempts: number, effective:
     `last attempt: ${describeVote(last, effective)}`
   );
 }
+
+/**
+ * A server's refusal of the credentials (a wrong password or user, or none where one is needed), in
+ * an error or its causes: node-redis and ioredis both pass the reply on as the message, and our
+ * NodeUnavailableError keeps it as its cause.
+ */
+const CREDENTIALS_REFUSED = /\b(?:WRONGPASS|NOAUTH)\b|\bERR (?:invalid password|AUTH .* called without any password configured)/;
+
+function credentialsReply(error: unknown): string | undefined {
+  for (let depth = 0; error instanceof Error && depth < 4; depth++, error = error.cause) {
+    const match = CREDENTIALS_REFUSED.exec(error.message);
+    // The reply from where it begins: a wrapper's own words before it would repeat the master's name.
+    if (match) return error.message.slice(match.index);
+  }
+  return undefined;
+}
+
+/** The masters of an attempt that refused the credentials, and one of their replies. */
+export interface CredentialsRefused {
+  readonly nodes: string[];
+  readonly reply: string;
+}
+
+/**
+ * The masters that refused the credentials, when they alone leave too few masters for a quorum: a
+ * password does not become right by waiting, so the acquire is not retried. Undefined otherwise
+ * (a minority that refuses them is reported by `error` events, and the others may still grant).
+ */
+export function credentialsRefused(record: AttemptRecord, masters: number, quorum: number): CredentialsRefused | undefined {
+  const nodes: string[] = [];
+  let reply = '';
+  for (const outcome of record.outcomes) {
+    const refusal = outcome.status === 'granted' ? undefined : credentialsReply(outcome.error);
+    if (refusal === undefined) continue;
+    nodes.push(outcome.node);
+    reply ||= refusal;
+  }
+  return masters - nodes.length < quorum ? { nodes, reply } : undefined;
+}
+
+export function credentialsFailure(description: string, refused: CredentialsRefused, masters: number, quorum: number): string {
+  const { nodes, reply } = refused;
+  return (
+    `could not acquire ${description}: ${nodes.length} of ${masters} masters refused the credentials (${reply}): ${nodes.join(', ')}; ` +
+    `a quorum of ${quorum} is impossible without them, so the acquire was not retried. Check the password (and user) given for these masters`
+  );
+}
