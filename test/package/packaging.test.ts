@@ -7,7 +7,7 @@
  * entries that re-export it (scripts/build.ts): import and require must give the very same objects.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +43,12 @@ beforeAll(async () => {
 function dependencies(): string[] {
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
   return Object.keys(manifest.dependencies);
+}
+
+/** The version of a devDependency this repository tests with. */
+function devDependency(name: string): string {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+  return manifest.devDependencies[name]!;
 }
 
 /** Type-check and compile a throw-away project's index.ts into out/, as its tsconfig says. */
@@ -265,17 +271,19 @@ describe('the packed package', () => {
     expect(JSON.parse(output.trim())).toEqual({ refused: 'refused', succeeded: true, released: true });
   }, 120_000);
 
-  it('works in a project that has only ioredis installed (no node-redis): type-checks under node16 and locks on a real master', () => {
+  it('npm installs it beside ioredis alone without node-redis (an optional peer), and it type-checks under node16, locks on a real master and never loads redis', () => {
     // Outside `work`, whose node_modules has node-redis: resolution would find it there.
     const project = mkdtempSync(join(tmpdir(), 'redlock-ioredis-only-'));
     cleanup.push(project);
-    const modules = join(project, 'node_modules');
-    mkdirSync(modules, { recursive: true });
-    cpSync(join(installed, 'redlock-quorum'), join(modules, 'redlock-quorum'), { recursive: true });
-    for (const dependency of [...dependencies(), 'ioredis', '@types']) {
-      symlinkSync(join(root, 'node_modules', dependency), join(modules, dependency));
-    }
     writeFileSync(join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+    // A real install, as a user runs it: npm adds a required peer that is missing (npm ≥ 7), an optional one not.
+    const ioredis = `ioredis@${devDependency('ioredis')}`;
+    execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, ioredis], { cwd: project, stdio: 'pipe' });
+    const modules = join(project, 'node_modules');
+    expect(existsSync(join(modules, 'redlock-quorum'))).toBe(true);
+    expect(existsSync(join(modules, 'ioredis'))).toBe(true);
+    expect(existsSync(join(modules, 'redis'))).toBe(false);
+    expect(existsSync(join(modules, '@redis'))).toBe(false);
     writeFileSync(
       join(project, 'index.ts'),
       `import { Cluster, Redis } from 'ioredis';
@@ -287,27 +295,50 @@ describe('the packed package', () => {
        const lock = await redlock.acquire('ioredis-only', 5000);
        const pttl = await client.pttl('ioredis-only');
        await lock.release();
+       const left = await client.exists('ioredis-only');
+       const loadedBeforeUrl = [...(globalThis as { redisRequests?: string[] }).redisRequests ?? []];
        const url = (() => { try { new Redlock(['redis://127.0.0.1:1']); return 'accepted'; } catch (error) { return (error as Error).message; } })();
        await redlock.quit();
        const open = client.status;
        client.disconnect();
-       console.log(JSON.stringify({ held: pttl > 4000, open, url, ExecutionError: typeof ExecutionError }));`,
+       console.log(JSON.stringify({ held: pttl > 4000, left, open, url, loadedBeforeUrl, ExecutionError: typeof ExecutionError }));`,
+    );
+    // Records every attempt to resolve node-redis (the library reaches it through require(), in dist/cjs).
+    writeFileSync(
+      join(project, 'watch-redis.cjs'),
+      `const Module = require('node:module');
+       const resolve = Module._resolveFilename;
+       globalThis.redisRequests = [];
+       Module._resolveFilename = function (request, ...rest) {
+         if (request === 'redis' || request.startsWith('@redis/')) globalThis.redisRequests.push(request);
+         return resolve.call(this, request, ...rest);
+       };`,
     );
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { module: 'node16', moduleResolution: 'node16', target: 'ES2022', strict: true, types: ['node'], outDir: 'out' },
+        compilerOptions: {
+          module: 'node16',
+          moduleResolution: 'node16',
+          target: 'ES2022',
+          strict: true,
+          types: ['node'],
+          typeRoots: [join(root, 'node_modules/@types')],
+          outDir: 'out',
+        },
         files: ['index.ts'],
       }),
     );
-    expect(existsSync(join(modules, 'redis'))).toBe(false);
     execFileSync(process.execPath, [tsc, '-p', project], { cwd: project, stdio: 'pipe' });
-    const output = execFileSync(process.execPath, [join(project, 'out', 'index.js')], { cwd: project, encoding: 'utf8' });
-    const result = JSON.parse(output.trim()) as { held: boolean; open: string; url: string; ExecutionError: string };
+    const output = execFileSync(process.execPath, ['--require', './watch-redis.cjs', join(project, 'out', 'index.js')], { cwd: project, encoding: 'utf8' });
+    const result = JSON.parse(output.trim()) as { held: boolean; left: number; open: string; url: string; loadedBeforeUrl: string[]; ExecutionError: string };
     expect(result.held).toBe(true);
+    expect(result.left).toBe(0);
     expect(result.open).toBe('ready'); // quit() leaves your client open
     expect(result.ExecutionError).toBe('function');
+    // Loading the package and locking with ioredis never asked for node-redis.
+    expect(result.loadedBeforeUrl).toEqual([]);
     // URLs need node-redis: a clear error at construction, nothing else breaks.
     expect(result.url).toMatch(/need the node-redis package \(npm install redis\)/);
-  }, 120_000);
+  }, 300_000); // npm install: from npm's cache when it has them, else the registry
 });
