@@ -31,8 +31,8 @@
 #define K 2            /* resources: a (bit 1), b (bit 2) */
 #define T 3            /* tickets: one per acquire() call that can be under way or held at once */
 
-#if defined(L1) == defined(L2)
-#error choose one scenario: -DL1 or -DL2
+#if defined(L1) + defined(L2) + defined(L3) != 1
+#error choose one scenario: -DL1, -DL2 or -DL3
 #endif
 
 #ifdef L1
@@ -40,11 +40,19 @@
 #define W 1            /* client W: ticket 2 ([a, b]) */
 #define CL(t) ((t) < 2 -> H : W)
 mtype = { H_a, H_b, W_ab };    /* names of tickets 0, 1, 2 in the trails (NAME) */
-#else
+#endif
+#ifdef L2
 #define X 0            /* client X: ticket 0, a new acquire() call each round (its release took it out of every line) */
 #define Y 1            /* client Y: ticket 1 */
 #define CL(t) (t)
 mtype = { X_a, Y_a, unused };  /* names of tickets 0, 1 in the trails (NAME) */
+#endif
+#ifdef L3
+/* A semaphore of limit K = 2: keys a and b are its two slots. Clients X and Z take a permit in a
+   loop forever (tickets 0 and 1, a new call each round); client Y asks for one permit, once. */
+#define Y 2            /* client Y: ticket 2 */
+#define CL(t) (t)
+mtype = { X_p, Z_p, Y_p };     /* names of tickets 0, 1, 2 in the trails (NAME) */
 #endif
 
 /* spin numbers an mtype's names from the last one: ticket t prints as NAME(t) with %e */
@@ -288,7 +296,8 @@ proctype clientW() {
 }
 init { atomic { run clientW(); run clientH() } }
 ltl nodeadlock { <> (served[H] && served[W]) }
-#else
+#endif
+#ifdef L2
 proctype clientX() {
   byte m, k, u, v, hd, blk, grants;
   do
@@ -313,6 +322,138 @@ init {
   }
 }
 ltl nostarvation { <> served[Y] }
+#endif
+
+#ifdef L3
+/* The fair semaphore (src/primitives/semaphore.lua, operation p), one master, atomically. The
+   semaphore's line on master m is inq[m * K]: every slot's queue holds the same tickets (a refused
+   permit joins them all), so one stands for them. A permit may take a slot when fewer live tickets
+   are ahead of it in the line (placed earlier) than slots are free; it takes the first free slot
+   from `from` (the highest slot a master gave its last attempt), and leaves the line, announcing
+   the new head while another slot is still free. Refused, it joins the line. gave[t * NM + m]: the slot
+   master m gave t's attempt (K: refused). The limit is one holder per slot (exclusion, asserted at each grant):
+   the line only ever refuses more, it never grants a taken slot.
+   MUT_PERMIT_RACE: the rule before the line (a permit takes any free slot; a refused one leaves only
+   a mark, no place: it is never named first in line, and wakes by its timer). */
+inline permitAt(m, t) {
+  free = 0; ahd = 0; slot = K;
+  for (k : 0 .. K - 1) {
+    if :: key[(m) * K + k] == 0 -> free++ :: else -> skip fi;
+    if :: slot == K && key[(m) * K + (from + k) % K] == 0 -> slot = (from + k) % K :: else -> skip fi
+  };
+  for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K], u) && earlier(u, t) -> ahd++ :: else -> skip fi };
+#ifdef MUT_PERMIT_RACE
+  ahd = 0;
+#endif
+  if
+  :: free > ahd ->
+     key[(m) * K + slot] = (t) + 1; gave[(t) * NM + m] = slot;
+     printf("master %d: grants %e slot %c (%d free, %d ahead)\n", m, NAME(t), 97 + slot, free, ahd);
+     if
+     :: has(inq[(m) * K], t) ->
+        inq[(m) * K] = inq[(m) * K] & ~(1 << (t));
+        if :: free > 1 -> announce(m, 0, T) :: else -> skip fi
+     :: else -> skip
+     fi
+  :: else ->
+     gave[(t) * NM + m] = K;
+     printf("master %d: refuses %e (%d free, %d ahead)\n", m, NAME(t), free, ahd);
+#ifndef MUT_PERMIT_RACE
+     inq[(m) * K] = inq[(m) * K] | (1 << (t))
+#endif
+  fi;
+  k = 0; u = 0; free = 0; ahd = 0
+}
+
+/* One permit's acquire() call of ticket t (src/acquisition/acquire.ts with the permit's rule),
+   retried until it succeeds: an attempt on every master; held once a quorum gave the same slot (the
+   grouped tally); the masters that gave another slot drop it. Refused: the rollback deletes its
+   value everywhere (announcing each freed slot's line head), t stays in line, `from` moves to the
+   highest slot given, and it sleeps until woken. */
+inline permit(t) {
+  atomic { begin(t); from = 0; printf("%e: acquire a permit\n", NAME(t)) };
+  do
+  :: d_step { annm[t] = 0; m = 0 };
+     do
+     :: d_step { m < NM -> permitAt(m, t); m++ }
+     :: d_step {
+          m == NM -> slot = K;
+          /* the grouped tally: a slot a quorum gave */
+          for (k : 0 .. K - 1) {
+            grants = 0;
+            for (m : 0 .. NM - 1) { if :: gave[(t) * NM + m] == k -> grants++ :: else -> skip fi };
+            if :: grants >= Q -> slot = k :: else -> skip fi
+          };
+          k = 0; m = 0; grants = 0
+        }; break
+     od;
+     if
+     :: d_step {
+          slot < K ->
+          /* the limit: each slot has one holder */
+          if
+          :: holder[slot] != 0 -> printf("VIOLATED exclusion: %e granted slot %c, held by %e\n", NAME(t), 97 + slot, NAME(holder[slot] - 1)); assert(false)
+          :: else -> holder[slot] = (t) + 1
+          fi;
+          for (m : 0 .. NM - 1) {
+            if :: gave[(t) * NM + m] < K && gave[(t) * NM + m] != slot -> key[m * K + gave[(t) * NM + m]] = 0; announce(m, 0, T) :: else -> skip fi
+          };
+          m = 0; mine = slot; slot = 0;
+          printf("%e: holds slot %c\n", NAME(t), 97 + mine)
+        };
+        break
+     :: d_step {
+          slot == K -> slot = 0;
+          for (m : 0 .. NM - 1) { if :: gave[(t) * NM + m] < K && gave[(t) * NM + m] > from -> from = gave[(t) * NM + m] :: else -> skip fi };
+          m = 0;
+          printf("%e: refused, rolls back\n", NAME(t))
+        };
+        do
+        :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0; announce(m, 0, t) :: else -> skip fi }; k = 0; m++ }
+        :: d_step { m == NM -> m = 0 }; break
+        od;
+        if
+        :: d_step { ((annm[t] & 1) + ((annm[t] >> 1) & 1) + ((annm[t] >> 2) & 1)) >= Q -> printf("%e: woken by the masters\n", NAME(t)) }
+#ifndef NO_TIMER
+        :: printf("%e: its timer\n", NAME(t))
+#endif
+        fi
+     fi
+  od
+}
+
+/* A permit's release: compare-and-delete its slot on every master, t out of the line, the freed
+   slot announced with the line's head. */
+inline releasePermit(t) {
+  d_step { holder[mine] = 0; printf("%e: releases slot %c\n", NAME(t), 97 + mine) };
+  do
+  :: d_step {
+       m < NM ->
+       if :: key[m * K + mine] == (t) + 1 -> key[m * K + mine] = 0 :: else -> skip fi;
+       inq[m * K] = inq[m * K] & ~(1 << (t));
+       if :: key[m * K + mine] == 0 -> announce(m, 0, T) :: else -> skip fi;
+       m++
+     }
+  :: d_step { m == NM -> m = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0 }; break
+  od
+}
+
+byte gave[T * NM];     /* per ticket, the slot each master gave its attempt under way (K: refused) */
+
+proctype hog(byte t) {
+  byte m, k, u, v, hd, blk, grants, free, ahd, slot, from, mine;
+  do
+  :: permit(t); releasePermit(t)
+  od
+}
+proctype clientY() {
+  byte m, k, u, v, hd, blk, grants, free, ahd, slot, from, mine;
+  permit(Y);
+  served[0] = true;
+  releasePermit(Y)
+}
+init { atomic { run hog(0); run hog(1); run clientY() } }
+ltl nostarvation { <> served[0] }
 #endif
 
 /* Time passes beyond the tolerance: one step that ends the window of every acquire then under way
