@@ -1,6 +1,6 @@
 /**
  * `npm run test:bun` (node_modules/.bin/bun test/bun/run.ts, after `npm run build`): the built
- * package (dist/) under Bun, against five real masters started by the lab (lab/redis-server.ts), on
+ * package (dist/) under Bun, against five real masters started by the test kit's server starter (src/testing/redis-server.ts), on
  * each kind of nodes a Bun user may pass — redis:// URLs (node-redis connections of ours), ioredis
  * clients, node-redis clients and Bun's own `Bun.RedisClient`: the README's quick start, `using()`
  * past its ttl, a semaphore's limit, and the chaos run's short workload under faults judged by the
@@ -13,7 +13,7 @@ import { Redis as IORedis } from 'ioredis';
 import { createClient } from 'redis';
 import { MasterReader, type MasterReading } from '../../lab/master-reader.js';
 import { SafetyOracle, type KeyReader } from '../../lab/oracle.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import type * as Library from '../../src/index.js';
 import { shortWorkload, WORKLOAD_SETTINGS } from './workload.js';
 

@@ -6,7 +6,7 @@
  * are not processes here (a worker process under Bun would need the runner's IPC and proxies, which
  * the 25 s chaos runs in .ci/run cover under Node): the faults are the masters' own.
  */
-import type { RedisMaster } from '../../lab/redis-server.js';
+import type { RedisMaster } from '../../src/testing/redis-server.js';
 import { check, type Verdict } from '../../chaos/checker.js';
 import { Storage, type StorageReply } from '../../chaos/storage.js';
 import { ACQUIRE_SETTINGS, PERMIT_LIMIT, READ_WRITE, SEMAPHORE, lockResource, type SectionKind } from '../../chaos/workloads.js';

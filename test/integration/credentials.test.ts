@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthenticationError, ExecutionError, Redlock, type NodeInput } from '../../src/index.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import { closeAll, directClients, uniquePrefix, type DirectClient } from '../harness/cluster.js';
 
 const PASSWORD = 'tr0ub4dor-and-3-more';
