@@ -47,7 +47,7 @@ function project(runner: string, type: 'module' | 'commonjs'): string {
 }
 
 /** This process' environment without what makes a child vitest think it runs inside this one. */
-const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(VITEST|NODE_OPTIONS$|TEST$)/.test(name)));
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(VITEST|NODE_OPTIONS$|TEST$|FORCE_COLOR$)/.test(name)));
 
 /** Runs `args` with node in `cwd`; the output whatever the exit code. */
 async function node(cwd: string, args: readonly string[]): Promise<{ code: number; output: string }> {

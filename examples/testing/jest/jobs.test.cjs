@@ -1,6 +1,5 @@
 // Your code under test: run a job only while holding its lock, and skip it if another process has it.
-// Then its tests with jest, on five real masters, with a fault each.
-const { afterAll, afterEach, beforeAll, describe, expect, it } = require('@jest/globals');
+// Then its tests with jest (describe, it, expect and the hooks are its globals), on five real masters, with a fault each.
 const { ExecutionError } = require('redlock-quorum');
 const { startMasters } = require('redlock-quorum/testing');
 
