@@ -61,6 +61,15 @@ async function node(cwd: string, args: readonly string[]): Promise<{ code: numbe
 }
 
 describe('the test kit examples of docs/testing.md, on the packed tarball', () => {
+  it('are in docs/testing.md as they are in examples/testing/, the jest config too', () => {
+    const doc = readFileSync(join(root, 'docs', 'testing.md'), 'utf8');
+    for (const file of ['vitest/jobs.test.ts', 'jest/jobs.test.cjs', 'node-test/jobs.test.mjs']) {
+      expect(doc, file).toContain(readFileSync(join(examples, file), 'utf8').trimEnd());
+    }
+    const config = readFileSync(join(examples, 'jest/jest.config.cjs'), 'utf8');
+    expect(config).toContain(`module.exports = ${/`jest\.config\.cjs`: `([^`]+)`/.exec(doc)![1]};`);
+  });
+
   it('ships the kit: the testing entry in both formats and the clock shim source', () => {
     const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
     expect(files).toEqual(
