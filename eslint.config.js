@@ -26,6 +26,20 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  // The test kit's examples import the package by its name (outside the TypeScript project: tsconfig.json).
+  {
+    files: ['examples/testing/**'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { require: 'readonly', module: 'writable' } },
+  },
+  // The jest one is CommonJS, as a jest project without a transform is.
+  {
+    files: ['examples/testing/**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+    languageOptions: {
+      globals: Object.fromEntries(['describe', 'it', 'expect', 'beforeAll', 'afterAll', 'beforeEach', 'afterEach'].map((name) => [name, 'readonly'])),
+    },
+  },
   // dependency-cruiser reads its config with require(): CommonJS, outside the TypeScript project.
   {
     files: ['.dependency-cruiser.cjs'],

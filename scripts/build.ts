@@ -3,7 +3,8 @@
  *
  *   dist/cjs/**.js (+ .d.ts, maps)   every module of src/, CommonJS (dist/cjs/package.json says so);
  *                                    what `require('redlock-quorum')` loads, on every Node 20
- *   dist/{index,opentelemetry,prometheus}.js (+ .d.ts)
+ *   dist/cjs/testing/clock/shim.c    the test kit's C source (the master clock shim, built with gcc where it runs)
+ *   dist/{index,opentelemetry,prometheus,testing}.js (+ .d.ts)
  *                                    ES modules that only re-export the CommonJS entry, by name
  *
  * An `import` and a `require` of the package in one process therefore share one copy of every
@@ -16,7 +17,7 @@
  * there); each ES entry's .d.ts re-exports its CommonJS one, so both conditions see the same types.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +28,7 @@ const src = join(root, 'src');
 const dist = join(root, 'dist');
 const cjs = join(dist, 'cjs');
 /** The package's entry points with an ES module face (exports' subpaths). The CLI is CommonJS only. */
-const ENTRIES = ['index', 'opentelemetry', 'prometheus'];
+const ENTRIES = ['index', 'opentelemetry', 'prometheus', 'testing'];
 /** Run as a program: `bin` in package.json, built when src/cli.ts exists. */
 const CLI = 'cli';
 
@@ -39,6 +40,12 @@ execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '
 // Each module on its own (no bundling): one file per module, as in src, so every entry requires the same ones.
 const modules = sourceFiles(src);
 await Promise.all(modules.map(compile));
+// Sources the modules read at run time, beside them as in src (the kit's clock shim: clock.ts builds it).
+for (const asset of sourceFiles(src, '.c')) {
+  const target = join(cjs, relative(src, asset));
+  mkdirSync(dirname(target), { recursive: true });
+  copyFileSync(asset, target);
+}
 writeFileSync(join(cjs, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
 
 const requireBuilt = createRequire(join(cjs, 'index.js'));
@@ -50,11 +57,11 @@ for (const entry of ENTRIES) {
 }
 console.log(`built ${modules.length} modules into dist/cjs, ES entries ${ENTRIES.join(', ')}${modules.includes(join(src, `${CLI}.ts`)) ? `, bin dist/cjs/${CLI}.js` : ''}`);
 
-function sourceFiles(directory: string): string[] {
+function sourceFiles(directory: string, extension = '.ts'): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
     const path = join(directory, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : [];
+    if (entry.isDirectory()) return sourceFiles(path, extension);
+    return entry.name.endsWith(extension) && !entry.name.endsWith('.d.ts') ? [path] : [];
   });
 }
 

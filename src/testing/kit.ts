@@ -5,7 +5,6 @@
  */
 import { accessSync, constants, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { NodeInput } from '../clients/inputs.js';
 import type { Settings } from '../config/settings.js';
 import { Redlock } from '../redlock.js';
 import { FENCE_SUFFIX } from '../script/codec.js';
@@ -14,6 +13,9 @@ import { dockerAnswers, startContainers, type StartedContainers } from './contai
 import { FaultProxy } from './proxy.js';
 import { RedisMaster, startMasters as startServers } from './redis-server.js';
 import { ReplyError, sendCommand, type Reply } from './resp.js';
+
+/** What a Redlock takes for one master (a URL, a client, client options). */
+type NodeInput = ConstructorParameters<typeof Redlock>[0][number];
 
 export interface StartMastersOptions {
   /** How many masters (default 5). */

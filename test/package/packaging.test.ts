@@ -99,10 +99,10 @@ describe('the packed package', () => {
     expect(readdirSync(dist)).toEqual(expect.arrayContaining(['index.d.ts', 'opentelemetry.d.ts', 'prometheus.d.ts']));
     expect(readdirSync(join(dist, 'cjs'))).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'prometheus.d.ts']));
     expect(JSON.parse(readFileSync(join(dist, 'cjs', 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
-    // No second copy of the library: the ES modules in dist are the three entries, and each only
+    // No second copy of the library: the ES modules in dist are the four entries, and each only
     // re-exports its CommonJS module by name.
     const esModules = readdirSync(dist).filter((name) => name.endsWith('.js')).sort();
-    expect(esModules).toEqual(['index.js', 'opentelemetry.js', 'prometheus.js']);
+    expect(esModules).toEqual(['index.js', 'opentelemetry.js', 'prometheus.js', 'testing.js']);
     for (const name of esModules) {
       const code = readFileSync(join(dist, name), 'utf8').replace(/^\/\/.*\n/gm, '');
       expect(code).toMatch(new RegExp(`^export \\{[\\w\\s,]+\\} from '\\./cjs/${name}';\\n$`));
@@ -113,7 +113,7 @@ describe('the packed package', () => {
     const attw = execFileSync(join(root, 'node_modules/.bin/attw'), [tarball, '--profile', 'strict', '--format', 'json'], { encoding: 'utf8' });
     const report = JSON.parse(attw) as { problems: Record<string, unknown>; analysis: { entrypoints: Record<string, unknown> } };
     expect(report.problems).toEqual({});
-    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './opentelemetry', './package.json', './prometheus']);
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './opentelemetry', './package.json', './prometheus', './testing']);
     // --strict: a warning fails the run as well (exit code 1).
     const publint = execFileSync(join(root, 'node_modules/.bin/publint'), ['run', tarball, '--strict'], { encoding: 'utf8' });
     expect(publint).toContain('All good!');
