@@ -7,6 +7,7 @@
  * chaos checker (workload.ts). The safety oracle (lab/oracle.ts) watches every lease. Prints a line
  * per check, then `bun: N passed, N failed`; exits non-zero on a failure. CI runs it after `npm test`.
  */
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Redis as IORedis } from 'ioredis';
@@ -31,7 +32,7 @@ const Bun = bunGlobal;
 
 // The package as users get it: dist's ESM entry, and its CommonJS one through require().
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
-const { Redlock, ExecutionError } = (await import(`${dist}index.js`)) as typeof Library;
+const { Redlock, ExecutionError, LockLostError, channelNames } = (await import(`${dist}index.js`)) as typeof Library;
 type Redlock = Library.Redlock;
 type Lock = Library.Lock;
 const cjs = createRequire(import.meta.url)(`${dist}cjs/index.js`) as typeof Library;
@@ -184,6 +185,36 @@ try {
         expect(most === 2, `${most} holders at once`);
         const left = await keysLeft('connections:db-7*');
         expect(left.length === 0, `keys left: ${left.join(', ')}`);
+      });
+
+      await check(`${kind}: \`await using\` releases at the end of its block; diagnostics_channel sees the acquire`, async () => {
+        let seen = 0;
+        const onAcquired = (): void => void seen++;
+        diagnosticsChannel.subscribe(channelNames.acquired, onAcquired);
+        let value = '';
+        try {
+          await using lock = await redlock.acquire(['scoped:42'], 5_000);
+          value = lock.value;
+          expect((await holding('scoped:42', value)) >= QUORUM, 'fewer than a quorum of masters hold it in its block');
+        } finally {
+          diagnosticsChannel.unsubscribe(channelNames.acquired, onAcquired);
+        }
+        expect((await holding('scoped:42', value)) === 0, 'a master still holds it after its block');
+        expect(seen === 1, `${seen} acquired events on the diagnostics channel`);
+      });
+
+      await check(`${kind}: a lock lost while masters are paused aborts using()'s signal with a LockLostError`, async () => {
+        const paused = masters.slice(0, 3);
+        const reason = await redlock.using(['lost:42'], 500, async (signal) => {
+          for (const master of paused) master.pause();
+          try {
+            await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          } finally {
+            for (const master of paused) master.resume();
+          }
+          return signal.reason as unknown;
+        });
+        expect(reason instanceof LockLostError, `the signal's reason is ${String(reason)}`);
       });
 
       await check(`${kind}: a waiter wakes on the release's announcement (pub/sub), not after retryDelay`, async () => {
