@@ -8,7 +8,9 @@
  * per check, then `bun: N passed, N failed`; exits non-zero on a failure. CI runs it after `npm test`.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
+import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Redis as IORedis } from 'ioredis';
 import { createClient } from 'redis';
@@ -138,10 +140,25 @@ async function nodesOf(kind: Kind, of: readonly RedisMaster[]): Promise<{ nodes:
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 try {
-  await check(`bun ${Bun.version}: dist's ESM and CommonJS entries load`, () => {
+  await check(`bun ${Bun.version}: dist's ESM and CommonJS entries load, and the opentelemetry and prometheus ones`, async () => {
     expect(typeof Redlock === 'function' && typeof cjs.Redlock === 'function', 'Redlock is not exported');
+    const extras = await Promise.all(['opentelemetry', 'prometheus'].map(async (entry) => Object.keys((await import(`${dist}${entry}.js`)) as object).length));
+    expect(extras.every((exports) => exports > 0), `exports of the opentelemetry and prometheus entries: ${extras.join(', ')}`);
     // The ESM entry is a face of the CommonJS build (scripts/build.ts): one module, so one class per error.
     expect(cjs.ExecutionError === ExecutionError && new ExecutionError('x', [], []) instanceof Error, 'the two entries do not share their classes');
+  });
+
+  await check('the CLI (dist/cjs/cli.js) under Bun: inspect sees a lock held by a quorum', async () => {
+    const redlock = watched(new Redlock(masters.map((master) => master.url)));
+    try {
+      const lock = await redlock.acquire(['cli:42'], 5_000);
+      const nodes = masters.map((master) => master.url).join(',');
+      const { stdout } = await promisify(execFile)(process.execPath, [`${dist}cjs/cli.js`, 'inspect', '--nodes', nodes, 'cli:42'], { encoding: 'utf8' });
+      await lock.release();
+      expect(new RegExp(`held by quorum \\([345]/5\\): holder ${lock.value.slice(0, 8)}`).test(stdout), `inspect printed:\n${stdout}`);
+    } finally {
+      await redlock.quit();
+    }
   });
 
   for (const kind of KINDS) {
