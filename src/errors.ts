@@ -175,6 +175,18 @@ export class MisplacedReplyError extends NodeError {
   }
 }
 
+/** Characters of a resource name a message shows; a longer name is cut there, with its size. */
+const SHOWN_RESOURCE_CHARS = 200;
+
+/** A resource name as messages quote it: JSON, cut after SHOWN_RESOURCE_CHARS with `…" (N bytes)`. */
+export function shownResource(resource: string): string {
+  if (resource.length <= SHOWN_RESOURCE_CHARS) return JSON.stringify(resource);
+  // Not between the two halves of a surrogate pair.
+  const code = resource.charCodeAt(SHOWN_RESOURCE_CHARS - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? SHOWN_RESOURCE_CHARS - 1 : SHOWN_RESOURCE_CHARS;
+  return `${JSON.stringify(resource.slice(0, end)).slice(0, -1)}…" (${Buffer.byteLength(resource)} bytes)`;
+}
+
 /** A reply, shortened for a message; never throws (a BigInt, a cycle). */
 function shown(reply: unknown): string {
   try {
@@ -247,6 +259,6 @@ export class RedlockClosedError extends Error {
 }
 
 export function formatResources(resources: readonly string[]): string {
-  const shown = resources.slice(0, 5).map((r) => JSON.stringify(r));
+  const shown = resources.slice(0, 5).map(shownResource);
   return `[${shown.join(', ')}${resources.length > 5 ? `, … ${resources.length - 5} more` : ''}]`;
 }

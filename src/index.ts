@@ -31,6 +31,7 @@ export {
   type Settings,
   type UsingSettings,
 } from './config/settings.js';
+export { MAX_RESOURCE_BYTES } from './config/validation.js';
 export type { ClockJumpEvent, ClockJumpSeen, HealthState, MasterHealth, NodeDownEvent, NodeUpEvent, WithheldVote } from './voters/master/health.js';
 export type { InspectOptions, MasterInspection, MasterState, ResourceInspection } from './operator/inspect.js';
 export type { ForceReleaseOptions, ForceReleaseResult, MasterRelease } from './operator/force-release.js';

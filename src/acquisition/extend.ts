@@ -88,9 +88,11 @@ async function extendAttempts(
     onFailedAttempt?.(record);
     const lost = vote.outcomes.filter((outcome) => outcome.status === 'lost').length;
     if (masters.count - lost < effective.quorum) {
+      // Decided as soon as the quorum was impossible: the count is of the answers by then, not of every master.
+      const unanswered = vote.outcomes.filter((outcome) => outcome.status === 'pending').length;
       const error = new ExecutionError(
-        `lock on ${formatResources(lock.resources)} is lost: ${lost} of ${masters.count} masters no longer hold it, ` +
-          `so a quorum of ${effective.quorum} is impossible`,
+        `lock on ${formatResources(lock.resources)} is lost: ${lost} of ${masters.count} masters had answered that they no longer hold it` +
+          `${unanswered > 0 ? ` (${unanswered} had not answered yet)` : ''}, so a quorum of ${effective.quorum} is impossible`,
         lock.resources,
         attempts,
       );

@@ -1,6 +1,6 @@
 /**
  * Release: compare-and-delete on every master, resolved once a quorum deleted (or could not); the
- * rest are delivered in the background. The lock's ticket leaves the masters' lines with it.
+ * rest are delivered in the background (so `confirmedBy` counts the deletes confirmed by then). The lock's ticket leaves the masters' lines with it.
  */
 import { LockLostError } from '../errors.js';
 import { resolveSettings } from '../config/settings.js';
@@ -23,7 +23,7 @@ export async function releaseLock(context: CallContext, lock: Lock): Promise<Rel
   const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ttlMs: lock.ttlMs, ticket: lock.ticket };
   const vote = await masters.fanOut(release, effective);
   stats.releases++;
-  const result: ReleaseResult = { released: vote.reached, heldBy: vote.granted, outcomes: vote.outcomes };
+  const result: ReleaseResult = { released: vote.reached, confirmedBy: vote.granted, heldBy: vote.granted, outcomes: vote.outcomes };
   const durationMs = clock.monotonicMs() - startMs;
   context.emit('released', () => ({ lock, resources: lock.resources, heldMs, durationMs, ...result }));
   return result;

@@ -9,6 +9,15 @@ import { defaultQuorum, defaultSettings, type CallSettings, type ConstructorOnly
 /** Names the library keeps beside each resource (script/codec.ts): never a resource of their own. */
 const companionSuffixes = [[FENCE_SUFFIX, 'fence counters'], [QUEUE_SUFFIX, 'wait queues']] as const;
 
+/**
+ * The most bytes (UTF-8) a resource name may have — a semaphore's or read-write lock's name too.
+ * Each is sent to every master in each call, and error messages quote it: a name of megabytes would
+ * spend the per-master timeouts on its transfer, so it is refused before any network call. The keys on
+ * the masters add to it at most a suffix the library adds (`:redlock-queue`, a permit's number) and
+ * an ioredis client's `keyPrefix`.
+ */
+export const MAX_RESOURCE_BYTES = 4096;
+
 const settingNames = new Set<string>(Object.keys(defaultSettings));
 
 const callOnlyNames = new Set(['signal', 'autoExtend', 'fencing']);
@@ -177,6 +186,13 @@ function checkResource(resource: unknown, index: number): asserts resource is st
     throw new TypeError(`${resourceLabel(index)} must be a string, got ${describe(resource)}`);
   }
   if (resource.length === 0) throw new RangeError(`${resourceLabel(index)} is an empty string`);
+  // First, and by its length when that decides (a UTF-16 unit is 1 to 3 bytes): a name of megabytes is refused in O(1).
+  if (resource.length > MAX_RESOURCE_BYTES || (resource.length * 3 > MAX_RESOURCE_BYTES && Buffer.byteLength(resource) > MAX_RESOURCE_BYTES)) {
+    throw new RangeError(
+      `${resourceLabel(index)} has ${Buffer.byteLength(resource)} bytes (UTF-8), above the limit of ${MAX_RESOURCE_BYTES} bytes ` +
+        `for a resource name (MAX_RESOURCE_BYTES): name it shorter, e.g. by a hash of it`,
+    );
+  }
   if (!resource.isWellFormed()) {
     // node-redis sends a lone surrogate as U+FFFD: two different names would be one key.
     throw new TypeError(`${resourceLabel(index)} is not well-formed UTF-16 (it has a lone surrogate), so it has no exact key on the masters`);

@@ -18,7 +18,14 @@ import type { Settings } from '../config/settings.js';
 export interface ReleaseResult {
   /** A quorum of masters deleted the lock's keys. False for a lock that had already expired. */
   readonly released: boolean;
-  /** Masters that still held the lock and deleted it, counted when the release was decided. */
+  /**
+   * Masters that had confirmed the delete (still held the lock, and deleted it) when the release
+   * resolved — once a quorum had, or could not. Masters still on their way are `pending` in
+   * `outcomes`, their answers recorded in its `late` when they come; so a lock held on all 5 of 5
+   * may resolve with 3 here. (It does not wait for them: a paused master would hold every release.)
+   */
+  readonly confirmedBy: number;
+  /** @deprecated The same count as `confirmedBy`, by its former name (it never counted every master that held the lock). */
   readonly heldBy: number;
   readonly outcomes: readonly NodeOutcome[];
 }
@@ -277,7 +284,7 @@ export class Lock {
       this.#released = true;
       this.#stopFollowing?.();
       this.#outer.#views.delete(this);
-      return Promise.resolve({ released: false, heldBy: 0, outcomes: [] });
+      return Promise.resolve({ released: false, confirmedBy: 0, heldBy: 0, outcomes: [] });
     }
     return this.owner.release(this);
   }

@@ -36,6 +36,9 @@ export interface ReleasedEvent {
   readonly lock: Lock;
   readonly resources: readonly string[];
   readonly released: boolean;
+  /** Masters that had confirmed the delete when the release resolved (ReleaseResult's). */
+  readonly confirmedBy: number;
+  /** @deprecated The same count as `confirmedBy`, by its former name. */
   readonly heldBy: number;
   /** From acquired to this release, ms. */
   readonly heldMs: number;

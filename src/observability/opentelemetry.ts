@@ -85,7 +85,7 @@ function handlersFor(span: Span): Partial<Record<RedlockEventName, (message: unk
         ...masters(event.outcomes),
         'redlock.resources': [...event.resources],
         'redlock.released': event.released,
-        'redlock.granted': event.heldBy,
+        'redlock.granted': event.confirmedBy,
         'redlock.held_ms': event.heldMs,
       });
     },

@@ -5,6 +5,7 @@
  * as every-master.ts sends it.
  */
 import type { Voter } from '../voters/voter.js';
+import { shownResource } from '../errors.js';
 import { describe } from '../config/describe.js';
 import { isDone } from '../script/replies.js';
 import { onEveryMaster, operationOf, type OperatorCall } from './every-master.js';
@@ -71,7 +72,7 @@ export function expectedFingerprints(expected: unknown, resources: readonly stri
     byResource.set(resource, labels.map((label) => seen.get(label) ?? UNSEEN));
   }
   for (const resource of resources) {
-    if (!byResource.has(resource)) throw new TypeError(`expected has no inspection of '${resource}': inspect every resource you release`);
+    if (!byResource.has(resource)) throw new TypeError(`expected has no inspection of ${shownResource(resource)}: inspect every resource you release`);
   }
   return byResource;
 }

@@ -5,6 +5,7 @@
  * read's admission rule is the script's `s` operation (read-write.lua, beside this file).
  */
 import type { AdmissionRule } from '../acquisition/admission.js';
+import { shownResource } from '../errors.js';
 import { checkName } from '../config/validation.js';
 import { EXCLUSIVE } from '../lease/lock.js';
 import { LeaseType, WriteLease, leaseOwnerOf } from './lease-type.js';
@@ -33,7 +34,7 @@ export class ReadWriteLock {
     checkName(name);
     const owner = leaseOwnerOf(redlock);
     const keys = [name];
-    this.read = new LeaseType(owner, { keys, lease: { type: 'read' }, rule: readRule, description: `a read hold on ${JSON.stringify(name)}` });
-    this.write = new WriteLease(owner, { keys, lease: EXCLUSIVE, description: `a write hold on ${JSON.stringify(name)}` });
+    this.read = new LeaseType(owner, { keys, lease: { type: 'read' }, rule: readRule, description: `a read hold on ${shownResource(name)}` });
+    this.write = new WriteLease(owner, { keys, lease: EXCLUSIVE, description: `a write hold on ${shownResource(name)}` });
   }
 }

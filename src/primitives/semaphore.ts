@@ -7,6 +7,7 @@
  */
 import type { AdmissionRule } from '../acquisition/admission.js';
 import { describe } from '../config/describe.js';
+import { shownResource } from '../errors.js';
 import { checkName } from '../config/validation.js';
 import type { LeaseKind } from '../lease/lock.js';
 import { clusterCompanionKey } from '../voters/cluster/slots.js';
@@ -56,7 +57,7 @@ export class Semaphore extends LeaseType {
     const keys = Array.from({ length: checked }, (_, slot) => permitKey(name, slot, owner.clustered));
     const lease: LeaseKind = { type: 'permit', semaphore: name, limit: checked, slot: -1 };
     const rule: AdmissionRule = { ...permitRule, leaseFor: (slot) => ({ ...lease, slot }) };
-    super(owner, { keys, lease, rule, description: `a permit of semaphore ${JSON.stringify(name)} (limit ${checked})` });
+    super(owner, { keys, lease, rule, description: `a permit of semaphore ${shownResource(name)} (limit ${checked})` });
     this.limit = checked;
   }
 }

@@ -63,7 +63,7 @@ describe('extend', () => {
     await Promise.all(direct.slice(0, 3).map((client) => client.del(key('r'))));
     const error = await lock.extend(5_000).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ExecutionError);
-    expect((error as Error).message).toMatch(/is lost: 3 of 5 masters no longer hold it/);
+    expect((error as Error).message).toMatch(/is lost: 3 of 5 masters had answered that they no longer hold it/);
     expect((error as ExecutionError).attempts).toHaveLength(1);
     await lock.release();
   });

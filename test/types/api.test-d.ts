@@ -121,3 +121,13 @@ describe('events', () => {
     });
   });
 });
+
+describe('release', () => {
+  it('a release result names its count for what it counts (confirmedBy); heldBy stays, the same number', async () => {
+    const lock = await redlock.acquire('r', 1_000);
+    const result = await lock.release();
+    expectTypeOf(result.confirmedBy).toEqualTypeOf<number>();
+    expectTypeOf(result.heldBy).toEqualTypeOf<number>();
+    redlock.on('released', (event) => expectTypeOf(event.confirmedBy).toEqualTypeOf<number>());
+  });
+});

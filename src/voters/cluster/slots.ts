@@ -4,6 +4,7 @@
  * hold in one script call, and the shard channel each master announces releases on.
  */
 import calculateSlot from 'cluster-key-slot';
+import { shownResource } from '../../errors.js';
 import { FENCE_SUFFIX, QUEUE_SUFFIX, releasedChannel, type LockOperation } from '../../script/codec.js';
 
 export const SLOTS = 16384;
@@ -34,7 +35,7 @@ export const clusterFenceKey = (resource: string): string => clusterCompanionKey
 export function clusterKeysProblem(resources: readonly string[]): TypeError | undefined {
   if (sharedSlot(resources) === undefined) {
     return new TypeError(
-      `resources ${resources.map((resource) => JSON.stringify(resource)).join(', ')} hash to different slots of a Redis Cluster voter: ` +
+      `resources ${resources.map(shownResource).join(', ')} hash to different slots of a Redis Cluster voter: ` +
         'a lock is held by one script call on one master there; give them one hash tag, e.g. "{order:42}:stock" and "{order:42}:payment"',
     );
   }
