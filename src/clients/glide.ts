@@ -14,9 +14,9 @@ export interface GlideClientLike {
 
 /** A GLIDE standalone client configuration (`GlideClient.createClient`'s): connections of ours are made from it. */
 export interface GlideConfiguration {
-  addresses: readonly { host: string; port?: number }[];
-  requestTimeout?: number;
-  advancedConfiguration?: { connectionTimeout?: number };
+  addresses: readonly { host: string; port?: number | undefined }[];
+  requestTimeout?: number | undefined;
+  advancedConfiguration?: { connectionTimeout?: number | undefined } | undefined;
   [option: string]: unknown;
 }
 

@@ -23,7 +23,7 @@ export type NodeInput = RedisClientLike | IORedisLike | BunRedisClientLike | Gli
 export type ClusterInput =
   | { getSlotMaster(slot: number): unknown }
   | { readonly isCluster: boolean; nodes(...args: never[]): unknown }
-  | { rootNodes: readonly RedisClientOptions[]; defaults?: RedisClientOptions };
+  | { rootNodes: readonly RedisClientOptions[]; defaults?: RedisClientOptions | undefined };
 
 /** The driver for one `nodes[index]`; throws a TypeError naming the index for input it cannot use. */
 export function driverFor(input: unknown, index: number): Driver {

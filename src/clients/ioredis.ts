@@ -15,14 +15,15 @@ import { ignore, labelOf, type Connection, type ConnectionEvent, type Driver, ty
 /** What we need of an ioredis (5, 6) or iovalkey client; `new Redis()`'s result fits. */
 export interface IORedisLike {
   readonly status: string;
+  // `| undefined` on each: ioredis 6 types its options so, and a caller's exactOptionalPropertyTypes must accept it.
   readonly options: {
-    host?: string;
-    port?: number;
-    path?: string;
-    keyPrefix?: string;
-    connectTimeout?: number;
-    sentinels?: readonly { host?: string; port?: number }[] | null;
-    name?: string;
+    host?: string | undefined;
+    port?: number | undefined;
+    path?: string | undefined;
+    keyPrefix?: string | undefined;
+    connectTimeout?: number | undefined;
+    sentinels?: readonly { host?: string | undefined; port?: number | undefined }[] | null | undefined;
+    name?: string | undefined;
   };
   duplicate(overrides?: object): IORedisConnection;
 }

@@ -11,35 +11,37 @@ import { ignore, labelOf, optionalPeer, type Connection, type ConnectionEvent, t
  * node-redis client options (`createClient`'s), for the clients we create from them: `url` or
  * `socket`, credentials, `database`, TLS… Typed here, not imported from `redis`, so a project that
  * has only ioredis installed type-checks and runs (node-redis is loaded only to make our clients).
+ * Every optional field also takes `undefined`, so a caller's exactOptionalPropertyTypes accepts
+ * options built as `{ url: process.env.REDIS_URL }` (test/tooling/client-types.test.ts).
  */
 export interface RedisClientOptions {
-  url?: string;
-  socket?: object;
-  username?: string;
-  password?: string;
-  credentialsProvider?: object;
-  name?: string;
-  database?: number;
-  RESP?: 2 | 3;
-  modules?: object;
-  functions?: object;
-  scripts?: object;
-  commandsQueueMaxLength?: number;
-  disableOfflineQueue?: boolean;
-  readonly?: boolean;
-  pingInterval?: number;
-  commandOptions?: object;
-  clientSideCache?: object;
-  disableClientInfo?: boolean;
-  clientInfoTag?: string;
+  url?: string | undefined;
+  socket?: object | undefined;
+  username?: string | undefined;
+  password?: string | undefined;
+  credentialsProvider?: object | undefined;
+  name?: string | undefined;
+  database?: number | undefined;
+  RESP?: 2 | 3 | undefined;
+  modules?: object | undefined;
+  functions?: object | undefined;
+  scripts?: object | undefined;
+  commandsQueueMaxLength?: number | undefined;
+  disableOfflineQueue?: boolean | undefined;
+  readonly?: boolean | undefined;
+  pingInterval?: number | undefined;
+  commandOptions?: object | undefined;
+  clientSideCache?: object | undefined;
+  disableClientInfo?: boolean | undefined;
+  clientInfoTag?: string | undefined;
   // node-redis 5.x / 6.x options of their own (typed loosely: they differ between majors).
-  emitInvalidate?: boolean;
-  unstableResp3?: boolean;
-  himportRegistry?: object;
-  maintNotifications?: string;
-  maintEndpointType?: string;
-  maintRelaxedCommandTimeout?: number;
-  maintRelaxedSocketTimeout?: number;
+  emitInvalidate?: boolean | undefined;
+  unstableResp3?: boolean | undefined;
+  himportRegistry?: object | undefined;
+  maintNotifications?: string | undefined;
+  maintEndpointType?: string | undefined;
+  maintRelaxedCommandTimeout?: number | undefined;
+  maintRelaxedSocketTimeout?: number | undefined;
 }
 
 /** What we need of a node-redis client; `createClient()`'s result fits. */
@@ -54,7 +56,7 @@ export interface RedisClientLike {
   destroy?(): unknown;
   /** A new client with the same options but these (node-redis); used for the subscriber connection. */
   duplicate?(overrides?: { socket?: object }): SubscriberClient;
-  readonly options?: { url?: string; socket?: object; disableOfflineQueue?: boolean } | undefined;
+  readonly options?: { url?: string | undefined; socket?: object | undefined; disableOfflineQueue?: boolean | undefined } | undefined;
 }
 
 /** The part of a duplicated node-redis client a release subscription uses. */

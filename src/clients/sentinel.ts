@@ -13,9 +13,9 @@ import { NodeRedisConnection, nodeRedisSubscriber, optionsAt, ownedClient, type 
  */
 export interface SentinelOptions {
   name: string;
-  sentinelRootNodes: readonly { host?: string; port?: number }[];
-  nodeClientOptions?: RedisClientOptions;
-  sentinelClientOptions?: RedisClientOptions;
+  sentinelRootNodes: readonly { host?: string | undefined; port?: number | undefined }[];
+  nodeClientOptions?: RedisClientOptions | undefined;
+  sentinelClientOptions?: RedisClientOptions | undefined;
 }
 
 /** How long one Sentinel may take to name the master (connect included) before the next is asked. */
