@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../bench/readme.js';
 
-const { satisfies } = createRequire(import.meta.url)('semver') as { satisfies: (version: string, range: string) => boolean };
+const require = createRequire(import.meta.url);
+const { satisfies } = require('semver') as { satisfies: (version: string, range: string) => boolean };
 
 interface Lockfile {
   packages: Record<string, { engines?: { node?: string }; dependencies?: Record<string, string>; devDependencies?: Record<string, string> }>;
