@@ -7,11 +7,11 @@ import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { Redis as IORedis } from 'ioredis';
 import { RedlockMutex, RedlockSemaphore } from 'redis-semaphore';
-import { NodeRedisAdapter, createRedlock } from 'redlock-universal';
 import { createClient } from 'redis';
 import type { NodeInput } from '../src/index.js';
 import { decodeBatch, encodeBatch, lockScript, type LockOperation } from '../src/script/codec.js';
 import { SEMAPHORE_LIMIT } from './constants.js';
+import { loadRedlockUniversal } from './peers.js';
 import { redlockContender, type Contender, type Held } from './contender.js';
 
 
@@ -21,6 +21,8 @@ const require = createRequire(import.meta.url);
 // of our CPU per lock). Typed from the sources, which the build is made from.
 const built = new URL('../dist/index.js', import.meta.url).href;
 const { Redlock } = (await import(built)) as typeof import('../src/index.js');
+// Not a devDependency: bench/peers.ts installs it into bench/peers on the first bench run.
+const { NodeRedisAdapter, createRedlock } = await loadRedlockUniversal();
 // The maintained fork of node-redlock: the same API, CommonJS.
 const SesameRedlock = (require('@sesamecare-oss/redlock') as { Redlock: NodeRedlockClass }).Redlock;
 // node-redlock's ESM build is the one its users trip over; its CommonJS build loads everywhere.

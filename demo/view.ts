@@ -48,23 +48,31 @@ export function createView(out: NodeJS.WriteStream): View {
 export const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const rate = (perSecond: number): string => `${Math.round(perSecond)}/s`;
 
+/** Every status line fits an 80-column terminal (test/examples/demo.test.ts renders the widest). */
 function counts(s: Snapshot): string {
-  return `sections ${s.sections} (${rate(s.sectionsPerSecond)})  acquisitions ${s.succeeded} ok, ${s.failed} failed`;
+  return `sections ${s.sections} (${rate(s.sectionsPerSecond)})  acquired ${s.succeeded}, failed ${s.failed}`;
 }
+
+/** What the per-master "refused" counts, said under every table of them: it is about "granted" when workers contend. */
+export const REFUSED_LEGEND = 'refused = the key was held by another holder: a lost vote, not an error';
 
 class PlainView implements View {
   readonly live = false;
   readonly intervalMs = 1000;
+  #finishing = false;
   constructor(private readonly out: NodeJS.WriteStream) {}
 
   event(line: string): void {
     this.out.write(`${line}\n`);
   }
 
+  // The masters' states are not repeated here: the probe's events say each change.
   update(s: Snapshot): void {
-    const finishing = s.elapsedMs >= s.totalMs ? ' (finishing)' : '';
-    const masters = s.masters.map((m) => `${m.label} ${m.state}`).join(', ');
-    this.out.write(`${seconds(s.elapsedMs).padStart(6)} / ${seconds(s.totalMs)}${finishing}  ${counts(s)}  masters: ${masters}\n`);
+    if (s.elapsedMs >= s.totalMs && !this.#finishing) {
+      this.#finishing = true;
+      this.event('finishing: workers end their last call');
+    }
+    this.out.write(`${seconds(s.elapsedMs).padStart(6)} / ${seconds(s.totalMs)}  ${counts(s)}\n`);
   }
 
   stop(): void {}
@@ -72,7 +80,7 @@ class PlainView implements View {
 
 const ESC = '\u001b[';
 const COLORS: Record<MasterState, string> = { up: `${ESC}32m`, paused: `${ESC}33m`, down: `${ESC}31m` };
-const BAR_WIDTH = 30;
+const BAR_WIDTH = 20;
 
 class LiveView implements View {
   readonly live = true;
@@ -121,17 +129,18 @@ class LiveView implements View {
     const progress =
       `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} ${String(Math.floor(done * 100)).padStart(3)}%  ` +
       `${seconds(Math.min(s.elapsedMs, s.totalMs))} / ${seconds(s.totalMs)}` +
-      (s.elapsedMs >= s.totalMs ? '  finishing: workers end their last call' : '');
+      (s.elapsedMs >= s.totalMs ? '  finishing last calls' : '');
     const lines = [
       fit(progress),
       fit(`${counts(s)}  skipped ${s.skipped}`),
       fit(masterHeader()),
     ];
+    const legend = fit(REFUSED_LEGEND);
     const rows = s.masters.map((m) => {
       const line = fit(masterRow(m));
       return this.color ? `${COLORS[m.state]}${line}${ESC}0m` : line;
     });
-    const block = [...lines, ...rows];
+    const block = [...lines, ...rows, legend];
     this.#drawn = block.length;
     return `${block.join('\n')}\n`;
   }
@@ -174,5 +183,5 @@ export function masterTable(masters: ReadonlyArray<MasterRow & { seen: readonly 
     row
       .map((cell, i) => (numeric(i) ? cell.padStart(widths[i]!) : i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
       .join('  ');
-  return [format(header), ...rows.map(format)].join('\n');
+  return [format(header), ...rows.map(format), REFUSED_LEGEND].join('\n');
 }
