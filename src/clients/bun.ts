@@ -61,14 +61,14 @@ export class BunRedisDriver implements Driver {
     };
     return {
       connect: async () => {
-        const made = await this.client.duplicate();
-        if (destroyed) return made.close();
-        subscriber = made;
-        let connects = 0;
-        // A second onconnect is a reconnect Bun made by itself: announcements were missed meanwhile.
-        made.onconnect = () => void (++connects > 1 && end());
-        made.onclose = end;
         try {
+          const made = await this.client.duplicate();
+          if (destroyed) return made.close();
+          subscriber = made;
+          let connects = 0;
+          // A second onconnect is a reconnect Bun made by itself: announcements were missed meanwhile.
+          made.onconnect = () => void (++connects > 1 && end());
+          made.onclose = end;
           await made.connect();
         } catch (error) {
           end(); // made again after a backoff (voters/master/releases.ts)
