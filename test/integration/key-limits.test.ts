@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RESOURCE_BYTES, Redlock, ResourceLockedError } from '../../src/index.js';
+import { shownResource } from '../../src/errors.js';
 import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
 import { closeAll, directClients, monitor, sleep, urlOf, valuesOn, type DirectClient } from '../harness/cluster.js';
 
@@ -80,6 +81,9 @@ describe('the documented limit', () => {
   it('docs/api.md states the limit the code enforces', () => {
     const api = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
     expect(api).toContain(`at most ${MAX_RESOURCE_BYTES} bytes in UTF-8 (\`MAX_RESOURCE_BYTES\``);
+    // And the characters a message shows of a long name, as the code cuts it.
+    const shownChars = shownResource('x'.repeat(MAX_RESOURCE_BYTES)).match(/x+/)![0].length;
+    expect(api.replace(/\s+/g, ' ')).toContain(`a name of over ${shownChars} characters by its first ${shownChars} and its size`);
   });
 });
 
