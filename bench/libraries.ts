@@ -254,9 +254,10 @@ export const contenders: readonly ContenderSpec[] = [
 /**
  * S8 and S9: each library at its defaults (the ttl aside), as in S6: ours waits for releases and
  * retries 10 times; redis-semaphore polls every 10 ms for up to 10 s (acquireTimeout), with its
- * background refresh on (at 80 % of the ttl: never, in a 1 ms section).
+ * background refresh on (at 80 % of the ttl: never, in a 1 ms section). S8 also runs our racing
+ * semaphore (`fair: false`, the only semaphore before the fair one) beside the fair default.
  */
-function oursShared(name: string, label: string, shape: 'semaphore' | 'read-write' | 'mutex'): ContenderSpec {
+function oursShared(name: string, label: string, shape: 'semaphore' | 'read-write' | 'mutex', fair = true): ContenderSpec {
   return {
     name,
     label,
@@ -267,7 +268,7 @@ function oursShared(name: string, label: string, shape: 'semaphore' | 'read-writ
       const held = (lock: { release(): Promise<unknown> }): Held => ({ release: async () => void (await lock.release()) });
       return Promise.resolve({
         acquire: async (key, ttlMs) =>
-          held(shape === 'semaphore' ? await redlock.semaphore(key, SEMAPHORE_LIMIT).acquire(ttlMs) : await redlock.acquire(key, ttlMs)),
+          held(shape === 'semaphore' ? await redlock.semaphore(key, SEMAPHORE_LIMIT, { fair }).acquire(ttlMs) : await redlock.acquire(key, ttlMs)),
         ...(shape === 'semaphore'
           ? {}
           : {
@@ -307,6 +308,7 @@ function redisSemaphoreShared(name: string, label: string, shape: 'semaphore' | 
 /** S8: a semaphore of SEMAPHORE_LIMIT permits. */
 export const semaphoreContenders: readonly ContenderSpec[] = [
   oursShared('redlock-quorum semaphore', 'ours', 'semaphore'),
+  oursShared('redlock-quorum semaphore, fair: false (racing)', 'ours (racing)', 'semaphore', false),
   redisSemaphoreShared('redis-semaphore RedlockSemaphore (ioredis)', 'redis-semaphore', 'semaphore'),
 ];
 

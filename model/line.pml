@@ -18,7 +18,11 @@
  *   -DL2  client X re-acquires `a` in a loop forever; client Y asks for `a` once. Each client's
  *         absolute clock is offset arbitrarily (`skew`: X's behind Y's, equal, or ahead, by more
  *         than anything the run spans). ltl L2: eventually Y is served.
- * Mutations: -DMUT_JOIN_ALL (a refused ticket joins the line of every key of the call, the old
+ *   -DL3  the fair semaphore (issue 29): limit 2 (a and b are its slots); clients X and Z take a
+ *         permit in a loop forever, client Y asks for one once. ltl L3: eventually Y is served. Each
+ *         attempt reaches the three masters in one step (-DSPLIT: Y's one master at a time, beyond reach).
+ * Mutations: -DMUT_PERMIT_RACE (the racing semaphore, no line: breaks L3), -DMUT_PERMIT_ANY_AHEAD
+ * (every other ticket in line counts as ahead: breaks L3), -DMUT_JOIN_ALL (a refused ticket joins the line of every key of the call, the old
  * rule: breaks L1), -DMUT_CLIENT_CLOCK (a ticket's order is its client's clock when the acquire
  * began, the same on every master: breaks L2). -DHOLDWAIT asserts no hold-and-wait at each
  * refusal (the refused ticket heads no free key's line on that master), which -DMUT_HEAD_BLOCKS (a
@@ -98,9 +102,16 @@ inline announce(m, k, self) {
     fi
   };
   if
+#ifdef L3
+  /* the semaphore's line: a slot was freed */
+  :: hd < T && hd == (self) -> printf("master %d: a slot free, its own rollback names %e: wakes nobody\n", m, NAME(hd))
+  :: hd < T && hd != (self) -> annm[hd] = annm[hd] | (1 << (m)); printf("master %d: a slot free, tells %e\n", m, NAME(hd))
+  :: else -> printf("master %d: a slot free, nobody in line\n", m)
+#else
   :: hd < T && hd == (self) -> printf("master %d: %c free, its own rollback names %e: wakes nobody\n", m, 97 + (k), NAME(hd))
   :: hd < T && hd != (self) -> annm[hd] = annm[hd] | (1 << (m)); printf("master %d: %c free, tells %e\n", m, 97 + (k), NAME(hd))
   :: else -> printf("master %d: %c free, nobody in line\n", m, 97 + (k))
+#endif
   fi;
   hd = 0; u = 0; v = 0
 }
@@ -185,8 +196,10 @@ inline begin(t) {
     :: u != (t) && has(live, u) ->
        if
        :: before[t] = before[t] | (1 << u); before[u] = before[u] & ~(1 << (t))
+#ifndef L3
        :: has(fresh, u) -> before[u] = before[u] & ~(1 << (t))                          /* a tie */
        :: has(fresh, u) -> before[u] = before[u] | (1 << (t))                           /* t first */
+#endif
        fi
     :: else -> skip
     fi
@@ -206,7 +219,10 @@ inline begin(t) {
     }
   };
   u = 0; v = 0;
-  live = live | (1 << (t)); fresh = fresh | (1 << (t))
+  live = live | (1 << (t));
+#ifndef L3
+  fresh = fresh | (1 << (t))
+#endif
 }
 
 /* One acquire() call of ticket t for the keys R, retried until it succeeds (retryCount -1). An
@@ -334,14 +350,20 @@ ltl nostarvation { <> served[Y] }
    master m gave t's attempt (K: refused). The limit is one holder per slot (exclusion, asserted at each grant):
    the line only ever refuses more, it never grants a taken slot.
    MUT_PERMIT_RACE: the rule before the line (a permit takes any free slot; a refused one leaves only
-   a mark, no place: it is never named first in line, and wakes by its timer). */
+   a mark, no place: it is never named first in line, and wakes by its timer). MUT_PERMIT_ANY_AHEAD:
+   every other ticket in line counts as ahead, earlier or not (two waiters then keep each other out). */
 inline permitAt(m, t) {
   free = 0; ahd = 0; slot = K;
   for (k : 0 .. K - 1) {
     if :: key[(m) * K + k] == 0 -> free++ :: else -> skip fi;
     if :: slot == K && key[(m) * K + (from + k) % K] == 0 -> slot = (from + k) % K :: else -> skip fi
   };
+#ifdef MUT_PERMIT_ANY_AHEAD
+  /* every other ticket in line counts as ahead, earlier or later */
+  for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K], u) -> ahd++ :: else -> skip fi };
+#else
   for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K], u) && earlier(u, t) -> ahd++ :: else -> skip fi };
+#endif
 #ifdef MUT_PERMIT_RACE
   ahd = 0;
 #endif
@@ -368,14 +390,20 @@ inline permitAt(m, t) {
 /* One permit's acquire() call of ticket t (src/acquisition/acquire.ts with the permit's rule),
    retried until it succeeds: an attempt on every master; held once a quorum gave the same slot (the
    grouped tally); the masters that gave another slot drop it. Refused: the rollback deletes its
-   value everywhere (announcing each freed slot's line head), t stays in line, `from` moves to the
-   highest slot given, and it sleeps until woken. */
+   value everywhere (announcing each freed slot's line head; one step), t stays in line, `from`
+   moves to the highest slot given, and it sleeps until woken. */
 inline permit(t) {
   atomic { begin(t); from = 0; printf("%e: acquire a permit\n", NAME(t)) };
   do
   :: d_step { annm[t] = 0; m = 0 };
      do
-     :: d_step { m < NM -> permitAt(m, t); m++ }
+#ifdef SPLIT
+     :: d_step { m < NM && (t) == Y -> permitAt(m, t); m++ }
+     :: d_step { m < NM && (t) != Y -> permitAt(0, t); permitAt(1, t); permitAt(2, t); m = NM }
+#else
+     /* an attempt reaches the masters in one step (README, "The fair semaphore": why) */
+     :: d_step { m < NM -> permitAt(0, t); permitAt(1, t); permitAt(2, t); m = NM }
+#endif
      :: d_step {
           m == NM -> slot = K;
           /* the grouped tally: a slot a quorum gave */
@@ -398,44 +426,39 @@ inline permit(t) {
           for (m : 0 .. NM - 1) {
             if :: gave[(t) * NM + m] < K && gave[(t) * NM + m] != slot -> key[m * K + gave[(t) * NM + m]] = 0; announce(m, 0, T) :: else -> skip fi
           };
+          for (m : 0 .. NM - 1) { gave[(t) * NM + m] = 0 };
           m = 0; mine = slot; slot = 0;
           printf("%e: holds slot %c\n", NAME(t), 97 + mine)
         };
         break
      :: d_step {
           slot == K -> slot = 0;
-          for (m : 0 .. NM - 1) { if :: gave[(t) * NM + m] < K && gave[(t) * NM + m] > from -> from = gave[(t) * NM + m] :: else -> skip fi };
+          for (m : 0 .. NM - 1) { if :: gave[(t) * NM + m] < K && gave[(t) * NM + m] > from -> from = gave[(t) * NM + m] :: else -> skip fi; gave[(t) * NM + m] = 0 };
           m = 0;
           printf("%e: refused, rolls back\n", NAME(t))
         };
-        do
-        :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0; announce(m, 0, t) :: else -> skip fi }; k = 0; m++ }
-        :: d_step { m == NM -> m = 0 }; break
-        od;
+        d_step { for (m : 0 .. NM - 1) { for (k : 0 .. K - 1) { if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0; announce(m, 0, t) :: else -> skip fi } }; k = 0; m = 0 };
         if
         :: d_step { ((annm[t] & 1) + ((annm[t] >> 1) & 1) + ((annm[t] >> 2) & 1)) >= Q -> printf("%e: woken by the masters\n", NAME(t)) }
-#ifndef NO_TIMER
         :: printf("%e: its timer\n", NAME(t))
-#endif
         fi
      fi
   od
 }
 
 /* A permit's release: compare-and-delete its slot on every master, t out of the line, the freed
-   slot announced with the line's head. */
+   slot announced with the line's head. One step for all masters (the interleavings that matter
+   here are the attempts'; a release's per-master steps multiply the states beyond reach). */
 inline releasePermit(t) {
-  d_step { holder[mine] = 0; printf("%e: releases slot %c\n", NAME(t), 97 + mine) };
-  do
-  :: d_step {
-       m < NM ->
-       if :: key[m * K + mine] == (t) + 1 -> key[m * K + mine] = 0 :: else -> skip fi;
-       inq[m * K] = inq[m * K] & ~(1 << (t));
-       if :: key[m * K + mine] == 0 -> announce(m, 0, T) :: else -> skip fi;
-       m++
-     }
-  :: d_step { m == NM -> m = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0 }; break
-  od
+  d_step {
+    holder[mine] = 0; printf("%e: releases slot %c\n", NAME(t), 97 + mine);
+    for (m : 0 .. NM - 1) {
+      if :: key[m * K + mine] == (t) + 1 -> key[m * K + mine] = 0 :: else -> skip fi;
+      inq[m * K] = inq[m * K] & ~(1 << (t));
+      if :: key[m * K + mine] == 0 -> announce(m, 0, T) :: else -> skip fi
+    };
+    m = 0; mine = 0; from = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0
+  }
 }
 
 byte gave[T * NM];     /* per ticket, the slot each master gave its attempt under way (K: refused) */

@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 type Property = 'exclusion' | 'fencing' | 'expiry' | 'no-stray' | 'holdwait' | Liveness;
-/** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation. */
-type Liveness = 'L1' | 'L2';
+/** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation, L3 no starvation of a permit. */
+type Liveness = 'L1' | 'L2' | 'L3';
 
 interface Run {
   readonly name: string;
@@ -59,6 +59,8 @@ const CONFIG = {
   handoffBoth: ['-DHANDOFF', '-DMAXT=3', '-DWAITER=0', '-DRETRYW=1', '-DATTEMPTS1=2'],
   l1: ['-DLINE', '-DL1'],
   l2: ['-DLINE', '-DL2'],
+  // The fair semaphore (issue 29): limit 2, X and Z take a permit forever, Y asks once.
+  l3: ['-DLINE', '-DL3'],
 };
 
 const RUNS: readonly Run[] = [
@@ -91,6 +93,10 @@ const RUNS: readonly Run[] = [
   { name: "8. a ticket's order is its client's clock", what: 'MUT_CLIENT_CLOCK', defines: [...CONFIG.l2, '-DMUT_CLIENT_CLOCK'], breaks: 'L2', liveness: 'L2' },
   { name: '9. a ticket not in a line is refused by whoever is in it, earlier or later', what: 'MUT_HEAD_BLOCKS', defines: [...CONFIG.l1, '-DHOLDWAIT', '-DMUT_HEAD_BLOCKS'], breaks: 'holdwait' },
   { name: '10. refused by lines alone, a ticket keeps all its places', what: 'MUT_KEEP_WHEN_QUEUED', defines: [...CONFIG.l1, '-DHOLDWAIT', '-DMUT_KEEP_WHEN_QUEUED'], breaks: 'holdwait' },
+  { name: 'real: the fair semaphore, L3 no starvation (X and Z take permits of limit 2 forever)', what: 'L3, weak fairness', defines: CONFIG.l3, liveness: 'L3' },
+  { name: 'real: the fair semaphore, every run of L3', what: 'one holder per slot (the limit), no deadlock state', defines: CONFIG.l3 },
+  { name: '15. permits have no line (the racing semaphore)', what: 'MUT_PERMIT_RACE', defines: [...CONFIG.l3, '-DMUT_PERMIT_RACE'], breaks: 'L3', liveness: 'L3' },
+  { name: '16. every other ticket in the line counts as ahead of a permit', what: 'MUT_PERMIT_ANY_AHEAD', defines: [...CONFIG.l3, '-DMUT_PERMIT_ANY_AHEAD'], breaks: 'L3', liveness: 'L3' },
   {
     name: '6, exclusion only: rollback only on the masters that granted',
     what: 'MUT_ROLLBACK_GRANTED, no-stray check off: a liveness loss, not a safety one',

@@ -2,7 +2,7 @@ export { Redlock } from './redlock.js';
 export { Lock, type FencedLock, type LeaseKind, type LeaseKinds, type ReleaseResult, type Routine } from './lease/lock.js';
 export { LeaseType, WriteLease, type SharedLeaseSettings } from './primitives/lease-type.js';
 export { ReadWriteLock } from './primitives/read-write.js';
-export { Semaphore } from './primitives/semaphore.js';
+export { Semaphore, type SemaphoreOptions } from './primitives/semaphore.js';
 export type { LockSignal } from './lease/lifetime.js';
 export {
   AuthenticationError,

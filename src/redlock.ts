@@ -27,7 +27,7 @@ import { expectedFingerprints, forceReleaseOn, type ForceReleaseOptions, type Fo
 import { inspectOn, type InspectOptions, type ResourceInspection } from './operator/inspect.js';
 import { registerLeaseOwner, splitUsing } from './primitives/lease-type.js';
 import { ReadWriteLock } from './primitives/read-write.js';
-import { Semaphore } from './primitives/semaphore.js';
+import { Semaphore, type SemaphoreOptions } from './primitives/semaphore.js';
 import { systemClock } from './protocol/validity.js';
 import { assembleVoters } from './voters/assemble.js';
 import { clusterKeysProblem } from './voters/cluster/slots.js';
@@ -105,9 +105,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * A counting semaphore named `name`: at most `limit` valid permits at any instant (every process
    * must use the same limit for a name). `semaphore(name, limit).acquire(ttl)` resolves to a permit:
    * a Lock with the lock's whole lifetime (extend, release, signal, autoExtend, `await using`).
+   * Waiters are served in the order they came, across processes; `{ fair: false }`: they race.
    */
-  semaphore(name: string, limit: number): Semaphore {
-    return new Semaphore(this, name, limit);
+  semaphore(name: string, limit: number, options?: SemaphoreOptions): Semaphore {
+    return new Semaphore(this, name, limit, options);
   }
 
   /**

@@ -103,10 +103,11 @@ export class Acquisitions {
     const { ttlMs, inLine, admission } = call;
     const { keys, rule } = admission;
     const value = newLockValue();
-    // A refused reader or permit marks the keys' queues with its ticket: a release is announced only where a queue is.
-    if (rule) return { kind: 'admit', admit: rule, keys, value, ttlMs, from: call.from, ticket: call.ticket };
     const ageMs = start.monotonicMs - call.startMs;
     const placeMs = inLine ? this.context.masterClock.placeOf(call.startMs) : undefined;
+    // A refused reader or racing permit marks the keys' queues with its ticket (a release is
+    // announced only where a queue is); a fair permit stands in the semaphore's line with it.
+    if (rule) return { kind: 'admit', admit: rule, keys, value, ttlMs, from: call.from, ticket: call.ticket, ageMs, placeMs };
     return { kind: 'acquire', keys, value, ttlMs, fenced: call.fencing, ticket: inLine, ageMs, placeMs };
   }
 
@@ -166,8 +167,8 @@ export class Acquisitions {
     const outer = this.#reentered(admission, effective, fencing === true);
     if (outer) return outer;
     // This call's ticket in the keys' queues on the masters, kept across its attempts (waiting.ts),
-    // placed at when it began on the masters' clock (master-clock.ts). Only exclusive holders wait
-    // in line there; a primitive's ticket names its waiter here.
+    // placed at when it began on the masters' clock (master-clock.ts). Exclusive holders and fair
+    // permits wait in line there; another primitive's ticket names its waiter here.
     const ticket = newTicket(ticketTtlOf(effective));
     return {
       admission,
@@ -179,13 +180,13 @@ export class Acquisitions {
       fencing: fencing === true,
       startMs: context.clock.monotonicMs(),
       ticket,
-      inLine: rule ? '' : ticket,
+      inLine: rule && !rule.inLine ? '' : ticket,
       attempts: [],
       retries: 0,
       // Retries used up. A retry woken by a release costs none while the acquire has waited no longer
       // than its retries could have (retryCount × the longest sleep): a release wakes a waiter long
-      // before retryDelay, and a waiter that then loses the race (a semaphore's permits have no line)
-      // would otherwise burn its retries in a few ms.
+      // before retryDelay, and a waiter that then loses the race (a reader, a racing semaphore's
+      // permit: they have no place in line) would otherwise burn its retries in a few ms.
       patienceMs: effective.retryCount * (effective.retryDelayMs + effective.retryJitterMs),
       from: 0,
       waiter: undefined,
@@ -224,7 +225,7 @@ export class Acquisitions {
       const group = vote.slot!;
       held = [keys[group]!];
       lease = rule.leaseFor?.(group) ?? lease;
-      dropSpareGroups(context, acquire, group, vote, effective);
+      dropSpareGroups(context, acquire, group, vote, effective, rule.inLine ? call.ticket : '');
     }
     const token = record.fencing?.token;
     const lock = new Lock(context.owner, held, acquire.value, expiration, attempt, ttlMs, call.callSettings, token, undefined, effective.quorum, call.ticket, lease);

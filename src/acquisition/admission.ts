@@ -16,7 +16,8 @@ export interface Admission {
   readonly description?: string;
   /**
    * A primitive's rule; absent: the exclusive acquire, which alone may take fencing tokens, waits
-   * in the masters' lines with a ticket, and is re-entered by nested exclusive or read calls.
+   * in the masters' lines with a ticket (as a fair permit does), and is re-entered by nested
+   * exclusive or read calls.
    */
   readonly rule?: AdmissionRule;
 }
@@ -29,6 +30,11 @@ export interface AdmissionRule extends AdmitRule {
    * is never re-entered (a permit is always another permit).
    */
   readonly shared: boolean;
+  /**
+   * Its waiters stand in the masters' lines with their ticket, placed as an exclusive acquire's
+   * (a fair semaphore's permits: the semaphore's line); otherwise they wait outside them.
+   */
+  readonly inLine?: boolean;
   /** A grouped rule's lease when `group` was granted (a permit: its slot). */
   leaseFor?(group: number): LeaseKind;
 }

@@ -92,15 +92,23 @@ function readMasterClocks(context: CallContext, keys: readonly string[], ticket:
  * A grouped rule's lease holds group `group` on a quorum (a permit: its slot). Every master that
  * did not give it this group or refuse it (another group; no answer yet, whose grant may still
  * land; an error, which may follow a write) releases the other groups' keys of this value, in the
- * background, best effort: a key held for nobody would otherwise wait out the ttl.
+ * background, best effort: a key held for nobody would otherwise wait out the ttl. A rule in line
+ * (a fair permit, `ticket`) also leaves the line there, and on the masters that refused it: a
+ * master that gave it its group took it out of the line itself, and elsewhere it would count as
+ * ahead of every waiter until it lapsed.
  */
-export function dropSpareGroups(context: CallContext, acquire: LockOperation, group: number, vote: FanOutResult, effective: EffectiveSettings): void {
-  const others = acquire.keys.filter((_, index) => index !== group);
-  if (others.length === 0) return;
-  const release: LockOperation = { kind: 'release', keys: others, value: acquire.value, ttlMs: acquire.ttlMs, ticket: '' };
+export function dropSpareGroups(context: CallContext, acquire: LockOperation, group: number, vote: FanOutResult, effective: EffectiveSettings, ticket = ''): void {
+  const { keys, value, ttlMs } = acquire;
+  const others = keys.filter((_, index) => index !== group);
+  if (others.length === 0 && !ticket) return;
+  const release: LockOperation = { kind: 'release', keys: others, value, ttlMs, ticket };
+  // Refused: nothing of this value is there, the compare-and-delete of every key deletes nothing.
+  const leave: LockOperation = { kind: 'release', keys, value, ttlMs, ticket };
   vote.outcomes.forEach((outcome, index) => {
+    if (outcome.status === 'granted' && outcome.slot === group) return;
+    const refused = outcome.status === 'locked' || outcome.status === 'queued';
+    if (refused ? !ticket : others.length === 0) return;
     // An error may follow a write (an unreplicated grant, a connection reset after the SET).
-    if (outcome.status === 'locked' || (outcome.status === 'granted' && outcome.slot === group)) return;
-    context.masters.submitTo(index, release, effective).catch(() => undefined);
+    context.masters.submitTo(index, refused ? leave : release, effective).catch(() => undefined);
   });
 }

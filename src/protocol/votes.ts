@@ -41,7 +41,9 @@ function judgeAcquire(reply: OperationReply): Answer {
 /** A grouped rule's grant names its group (a permit: its slot): masters that gave different groups do not count together (fan-out.ts). */
 function judgeGrouped(reply: OperationReply): Answer {
   checkReply(reply);
-  return reply.status === ReplyStatus.GRANTED ? { status: 'granted', slot: reply.detail } : { status: 'locked', pttlMs: reply.detail };
+  if (reply.status === ReplyStatus.GRANTED) return { status: 'granted', slot: reply.detail };
+  // A fair permit refused by the line alone: slots are free, each for a ticket ahead of it.
+  return { status: reply.status === ReplyStatus.QUEUED ? 'queued' : 'locked', pttlMs: reply.detail };
 }
 
 function judgeFencedAcquire(reply: OperationReply): Answer {

@@ -32,8 +32,11 @@ export interface AdmitRule {
    * highest group a master gave.
    */
   readonly grouped: boolean;
-  /** The fields after the common four; `from`: the group an attempt tries first (grouped rules). */
-  fields(from: number): readonly string[];
+  /**
+   * The fields after the common four and the ticket, from the operation: its `from` (the group an
+   * attempt tries first, grouped rules), its age and place in line (`placeFields`, a rule in line).
+   */
+  fields(operation: LockOperation): readonly string[];
 }
 
 /** Whether an operation may write a grant (so `replicas` waits for it and the restart guard holds it back). */
@@ -55,12 +58,13 @@ export interface LockOperation {
   /**
    * Acquire: the caller's place in each key's wait queue (`newTicket`; '' or absent: it keeps no
    * place, but still waits behind the queue). Admit: the waiter's ticket, for the mark a refused
-   * reader or permit leaves on the keys' queues so their releases are announced ('' or absent:
-   * none). Release: the ticket (or mark) to take out of the queues.
+   * reader or racing permit leaves on the keys' queues so their releases are announced, or a fair
+   * permit's place in the semaphore's line ('' or absent: none). Release: the ticket (or mark) to
+   * take out of the queues.
    */
   readonly ticket?: string;
   /**
-   * Acquire with a ticket: its place in line, when the acquire began on the masters' clock (their
+   * Acquire (or a fair permit) with a ticket: its place in line, when the acquire began on the masters' clock (their
    * median, as this process reads it: master-clock.ts), the same on every master. Unknown before
    * this process has read the masters' clocks: each master then places it itself, at its own TIME
    * minus `ageMs` (ms since the acquire began, on the client's monotonic clock), until a place is
@@ -133,8 +137,9 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  *       ticket ('' for none), the age of its acquire (ms) and its place ('' for not known yet; see
  *       Queues); a release adds one, the ticket it drops ('' for none); a clock adds two, a ticket
  *       and its place ('': none); a primitive's operation adds its ticket ('' for none: the mark a
- *       refused one leaves on the queues, see Queues) and then the fields its file declares (a
- *       permit: the slot to try first, 0-based). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
+ *       refused one leaves on the queues, see Queues; a fair permit: its place in line) and then the
+ *       fields its file declares (a permit: the slot to try first, 0-based, its acquire's age and
+ *       place as an acquire's, and '1' for the fair rule). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
  *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
  *       master's own (a cluster shard). Last, the call's tag (unique in the process), echoed as the
  *       reply's last element: a reply read for the wrong call (a connection whose replies no longer
@@ -257,7 +262,7 @@ export function encodeBatch(
     const ttl = String(lone.ttlMs);
     if (lone.kind === 'extend') return [head[0]!, head[1]!, '1', lone.keys[0]!, 'e', lone.value, ttl, '1', '0', command, channel, tag];
     if (lone.kind === 'release') return [head[0]!, head[1]!, '1', lone.keys[0]!, 'r', lone.value, ttl, '1', lone.ticket ?? '', '0', command, channel, tag];
-    return [head[0]!, head[1]!, '1', lone.keys[0]!, 'a', lone.value, ttl, '1', lone.ticket ?? '', ...placeOf(lone), '0', command, channel, tag];
+    return [head[0]!, head[1]!, '1', lone.keys[0]!, 'a', lone.value, ttl, '1', lone.ticket ?? '', ...placeFields(lone), '0', command, channel, tag];
   }
   const keys: string[] = [];
   const args: string[] = [];
@@ -270,10 +275,10 @@ export function encodeBatch(
     const number = kind === 'fence' ? operation.token : kind === 'force-release' ? (operation.expected ?? '') : operation.ttlMs;
     const code = kind === 'admit' ? operation.admit!.code : fenced ? 'A' : kindCode[kind];
     args.push(code, value, String(number), String(counters ? 2 * own.length : own.length));
-    if (kind === 'acquire') args.push(operation.ticket ?? '', ...placeOf(operation));
+    if (kind === 'acquire') args.push(operation.ticket ?? '', ...placeFields(operation));
     else if (kind === 'release') args.push(operation.ticket ?? '');
-    else if (kind === 'clock') args.push(operation.ticket ?? '', placeOf(operation)[1]);
-    else if (kind === 'admit') args.push(operation.ticket ?? '', ...operation.admit!.fields(operation.from ?? 0));
+    else if (kind === 'clock') args.push(operation.ticket ?? '', placeFields(operation)[1]);
+    else if (kind === 'admit') args.push(operation.ticket ?? '', ...operation.admit!.fields(operation));
   }
   if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
   return [...head, String(keys.length), ...keys, ...args, '0', command, channel, tag];
@@ -295,15 +300,15 @@ export function encodeCall(
   if (lone && standalone && !inline && !lone.fenced && (lone.kind === 'acquire' || lone.kind === 'release')) {
     const { keys, value, ticket = '' } = lone;
     const script = leanScripts[lone.kind];
-    const fields = lone.kind === 'acquire' ? [value, String(lone.ttlMs), ticket, ...placeOf(lone), tag] : [value, ticket, tag];
+    const fields = lone.kind === 'acquire' ? [value, String(lone.ttlMs), ticket, ...placeFields(lone), tag] : [value, ticket, tag];
     const command = keys.length === 1 ? ['EVALSHA', script.sha, '1', keys[0]!, ...fields] : ['EVALSHA', script.sha, String(keys.length), ...keys, ...fields];
     return { script, command };
   }
   return { script: lockScript, command: encodeBatch(operations, tag, announcement, fenceKeyOf, inline, ['EVALSHA', lockScript.sha]) };
 }
 
-/** An acquire's age and place ('' unknown), as the script reads them (µs precision is plenty). */
-function placeOf(operation: LockOperation): [string, string] {
+/** An acquire's (or a fair permit's) age and place ('' unknown), as the script reads them (µs precision is plenty). */
+export function placeFields(operation: Pick<LockOperation, 'ageMs' | 'placeMs'>): [string, string] {
   const { ageMs = 0, placeMs } = operation;
   return [String(Math.round(ageMs * 1000) / 1000), placeMs === undefined ? '' : String(Math.round(placeMs * 1000) / 1000)];
 }

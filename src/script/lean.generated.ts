@@ -116,6 +116,21 @@ local function line()
       local theirs = tonumber(queue('ZSCORE', q, head))
       return (not theirs or theirs < mine or (theirs == mine and head < ticket)) and head
     end,
+    before = function(q, ticket, age, place, most)
+      if not lines.first(q) then return 0 end
+      local mine = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket)))
+      if not mine and ticket ~= '' then
+        local at = clock()
+        mine = at and at - age
+      end
+      local count = 0
+      local firsts = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, most) or {}
+      for j = 1, #firsts, 2 do
+        local other, theirs = firsts[j], tonumber(firsts[j + 1])
+        if other ~= ticket and (not mine or theirs < mine or (theirs == mine and other < ticket)) then count = count + 1 end
+      end
+      return count
+    end,
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
       if deadline and at then return math.max(0, -deadline - at) end
@@ -301,6 +316,21 @@ local function line()
       end
       local theirs = tonumber(queue('ZSCORE', q, head))
       return (not theirs or theirs < mine or (theirs == mine and head < ticket)) and head
+    end,
+    before = function(q, ticket, age, place, most)
+      if not lines.first(q) then return 0 end
+      local mine = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket)))
+      if not mine and ticket ~= '' then
+        local at = clock()
+        mine = at and at - age
+      end
+      local count = 0
+      local firsts = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, most) or {}
+      for j = 1, #firsts, 2 do
+        local other, theirs = firsts[j], tonumber(firsts[j + 1])
+        if other ~= ticket and (not mine or theirs < mine or (theirs == mine and other < ticket)) then count = count + 1 end
+      end
+      return count
     end,
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()

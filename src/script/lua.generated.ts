@@ -122,6 +122,21 @@ local function line()
       local theirs = tonumber(queue('ZSCORE', q, head))
       return (not theirs or theirs < mine or (theirs == mine and head < ticket)) and head
     end,
+    before = function(q, ticket, age, place, most)
+      if not lines.first(q) then return 0 end
+      local mine = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket)))
+      if not mine and ticket ~= '' then
+        local at = clock()
+        mine = at and at - age
+      end
+      local count = 0
+      local firsts = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, most) or {}
+      for j = 1, #firsts, 2 do
+        local other, theirs = firsts[j], tonumber(firsts[j + 1])
+        if other ~= ticket and (not mine or theirs < mine or (theirs == mine and other < ticket)) then count = count + 1 end
+      end
+      return count
+    end,
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
       if deadline and at then return math.max(0, -deadline - at) end
@@ -143,7 +158,7 @@ local function announce(key, q, who)
   redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
   return head
 end
-local WIDTHS = { a = 7, A = 7, t = 6, e = 4, f = 4, x = 4, i = 4, s = 5, r = 5, p = 6 }
+local WIDTHS = { a = 7, A = 7, t = 6, e = 4, f = 4, x = 4, i = 4, s = 5, r = 5, p = 9 }
 local reply = {}
 local first = 1
 local i = inline + 1
@@ -351,21 +366,46 @@ while i <= n - 4 do
   elseif kind == 'p' then
     -- semaphore.lua
     local slots = last - first + 1
-    local ticket, from = ARGV[i + 4], tonumber(ARGV[i + 5])
+    local ticket, from, age, place = ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])
+    local fair = ARGV[i + 8] == '1'
+    local q = fair and queue_of(K[first])
+    if q and redis.pcall('EXISTS', q) ~= 1 then q = false end
+    local free, chosen = 0, nil
     status, detail = 0, -1
     for j = 0, slots - 1 do
       local slot = (from + j) % slots
       local pttl = redis.call('PTTL', K[first + slot])
       if pttl == -2 then
-        redis.call('SET', K[first + slot], value, 'PX', ttl)
-        status, detail = 1, slot
-        break
+        free = free + 1
+        chosen = chosen or slot
+        if not q then break end
       elseif pttl >= 0 and (detail < 0 or pttl < detail) then
         detail = pttl -- the soonest a slot frees
       end
     end
-    if status == 0 and ticket ~= '' then
-      for k = first, last do line().mark(queue_of(K[k]), ticket) end
+    local ahead = q and free > 0 and line().before(q, ticket, age, place, free) or 0
+    if free > ahead then
+      redis.call('SET', K[first + chosen], value, 'PX', ttl)
+      status, detail = 1, chosen
+      if q and ticket ~= '' then
+        local left = false
+        for k = first, last do
+          if line().drop(queue_of(K[k]), ticket) then left = true end
+        end
+        if left then
+          for k = first, last do
+            if k ~= first + chosen and redis.call('EXISTS', K[k]) == 0 then
+              announce(K[k], queue_of(K[k]), ticket)
+              break
+            end
+          end
+        end
+      end
+    elseif ticket ~= '' then
+      if free > 0 then status, detail = 3, line().lapse(q, line().first(q)) end
+      for k = first, last do
+        if fair then line().join(queue_of(K[k]), ticket, age, place) else line().mark(queue_of(K[k]), ticket) end
+      end
     end
   else
     error('unknown operation: ' .. tostring(kind))

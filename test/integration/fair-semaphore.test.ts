@@ -76,7 +76,11 @@ describe('the fair semaphore', () => {
     let holding = [...holders];
     for (let served = 0; served < 6; served++) {
       await holding.shift()!.release();
-      await eventually(() => order.length === served + 1, 5_000);
+      await eventually(() => order.length === served + 1, 5_000).catch(async (error: unknown) => {
+        const scores = await Promise.all(direct.map((client) => client.zRangeWithScores(lineOf(name), 0, -1)));
+        const now = await direct[0]!.sendCommand(['TIME']);
+        throw new Error(`served ${JSON.stringify(order)}; now ${JSON.stringify(now)} scores ${JSON.stringify(scores)}; slots ${JSON.stringify(await Promise.all([0, 1].map((slot) => valuesOn(direct, slotKey(name, slot)))))}`, { cause: error });
+      });
       const permit = await waiters[order[served]!]!;
       holding.push(permit);
       expect(await holdersOnMasters(name, 2)).toHaveLength(2);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GENERATED, GENERATED_LEAN, LEAN, LUA_DIR, PRIMITIVES_DIR, SCRIPT_VALUES, assembleLean, assembleLua, assembleScripts, generatedModules } from '../../scripts/assemble-lua.js';
 import { readRule } from '../../src/primitives/read-write.js';
-import { permitRule } from '../../src/primitives/semaphore.js';
+import { permitRule, racingPermitRule } from '../../src/primitives/semaphore.js';
 import { encodeBatch, encodeCall, leanScripts, lockScript, type LockOperation, type OperationKind } from '../../src/script/codec.js';
 
 /** Each operation file's kinds and width, from its header. */
@@ -61,7 +61,8 @@ describe('the assembled script', () => {
       ...kinds.map((kind): LockOperation => ({ ...base, kind, ticket: 't', token: 7, placeMs: 5, ageMs: 1 })),
       // The primitives' rules (primitives/read-write.ts, primitives/semaphore.ts).
       { ...base, kind: 'admit', admit: readRule },
-      { ...base, kind: 'admit', admit: permitRule, from: 0 },
+      { ...base, kind: 'admit', admit: permitRule, from: 0, ticket: 't', placeMs: 5, ageMs: 1 },
+      { ...base, kind: 'admit', admit: racingPermitRule, from: 1 },
       { ...base, kind: 'acquire', fenced: true, ticket: 't' },
     ];
     const argv = encodeBatch(operations, 'tag', undefined, undefined, true);
@@ -70,7 +71,7 @@ describe('the assembled script', () => {
     const inline = Number(argv[argv.length - 4]);
     const seen: string[] = [];
     for (let i = 1 + inline; i < argv.length - 4; i += widths.get(argv[i]!) ?? Number.NaN) seen.push(argv[i]!);
-    expect(seen).toEqual(['a', 'e', 'r', 'f', 'i', 'x', 't', 's', 'p', 'A']);
+    expect(seen).toEqual(['a', 'e', 'r', 'f', 'i', 'x', 't', 's', 'p', 'p', 'A']);
   });
 });
 

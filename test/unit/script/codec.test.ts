@@ -16,7 +16,7 @@ import {
   type OperationKind,
 } from '../../../src/script/codec.js';
 import { readRule } from '../../../src/primitives/read-write.js';
-import { permitRule } from '../../../src/primitives/semaphore.js';
+import { permitRule, racingPermitRule } from '../../../src/primitives/semaphore.js';
 
 const TAIL = ['PUBLISH', releasedChannel, 'tag'];
 /** One operation alone, in the general layout: numkeys, its keys, its ARGV, no inline keys, the announcement, the tag. */
@@ -37,10 +37,12 @@ describe('encodeBatch: one operation of each kind', () => {
     expect(alone({ kind: 'admit', admit: readRule, keys: ['k'], value: 'v', ttlMs: 300 })).toEqual(['1', 'k', 's', 'v', '300', '1', '', '0', ...TAIL]);
   });
 
-  it("permit 'p': its semaphore's slots, then its ticket ('' when not given) and the slot to try first (0 when not given)", () => {
+  it("permit 'p': its semaphore's slots, then its ticket ('' when not given), the slot to try first (0 when not given), its age and place in line ('' unknown), and the rule ('1' fair, '0' racing)", () => {
     const slots = ['s:0', 's:1', 's:2'];
-    expect(alone({ kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50, from: 2, ticket: '50-t' })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '50-t', '2', '0', ...TAIL]);
-    expect(alone({ kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50 })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '', '0', '0', ...TAIL]);
+    const fair = { kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50, from: 2, ticket: '50-t', ageMs: 1.5, placeMs: 1_000.25 } as const;
+    expect(alone(fair)).toEqual(['3', ...slots, 'p', 'v', '50', '3', '50-t', '2', '1.5', '1000.25', '1', '0', ...TAIL]);
+    expect(alone({ kind: 'admit', admit: permitRule, keys: slots, value: 'v', ttlMs: 50 })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '', '0', '0', '', '1', '0', ...TAIL]);
+    expect(alone({ ...fair, admit: racingPermitRule })).toEqual(['3', ...slots, 'p', 'v', '50', '3', '50-t', '2', '1.5', '1000.25', '0', '0', ...TAIL]);
   });
 
   it("extend 'e': the new ttl, nothing after the key count", () => {
