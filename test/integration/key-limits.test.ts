@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RESOURCE_BYTES, Redlock, ResourceLockedError } from '../../src/index.js';
 import { shownResource } from '../../src/errors.js';
-import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
+import { startMasters, type RedisMaster } from '../../src/testing/redis-server.js';
 import { closeAll, directClients, monitor, sleep, urlOf, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 let masters: RedisMaster[];
