@@ -120,7 +120,7 @@ describe('stats and events', () => {
     await sleep(150);
     expect((await lock.release()).released).toBe(false);
     expect(seen.lost).toHaveLength(1);
-    expect((seen.lost[0]!.error as LockLostError).why).toMatch(/validity ended before it was released/);
+    expect(seen.lost[0]!.error.why).toMatch(/validity ended before it was released/);
     expect(redlock.stats()).toMatchObject({ losses: 1, releases: 1, held: 0 });
   });
 
@@ -133,7 +133,7 @@ describe('stats and events', () => {
     for (const proxy of proxies.slice(0, 3)) proxy.mode = 'blackhole';
     try {
       await eventually(() => seen.lost.length === 1, 5_000);
-      const error = seen.lost[0]!.error as LockLostError;
+      const error = seen.lost[0]!.error;
       expect(lock.signal.reason).toBe(error);
       expect(error.attempts.length).toBeGreaterThan(0);
       expect(error.attempts[0]!.outcomes.filter((o) => o.status === 'timeout').length).toBeGreaterThanOrEqual(3);
