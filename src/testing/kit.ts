@@ -8,7 +8,7 @@ import { delimiter, join } from 'node:path';
 import type { Settings } from '../config/settings.js';
 import { Redlock } from '../redlock.js';
 import { FENCE_SUFFIX } from '../script/codec.js';
-import type { MasterClockControl } from './clock.js';
+import { clockShimProblem, type MasterClockControl } from './clock.js';
 import { dockerAnswers, startContainers, type StartedContainers } from './containers.js';
 import { FaultProxy } from './proxy.js';
 import { RedisMaster, startMasters as startServers } from './redis-server.js';
@@ -346,6 +346,8 @@ export async function startMasters(options: StartMastersOptions = {}): Promise<M
   if (!local && (options.movableClocks || options.serverArgs)) {
     throw new TestingKitError('movableClocks and serverArgs need masters run here (redis-server on the PATH), not containers');
   }
+  const shimProblem = local && options.movableClocks ? clockShimProblem() : undefined;
+  if (shimProblem) throw new TestingKitError(`movableClocks needs gcc to build the clock shim: ${shimProblem}`);
   if (!local && !(await dockerAnswers())) {
     throw new TestingKitError(
       backend === 'testcontainers'

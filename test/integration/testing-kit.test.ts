@@ -2,7 +2,7 @@
  * The test kit (`redlock-quorum/testing`) against real masters: each fault really cuts a master
  * (the lock's fate and the masters' keys say so), and the truth helpers read what the masters hold.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -217,6 +217,28 @@ describe('the test kit with neither redis-server nor Docker', () => {
         timeout: 60_000,
       });
       expect(stdout).toMatch(/^TestingKitError: no masters to start: put redis-server on the PATH .*or install testcontainers .*Docker engine/);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+describe('the test kit with movable clocks and no gcc', () => {
+  it('fails with an error that names gcc, before any master starts', async () => {
+    // PATH: node and redis-server only; a fresh temp dir, so no shim built before is found.
+    const bin = mkdtempSync(join(tmpdir(), 'kit-path-'));
+    try {
+      symlinkSync(process.execPath, join(bin, 'node'));
+      symlinkSync(execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim(), join(bin, 'redis-server'));
+      const script = `import('${root}src/testing.ts').then((kit) => kit.startMasters({ movableClocks: true })).then(
+        () => { console.log('started'); process.exit(1); },
+        (error) => { console.log(error.name + ': ' + error.message); })`;
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: root,
+        env: { PATH: bin, TMPDIR: bin, HOME: process.env['HOME'] ?? '/tmp' },
+        timeout: 60_000,
+      });
+      expect(stdout).toMatch(/^TestingKitError: movableClocks needs gcc to build the clock shim: .*gcc is not installed/);
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }

@@ -77,6 +77,14 @@ describe('the test kit examples of docs/testing.md, on the packed tarball', () =
     );
   });
 
+  it('stays out of the main entry: requiring redlock-quorum loads nothing of the kit', async () => {
+    const directory = join(work, 'main-entry');
+    mkdirSync(directory);
+    const { code, output } = await node(directory, ['-e', "require('redlock-quorum'); console.log(JSON.stringify(Object.keys(require.cache).filter((path) => path.includes('testing'))))"]);
+    expect(code, output).toBe(0);
+    expect(JSON.parse(output.trim())).toEqual([]);
+  });
+
   it('vitest: type-checks under nodenext and its four tests pass', async () => {
     const directory = project('vitest', 'module');
     const compilerOptions = { module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', strict: true, noEmit: true, types: ['node'] };
