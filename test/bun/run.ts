@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Redis as IORedis } from 'ioredis';
 import { createClient } from 'redis';
-import { MasterReader, type MasterReading } from '../../lab/master-reader.js';
+import { MasterReader } from '../../lab/master-reader.js';
 import { SafetyOracle, type KeyReader } from '../../lab/oracle.js';
 import { startMasters, type RedisMaster } from '../../lab/redis-server.js';
 import type * as Library from '../../src/index.js';
@@ -96,10 +96,19 @@ function watched(redlock: Redlock): Redlock {
   return redlock;
 }
 
-/** The masters that hold `value` on `key`, read on the masters themselves. */
+/** The masters that hold `value` on `key`, read on the masters themselves (a connection of its own each). */
 async function holding(key: string, value: string): Promise<number> {
-  const readings = await Promise.all(ports.map((port) => reader.read(`127.0.0.1:${port}`, [key])));
-  return readings.filter((reading: MasterReading | undefined) => reading?.keys.get(key)?.value === value).length;
+  const held = await Promise.all(
+    masters.map(async (master) => {
+      const client = new Bun.RedisClient(master.url);
+      try {
+        return (await client.send('GET', [key])) === value;
+      } finally {
+        client.close();
+      }
+    }),
+  );
+  return held.filter(Boolean).length;
 }
 
 /** Keys left on any master but waiting lines that lapse by themselves (a ticket's ttl). */
