@@ -8,8 +8,8 @@
  * - a command is refused at once while ours is not connected (no offline queue of Bun's is used);
  * - a connection that dropped is ended for good and replaced after a backoff
  *   (voters/master/connection-keeper.ts): Bun fails the commands it had sent (it resends none) and,
- *   with `autoReconnect` (its default), reconnects without a word but `onconnect` again; that
- *   second `onconnect`, a failed command's closed connection, or `onclose` ends ours, so a
+ *   with `autoReconnect` (its default), reconnects without a word but `onconnect` again; an
+ *   `onconnect` once ours is ready, a failed command's closed connection, or `onclose` ends ours, so a
  *   restarted master is seen as a new connection (the restart guard works);
  * - Bun has no per-command timeout of its own that we use: ours is per master, as for every client.
  * Release announcements arrive on a duplicate that SUBSCRIBEs; the library loads under Node, where
@@ -65,11 +65,12 @@ export class BunRedisDriver implements Driver {
           const made = await this.client.duplicate();
           if (destroyed) return made.close();
           subscriber = made;
-          let connects = 0;
-          // A second onconnect is a reconnect Bun made by itself: announcements were missed meanwhile.
-          made.onconnect = () => void (++connects > 1 && end());
+          let connected = false;
+          // An onconnect once connected is a reconnect Bun made by itself: announcements were missed meanwhile.
+          made.onconnect = () => void (connected && end());
           made.onclose = end;
           await made.connect();
+          connected = true;
         } catch (error) {
           end(); // made again after a backoff (voters/master/releases.ts)
           throw error;
@@ -119,8 +120,9 @@ class BunRedisConnection implements Connection {
         throw new Error('the connection was closed while it connected');
       }
       this.#client = client;
-      let connects = 0;
-      client.onconnect = () => void (++connects > 1 && this.#end(new Error(`${this.label}: the connection dropped (Bun reconnected it)`)));
+      // An onconnect once ours is ready is a reconnect Bun made by itself. (Not a count of them: a
+      // duplicate of a connected client comes connected, and its first onconnect never fires.)
+      client.onconnect = () => void (this.#state === 'ready' && this.#end(new Error(`${this.label}: the connection dropped (Bun reconnected it)`)));
       client.onclose = (error?: unknown) => this.#end(error ?? new Error(`${this.label}: the connection closed`));
       await client.connect();
     } catch (error) {
