@@ -209,4 +209,13 @@ describe('the fair semaphore', () => {
     await holder.release();
     held.push(await waiting);
   });
+
+  it('bad options fail at once with a TypeError, before any network call', () => {
+    const redlock = own.lockOn();
+    expect(redlock.semaphore('pool', 2).fair).toBe(true);
+    expect(redlock.semaphore('pool', 2, { fair: false }).fair).toBe(false);
+    expect(() => redlock.semaphore('pool', 2, { fair: 'yes' as unknown as boolean })).toThrow(new TypeError('fair must be a boolean, got the string "yes"'));
+    expect(() => redlock.semaphore('pool', 2, { fiar: true } as never)).toThrow(TypeError);
+    expect(() => redlock.semaphore('pool', 2, null as never)).toThrow(TypeError);
+  });
 });
