@@ -61,15 +61,17 @@ describe('the fair semaphore', () => {
     // A long retryDelay: a waiter wakes when the masters name it first in line, not by polling.
     const settings = { retryCount: -1, retryDelay: 3_000, retryJitter: 0 };
     const processes = await Promise.all([processOn(settings), processOn(settings), processOn(settings)]);
-    const holders = await Promise.all([0, 1].map(() => processes[0]!.semaphore(name, 2).acquire(20_000)));
+    const holders = await Promise.all([0, 1].map(() => processes[0].semaphore(name, 2).acquire(20_000)));
     const order: number[] = [];
-    const waiters = Array.from({ length: 6 }, () => undefined as Promise<Lock> | undefined);
+    const waiters: Promise<Lock>[] = [];
     for (let waiter = 0; waiter < 6; waiter++) {
       // Waiter i in process i mod 3: the line crosses processes, each process's waiters far apart in it.
-      waiters[waiter] = processes[waiter % 3]!.semaphore(name, 2).acquire(20_000).then((permit) => {
-        order.push(waiter);
-        return permit;
-      });
+      waiters.push(
+        processes[waiter % 3]!.semaphore(name, 2).acquire(20_000).then((permit) => {
+          order.push(waiter);
+          return permit;
+        }),
+      );
       await inLine(name, waiter + 1);
     }
     // One release at a time: the slot it frees goes to the head of the line, the next waiter in order.
