@@ -105,7 +105,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * A counting semaphore named `name`: at most `limit` valid permits at any instant (every process
    * must use the same limit for a name). `semaphore(name, limit).acquire(ttl)` resolves to a permit:
    * a Lock with the lock's whole lifetime (extend, release, signal, autoExtend, `await using`).
-   * Waiters are served in the order they came, across processes; `{ fair: false }`: they race.
+   * Waiters race for each freed slot; with `{ fair: true }` they are served in the order they came, across processes.
    */
   semaphore(name: string, limit: number, options?: SemaphoreOptions): Semaphore {
     return new Semaphore(this, name, limit, options);

@@ -2,9 +2,9 @@
  * A counting semaphore: at most `limit` valid permits at any instant, across processes. A permit is
  * a Lock on one of `limit` slots; each slot is a Redlock mutex, so each has at most one valid holder.
  * Its admission rule is the script's `p` operation (semaphore.lua, beside this file): a free slot,
- * tried from the one each master is asked to start at, for a permit that fewer waiters are ahead of
- * in the semaphore's line than slots are free (fair, the default: the lock's line, its slots' queues);
- * or the first free slot, whoever asks (`fair: false`). Grants are grouped by slot: only masters that
+ * tried from the one each master is asked to start at: the first free slot, whoever asks (the
+ * default); or, with `fair: true`, for a permit that fewer waiters are ahead of in the semaphore's
+ * line than slots are free (the lock's line, on its slots' queues). Grants are grouped by slot: only masters that
  * gave the same slot count together (docs/safety.md, "Semaphores and read-write locks").
  */
 import type { AdmissionRule } from '../acquisition/admission.js';
@@ -46,18 +46,18 @@ export const racingPermitRule = permitRuleOf(false);
 /** How a semaphore admits its permits (`redlock.semaphore(name, limit, options)`). */
 export interface SemaphoreOptions {
   /**
-   * Waiters are served in the order they came, across processes: a freed slot goes to the head of
-   * the semaphore's line (default `true`). `false`: the racing semaphore, whoever asks first after a
-   * release takes the slot (docs/api.md, "Semaphore": the trade-off).
+   * `true`: waiters are served in the order they came, across processes: a freed slot goes to the
+   * head of the semaphore's line. `false` (the default): the racing semaphore, whoever asks first
+   * after a release takes the slot. docs/api.md ("Semaphores and read-write locks") has the trade-off.
    */
   readonly fair?: boolean;
 }
 
 /** A semaphore's options: an object, `fair` a boolean. */
 function validateOptions(options: unknown): boolean {
-  if (options === undefined) return true;
+  if (options === undefined) return false;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`semaphore options must be an object, got ${describe(options)}`);
-  const { fair = true, ...rest } = options as { fair?: unknown };
+  const { fair = false, ...rest } = options as { fair?: unknown };
   const unknown = Object.keys(rest);
   if (unknown.length > 0) throw new TypeError(`unknown semaphore option ${unknown.map((key) => JSON.stringify(key)).join(', ')}: the one option is fair`);
   if (typeof fair !== 'boolean') throw new TypeError(`fair must be a boolean, got ${describe(fair)}`);

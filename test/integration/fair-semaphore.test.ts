@@ -16,6 +16,7 @@ beforeAll(() => ({ direct } = own));
 
 const slotKey = (name: string, slot: number): string => name + PERMIT_INFIX + slot;
 const lineOf = (name: string): string => slotKey(name, 0) + QUEUE_SUFFIX;
+const FAIR = { fair: true };
 
 /** A Redlock standing for one process, its connections to every master ready. */
 async function processOn(settings?: Parameters<typeof own.lockOn>[0]): Promise<Redlock> {
@@ -61,15 +62,17 @@ describe('the fair semaphore', () => {
     // A long retryDelay: a waiter wakes when the masters name it first in line, not by polling.
     const settings = { retryCount: -1, retryDelay: 3_000, retryJitter: 0 };
     const processes = await Promise.all([processOn(settings), processOn(settings), processOn(settings)]);
-    const holders = await Promise.all([0, 1].map(() => processes[0]!.semaphore(name, 2).acquire(20_000)));
+    const holders = await Promise.all([0, 1].map(() => processes[0].semaphore(name, 2, FAIR).acquire(20_000)));
     const order: number[] = [];
-    const waiters = Array.from({ length: 6 }, () => undefined as Promise<Lock> | undefined);
+    const waiters: Promise<Lock>[] = [];
     for (let waiter = 0; waiter < 6; waiter++) {
       // Waiter i in process i mod 3: the line crosses processes, each process's waiters far apart in it.
-      waiters[waiter] = processes[waiter % 3]!.semaphore(name, 2).acquire(20_000).then((permit) => {
-        order.push(waiter);
-        return permit;
-      });
+      waiters.push(
+        processes[waiter % 3]!.semaphore(name, 2, FAIR).acquire(20_000).then((permit) => {
+          order.push(waiter);
+          return permit;
+        }),
+      );
       await inLine(name, waiter + 1);
     }
     // One release at a time: the slot it frees goes to the head of the line, the next waiter in order.
@@ -95,12 +98,12 @@ describe('the fair semaphore', () => {
     const name = uniquePrefix('fair-newcomer')('pool');
     const settings = { retryCount: -1, retryDelay: 3_000, retryJitter: 0 };
     const [holderProcess, waitingProcess, newcomerProcess] = await Promise.all([processOn(settings), processOn(settings), processOn({ retryCount: 0 })]);
-    const holder = await holderProcess.semaphore(name, 1).acquire(20_000);
-    const waiting = waitingProcess.semaphore(name, 1).acquire(20_000);
+    const holder = await holderProcess.semaphore(name, 1, FAIR).acquire(20_000);
+    const waiting = waitingProcess.semaphore(name, 1, FAIR).acquire(20_000);
     await inLine(name, 1);
     await holder.release();
     // The newcomer asks once, as the slot is freed: the waiter ahead of it is owed the slot.
-    const newcomer = await newcomerProcess.semaphore(name, 1).acquire(20_000).catch((error: unknown) => error);
+    const newcomer = await newcomerProcess.semaphore(name, 1, FAIR).acquire(20_000).catch((error: unknown) => error);
     const permit = await waiting;
     held.push(permit);
     expect(newcomer).toBeInstanceOf(Error);
@@ -109,7 +112,7 @@ describe('the fair semaphore', () => {
 
   it('sixteen workers in two processes on limit 4: never more than four holders on the masters, and the waits stay short and even', async () => {
     const name = uniquePrefix('fair-busy')('pool');
-    const semaphores = [await processOn(), await processOn()].map((redlock) => redlock.semaphore(name, 4));
+    const semaphores = [await processOn(), await processOn()].map((redlock) => redlock.semaphore(name, 4, FAIR));
     let holding = 0;
     let most = 0;
     let mostOnMasters = 0;
@@ -150,11 +153,11 @@ describe('the fair semaphore', () => {
     const name = uniquePrefix('fair-cancel')('pool');
     const settings = { retryCount: -1, retryDelay: 3_000, retryJitter: 0 };
     const [holderProcess, cancelledProcess, nextProcess] = await Promise.all([processOn(settings), processOn(settings), processOn(settings)]);
-    const holder = await holderProcess.semaphore(name, 1).acquire(20_000);
+    const holder = await holderProcess.semaphore(name, 1, FAIR).acquire(20_000);
     const controller = new AbortController();
-    const cancelled = cancelledProcess.semaphore(name, 1).acquire(20_000, { signal: controller.signal }).catch((error: unknown) => error);
+    const cancelled = cancelledProcess.semaphore(name, 1, FAIR).acquire(20_000, { signal: controller.signal }).catch((error: unknown) => error);
     await inLine(name, 1);
-    const next = nextProcess.semaphore(name, 1).acquire(20_000);
+    const next = nextProcess.semaphore(name, 1, FAIR).acquire(20_000);
     await inLine(name, 2);
     controller.abort(new Error('gave up'));
     expect(await cancelled).toMatchObject({ message: 'gave up' });
@@ -171,13 +174,13 @@ describe('the fair semaphore', () => {
     const name = uniquePrefix('fair-crash')('pool');
     const urls = own.ports.map(urlOf);
     const holderProcess = await processOn();
-    const holder = await holderProcess.semaphore(name, 1).acquire(20_000);
+    const holder = await holderProcess.semaphore(name, 1, FAIR).acquire(20_000);
     // A real process waits for the permit, then dies (SIGKILL: no rollback, no leave).
     const doomed = spawnScript(`
       const { Redlock } = await import('./src/index.ts');
       const redlock = new Redlock(${JSON.stringify(urls)}, { retryCount: -1, retryDelay: 200, retryJitter: 0, nodeTimeout: 200 });
       console.log('waiting');
-      await redlock.semaphore(${JSON.stringify(name)}, 1).acquire(20_000);
+      await redlock.semaphore(${JSON.stringify(name)}, 1, { fair: true }).acquire(20_000);
       console.log('acquired');
     `);
     const output = collectOutput(doomed);
@@ -186,7 +189,7 @@ describe('the fair semaphore', () => {
     await inLine(name, 1);
     doomed.kill('SIGKILL');
     await exited;
-    const next = (await processOn({ retryCount: -1, retryDelay: 200, retryJitter: 0 })).semaphore(name, 1).acquire(20_000);
+    const next = (await processOn({ retryCount: -1, retryDelay: 200, retryJitter: 0 })).semaphore(name, 1, FAIR).acquire(20_000);
     await inLine(name, 2);
     await holder.release();
     const startedAt = performance.now();
@@ -198,15 +201,24 @@ describe('the fair semaphore', () => {
     expect(await holdersOnMasters(name, 1)).toEqual([permit.value]);
   });
 
-  it('fair: false is the racing semaphore: a refused permit marks the queues but takes no place in line', async () => {
+  it('the default, fair: false, is the racing semaphore: a refused permit marks the queues but takes no place in line', async () => {
     const name = uniquePrefix('racing')('pool');
     const redlock = await processOn({ retryCount: -1, retryDelay: 3_000, retryJitter: 0 });
-    const semaphore = redlock.semaphore(name, 1, { fair: false });
+    const semaphore = redlock.semaphore(name, 1);
     const holder = await semaphore.acquire(20_000);
     const waiting = semaphore.acquire(20_000);
     await eventually(async () => (await Promise.all(direct.map((client) => client.exists(lineOf(name))))).filter(Boolean).length >= 3);
     expect(await linesOf(name)).toEqual([[], [], [], [], []]);
     await holder.release();
     held.push(await waiting);
+  });
+
+  it('bad options fail at once with a TypeError, before any network call', () => {
+    const redlock = own.lockOn();
+    expect(redlock.semaphore('pool', 2).fair).toBe(false);
+    expect(redlock.semaphore('pool', 2, { fair: true }).fair).toBe(true);
+    expect(() => redlock.semaphore('pool', 2, { fair: 'yes' as unknown as boolean })).toThrow(new TypeError('fair must be a boolean, got the string "yes"'));
+    expect(() => redlock.semaphore('pool', 2, { fiar: true } as never)).toThrow(TypeError);
+    expect(() => redlock.semaphore('pool', 2, null as never)).toThrow(TypeError);
   });
 });
