@@ -5,6 +5,7 @@
  */
 import { accessSync, constants, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { onExit } from 'signal-exit';
 import type { Settings } from '../config/settings.js';
 import { Redlock } from '../redlock.js';
 import { FENCE_SUFFIX } from '../script/codec.js';
@@ -86,14 +87,17 @@ const READ_KEY = `local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'string' then return {false, -2} end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}`;
 
-/** Labs not stopped yet: stopped by pid when the process exits. */
+/**
+ * Labs not stopped yet: stopped by pid when the process exits, or is ended by a signal (Ctrl-C on a
+ * test run, a CI job's timeout), which then still ends it as it would have (signal-exit re-raises it).
+ */
 const running = new Set<MastersLab>();
 let exitHookInstalled = false;
 function stopAtExit(lab: MastersLab): void {
   running.add(lab);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.once('exit', () => {
+  onExit(() => {
     for (const left of running) left.stopNow();
   });
 }

@@ -2,7 +2,7 @@
  * The test kit (`redlock-quorum/testing`) against real masters: each fault really cuts a master
  * (the lock's fate and the masters' keys say so), and the truth helpers read what the masters hold.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -262,5 +262,33 @@ describe('the test kit at process exit', () => {
       }
     };
     await expect.poll(() => pids.filter(alive), { timeout: 10_000 }).toEqual([]);
+  }, 90_000);
+
+  // Ctrl-C on a test run, or a CI job's timeout: the process dies of the signal, with no 'exit' event of its own.
+  it.each(['SIGINT', 'SIGTERM'] as const)('stops the masters by pid when the process is ended by %s, and still dies of it', async (signal) => {
+    const script = `import('${root}src/testing.ts').then((kit) => kit.startMasters({ count: 2 })).then(
+      (lab) => { console.log(JSON.stringify(lab.masters.map((master) => master.pid))); setInterval(() => undefined, 1000); })`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const ended = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, how) => resolve(how)));
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    await expect.poll(() => stdout.includes('\n'), { timeout: 60_000 }).toBe(true);
+    const pids = JSON.parse(stdout.trim().split('\n').at(-1)!) as number[];
+    expect(pids).toHaveLength(2);
+    child.kill(signal);
+    expect(await ended).toBe(signal);
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      await expect.poll(() => pids.filter(alive), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      for (const pid of pids.filter(alive)) process.kill(pid, 'SIGKILL');
+    }
   }, 90_000);
 });
