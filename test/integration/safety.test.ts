@@ -19,7 +19,9 @@ async function quorumFreeAt(direct: readonly DirectClient[], key: string, value:
   const expiries = await Promise.all(
     direct.map(async (client) => {
       const [held, expiresAt] = await Promise.all([client.get(key), client.pExpireTime(key)]);
-      if (held !== value) return Number.NEGATIVE_INFINITY;
+      // Gone (or another's): free by the time of this answer at the latest. (Under load the keys of
+      // the last locks read had expired before the read, and -Infinity made every claim "past" them.)
+      if (held !== value) return Date.now();
       return expiresAt === -1 ? Number.POSITIVE_INFINITY : expiresAt;
     }),
   );
