@@ -3,9 +3,12 @@
  * package (dist/) under Bun, against five real masters started by the lab (lab/redis-server.ts), on
  * each kind of nodes a Bun user may pass — redis:// URLs (node-redis connections of ours), ioredis
  * clients, node-redis clients and Bun's own `Bun.RedisClient`: the README's quick start, `using()`
- * past its ttl, a semaphore's limit, and the chaos run's short workload under faults judged by the
- * chaos checker (workload.ts). The safety oracle (lab/oracle.ts) watches every lease. Prints a line
- * per check, then `bun: N passed, N failed`; exits non-zero on a failure. CI runs it after `npm test`.
+ * past its ttl, a semaphore's limit, `await using`, a lock lost while a quorum is paused, a waiter
+ * woken by the release's announcement (also after the masters dropped every connection), a master
+ * restarted while idle under the restart guard, and the chaos run's short workload under faults
+ * judged by the chaos checker (workload.ts); besides, the ESM, CommonJS and extra entries load and
+ * the CLI inspects. The safety oracle (lab/oracle.ts) watches every lease. Prints a line per check,
+ * then `bun: N passed, N failed`; exits non-zero on a failure. CI runs it after `npm test`.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { execFile } from 'node:child_process';
