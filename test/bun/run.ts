@@ -179,6 +179,22 @@ try {
     }
   });
 
+  await check('a Bun process on Bun.RedisClient exits by itself after quit() (with a waiter woken on the way)', async () => {
+    // The user's clients are closed too (ours never close them); nothing of the library's may keep the process alive.
+    const script = `
+      const { Redlock } = await import(${JSON.stringify(`${dist}index.js`)});
+      const clients = ${JSON.stringify(masters.map((master) => master.url))}.map((url) => new Bun.RedisClient(url));
+      const redlock = new Redlock(clients);
+      const held = await redlock.acquire(['exit:42'], 5000);
+      setTimeout(() => void held.release(), 100);
+      await (await redlock.acquire(['exit:42'], 5000)).release();
+      await redlock.quit();
+      for (const client of clients) client.close();
+      console.log('quit');`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 15_000 });
+    expect(stdout.trim() === 'quit', `the process printed ${JSON.stringify(stdout)}`);
+  });
+
   for (const kind of KINDS) {
     const { nodes, close } = await nodesOf(kind, masters);
     const redlock = watched(new Redlock(nodes));
