@@ -6,7 +6,8 @@
  *
  * Supported, each run against the same integration suite (test/harness/clients.ts), one file per
  * library: node-redis 5 and 6 (node-redis.ts, and sentinel.ts for a Sentinel-managed master on its
- * connections), ioredis 5 and 6 and iovalkey (ioredis.ts), @valkey/valkey-glide 2.x (glide.ts).
+ * connections), ioredis 5 and 6 and iovalkey (ioredis.ts), @valkey/valkey-glide 2.x (glide.ts), and
+ * under Bun its `Bun.RedisClient` (bun.ts: run against real masters by test/bun/run.ts, not the suite).
  * What each `nodes[i]` is, and so which driver reaches it, is inputs.ts' business.
  */
 import { createRequire } from 'node:module';

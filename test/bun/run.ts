@@ -3,9 +3,12 @@
  * package (dist/) under Bun, against five real masters started by the test kit's server starter (src/testing/redis-server.ts), on
  * each kind of nodes a Bun user may pass — redis:// URLs (node-redis connections of ours), ioredis
  * clients, node-redis clients and Bun's own `Bun.RedisClient`: the README's quick start, `using()`
- * past its ttl, a semaphore's limit, and the chaos run's short workload under faults judged by the
- * chaos checker (workload.ts). The safety oracle (lab/oracle.ts) watches every lease. Prints a line
- * per check, then `bun: N passed, N failed`; exits non-zero on a failure. CI runs it after `npm test`.
+ * past its ttl, a semaphore's limit, `await using`, a lock lost while a quorum is paused, a waiter
+ * woken by the release's announcement (also after the masters dropped every connection), a master
+ * restarted while idle under the restart guard, and the chaos run's short workload under faults
+ * judged by the chaos checker (workload.ts); besides, the ESM, CommonJS and extra entries load and
+ * the CLI inspects. The safety oracle (lab/oracle.ts) watches every lease. Prints a line per check,
+ * then `bun: N passed, N failed`; exits non-zero on a failure. CI runs it after `npm test`.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { execFile } from 'node:child_process';
@@ -174,6 +177,22 @@ try {
     } finally {
       await redlock.quit();
     }
+  });
+
+  await check('a Bun process on Bun.RedisClient exits by itself after quit() (with a waiter woken on the way)', async () => {
+    // The user's clients are closed too (ours never close them); nothing of the library's may keep the process alive.
+    const script = `
+      const { Redlock } = await import(${JSON.stringify(`${dist}index.js`)});
+      const clients = ${JSON.stringify(masters.map((master) => master.url))}.map((url) => new Bun.RedisClient(url));
+      const redlock = new Redlock(clients);
+      const held = await redlock.acquire(['exit:42'], 5000);
+      setTimeout(() => void held.release(), 100);
+      await (await redlock.acquire(['exit:42'], 5000)).release();
+      await redlock.quit();
+      for (const client of clients) client.close();
+      console.log('quit');`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 15_000 });
+    expect(stdout.trim() === 'quit', `the process printed ${JSON.stringify(stdout)}`);
   });
 
   for (const kind of KINDS) {
