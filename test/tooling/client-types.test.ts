@@ -1,5 +1,6 @@
 /**
- * Every supported client (node-redis 5 and 6, ioredis 5 and 6, iovalkey, GLIDE; clients, options and
+ * Every supported client (node-redis 5 and 6, ioredis 5 and 6, iovalkey, GLIDE, Bun's RedisClient as bun-types
+ * declares it; clients, options and
  * clusters) type-checks as a node in a caller's project compiled strict with
  * exactOptionalPropertyTypes, by TypeScript 5.9 (node_modules/typescript) and by the current 7.x
  * (node_modules/typescript7, a native compiler with no JS API: its CLI). The fixture project is
