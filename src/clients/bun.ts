@@ -15,7 +15,7 @@
  * Release announcements arrive on a duplicate that SUBSCRIBEs; the library loads under Node, where
  * `Bun` is undefined: nothing here names it (a client is recognised by its shape, inputs.ts).
  */
-import { ignore, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
+import { MadeConnection, ignore, type Connection, type Driver, type SubscriberConnection } from './connection.js';
 
 /** What we need of a `Bun.RedisClient` (`new Bun.RedisClient(url, options)`'s result fits). */
 export interface BunRedisClientLike {
@@ -90,60 +90,38 @@ export class BunRedisDriver implements Driver {
 }
 
 /** One duplicate of yours, as a Connection (see the file's comment). */
-class BunRedisConnection implements Connection {
-  #client: BunRedisClientLike | undefined;
-  #state: 'new' | 'connecting' | 'ready' | 'ended' = 'new';
-  #detached = false;
-  readonly #listeners: [ConnectionEvent, (error?: unknown) => void][] = [];
+class BunRedisConnection extends MadeConnection<BunRedisClientLike> {
   /** Commands sent and not yet answered: close() waits for them. */
   readonly #waiting = new Set<Promise<unknown>>();
 
   constructor(
-    readonly label: string,
+    label: string,
     private readonly duplicate: () => Promise<BunRedisClientLike>,
-  ) {}
-
-  get isReady(): boolean {
-    return this.#state === 'ready';
+  ) {
+    super(label);
   }
 
-  get isOpen(): boolean {
-    return this.#state === 'connecting' || this.#state === 'ready';
+  protected make(): Promise<BunRedisClientLike> {
+    return this.duplicate();
   }
 
-  async connect(): Promise<unknown> {
-    this.#state = 'connecting';
-    try {
-      const client = await this.duplicate();
-      if (this.#ended) {
-        client.close();
-        throw new Error('the connection was closed while it connected');
-      }
-      this.#client = client;
-      // An onconnect once ours is ready is a reconnect Bun made by itself. (Not a count of them: a
-      // duplicate of a connected client comes connected, and its first onconnect never fires.)
-      client.onconnect = () => void (this.#state === 'ready' && this.#end(new Error(`${this.label}: the connection dropped (Bun reconnected it)`)));
-      client.onclose = (error?: unknown) => this.#end(error ?? new Error(`${this.label}: the connection closed`));
-      await client.connect();
-    } catch (error) {
-      this.#end(error);
-      throw error;
-    }
-    if (this.#ended) throw new Error('the connection was closed while it connected');
-    this.#state = 'ready';
-    this.#emit('ready');
-    return undefined;
+  protected override start(client: BunRedisClientLike): Promise<unknown> {
+    // An onconnect once ours is ready is a reconnect Bun made by itself. (Not a count of them: a
+    // duplicate of a connected client comes connected, and its first onconnect never fires.)
+    client.onconnect = () => void (this.isReady && this.end(new Error(`${this.label}: the connection dropped (Bun reconnected it)`)));
+    client.onclose = (error?: unknown) => this.end(error ?? new Error(`${this.label}: the connection closed`));
+    return client.connect();
   }
 
   send(args: readonly string[]): Promise<unknown> {
-    const client = this.#client;
-    if (!client || this.#state !== 'ready' || !client.connected) {
-      if (this.#state === 'ready') this.#end(new Error(`${this.label}: the connection dropped`));
+    const client = this.client;
+    if (!client || !this.isReady || !client.connected) {
+      if (this.isReady) this.end(new Error(`${this.label}: the connection dropped`));
       return Promise.reject(new Error(`${this.label}: not connected`));
     }
     const [command, ...rest] = args as [string, ...string[]];
     const reply = client.send(command, rest).catch((error: unknown) => {
-      if ((error as { code?: unknown } | null)?.code === CONNECTION_CLOSED) this.#end(error);
+      if ((error as { code?: unknown } | null)?.code === CONNECTION_CLOSED) this.end(error);
       throw error;
     });
     const settled = reply.then(ignore, ignore).finally(() => this.#waiting.delete(settled));
@@ -151,47 +129,16 @@ class BunRedisConnection implements Connection {
     return reply;
   }
 
-  on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
-    this.#listeners.push([event, listener]);
-  }
-
-  detach(): void {
-    this.#detached = true;
-  }
-
   /** Bun's close() fails what is still waiting: the answers to what was sent are awaited first (the keeper bounds the wait). */
-  async close(): Promise<unknown> {
+  override async close(): Promise<unknown> {
     await Promise.all(this.#waiting);
     this.destroy();
     return undefined;
   }
 
-  destroy(): void {
-    this.#detached = true;
-    this.#end();
-  }
-
-  /** Ended for good: its client closed (every waiting command fails), and an 'error' and 'ended' told. */
-  #end(error?: unknown): void {
-    if (this.#state === 'ended') return;
-    this.#state = 'ended';
-    const client = this.#client;
-    if (client) {
-      client.onconnect = null;
-      client.onclose = null;
-      client.close();
-    }
-    if (error !== undefined) this.#emit('error', error);
-    this.#emit('ended');
-  }
-
-  /** Ended meanwhile (destroyed while it connected, or dropped). */
-  get #ended(): boolean {
-    return this.#state === 'ended';
-  }
-
-  #emit(event: ConnectionEvent, error?: unknown): void {
-    if (this.#detached) return;
-    for (const [name, listener] of this.#listeners) if (name === event) listener(error);
+  protected override closeClient(client: BunRedisClientLike): void {
+    client.onconnect = null;
+    client.onclose = null;
+    client.close();
   }
 }

@@ -128,3 +128,93 @@ export function labelOf(options: { url?: string; socket?: object } | undefined, 
 
 /** A no-op, for promises whose rejection is expected and already accounted for. */
 export function ignore(): void {}
+
+/**
+ * A connection of ours on a client object the driver makes for it (GLIDE's, a Bun duplicate): its
+ * state, listeners and end, once. A subclass says how the client is made and started, and how a
+ * command is sent; it ends the connection (`end`) when the client says it dropped.
+ */
+export abstract class MadeConnection<Client extends { close(): unknown }> implements Connection {
+  protected client: Client | undefined;
+  #state: 'new' | 'connecting' | 'ready' | 'ended' = 'new';
+  #detached = false;
+  readonly #listeners: [ConnectionEvent, (error?: unknown) => void][] = [];
+
+  constructor(readonly label: string) {}
+
+  /** A new client, and (once it is this connection's) whatever makes it take commands. */
+  protected abstract make(): Promise<Client>;
+  protected start(_client: Client): Promise<unknown> {
+    return Promise.resolve();
+  }
+  abstract send(args: readonly string[]): Promise<unknown>;
+
+  get isReady(): boolean {
+    return this.#state === 'ready';
+  }
+
+  get isOpen(): boolean {
+    return this.#state === 'connecting' || this.#state === 'ready';
+  }
+
+  async connect(): Promise<unknown> {
+    this.#state = 'connecting';
+    try {
+      const client = await this.make();
+      if (this.ended) {
+        client.close();
+        throw new Error('the connection was closed while it connected');
+      }
+      this.client = client;
+      await this.start(client);
+    } catch (error) {
+      this.end(error);
+      throw error;
+    }
+    if (this.ended) throw new Error('the connection was closed while it connected');
+    this.#state = 'ready';
+    this.#emit('ready');
+    return undefined;
+  }
+
+  on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
+    this.#listeners.push([event, listener]);
+  }
+
+  detach(): void {
+    this.#detached = true;
+  }
+
+  close(): Promise<unknown> {
+    this.destroy();
+    return Promise.resolve();
+  }
+
+  destroy(): void {
+    this.#detached = true;
+    this.end();
+  }
+
+  /** Ended for good: its client closed (every waiting command fails), and an 'error' and 'ended' told. */
+  protected end(error?: unknown): void {
+    if (this.#state === 'ended') return;
+    this.#state = 'ended';
+    if (this.client) this.closeClient(this.client);
+    if (error !== undefined) this.#emit('error', error);
+    this.#emit('ended');
+  }
+
+  protected closeClient(client: Client): void {
+    client.close();
+  }
+
+  /** Ended meanwhile (destroyed while it connected, or dropped). */
+  protected get ended(): boolean {
+    return this.#state === 'ended';
+  }
+
+  #emit(event: ConnectionEvent, error?: unknown): void {
+    if (this.#detached) return;
+    for (const [name, listener] of this.#listeners) if (name === event) listener(error);
+  }
+}

@@ -2,7 +2,7 @@
  * @valkey/valkey-glide 2.x standalone masters (see GlideDriver); the boundary it implements: connection.ts.
  */
 import { describe } from '../config/describe.js';
-import { optionalPeer, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
+import { MadeConnection, optionalPeer, type Connection, type Driver, type SubscriberConnection } from './connection.js';
 
 /**
  * A @valkey/valkey-glide 2.x standalone client of yours (`GlideClient`): we read only the
@@ -187,97 +187,34 @@ function glideError(error: unknown): unknown {
 }
 
 /** One GLIDE client of ours, as a Connection (see GlideDriver). */
-class GlideConnection implements Connection {
-  #client: GlideOwnClient | undefined;
-  #state: 'new' | 'connecting' | 'ready' | 'ended' = 'new';
-  #detached = false;
-  readonly #listeners: [ConnectionEvent, (error?: unknown) => void][] = [];
-
+class GlideConnection extends MadeConnection<GlideOwnClient> {
   constructor(
-    readonly label: string,
+    label: string,
     private readonly holdMs: number,
     private readonly create: () => Promise<GlideOwnClient>,
     /** Told when each command is issued (the driver keeps the next connection from overtaking it). */
     private readonly issued: (atMs: number) => void,
-  ) {}
-
-  get isReady(): boolean {
-    return this.#state === 'ready';
+  ) {
+    super(label);
   }
 
-  get isOpen(): boolean {
-    return this.#state === 'connecting' || this.#state === 'ready';
-  }
-
-  async connect(): Promise<unknown> {
-    this.#state = 'connecting';
-    let client: GlideOwnClient;
-    try {
-      client = await this.create();
-    } catch (error) {
-      this.#end(error);
-      throw error;
-    }
-    if (this.#ended) {
-      client.close();
-      throw new Error('the connection was closed while it connected');
-    }
-    this.#client = client;
-    this.#state = 'ready';
-    this.#emit('ready');
-    return undefined;
+  protected make(): Promise<GlideOwnClient> {
+    return this.create();
   }
 
   send(args: readonly string[]): Promise<unknown> {
-    const client = this.#client;
-    if (!client || this.#state !== 'ready') return Promise.reject(new Error(`${this.label}: not connected`));
+    const client = this.client;
+    if (!client || !this.isReady) return Promise.reject(new Error(`${this.label}: not connected`));
     this.issued(performance.now());
     return client.customCommand([...args]).catch((error: unknown) => {
       const name = error instanceof Error ? error.name : '';
       if (name === 'TimeoutError') {
         // GLIDE gave it up: the master is down (GLIDE held it) or stalled. As the health check would.
-        this.#end(new Error(`no answer for ${this.holdMs} ms (GLIDE's requestTimeout): resetting the connection`, { cause: error }));
+        this.end(new Error(`no answer for ${this.holdMs} ms (GLIDE's requestTimeout): resetting the connection`, { cause: error }));
       } else if (name === 'ClosingError' || name === 'ConnectionError') {
-        this.#end(error);
+        this.end(error);
       }
       throw glideError(error);
     });
-  }
-
-  on(event: ConnectionEvent, listener: (error?: unknown) => void): void {
-    this.#listeners.push([event, listener]);
-  }
-
-  detach(): void {
-    this.#detached = true;
-  }
-
-  close(): Promise<unknown> {
-    this.destroy();
-    return Promise.resolve();
-  }
-
-  destroy(): void {
-    this.#detached = true;
-    this.#end();
-  }
-
-  /** Ended for good: its client closed (what it holds is dropped), and an 'error' and 'ended' told. */
-  #end(error?: unknown): void {
-    if (this.#state === 'ended') return;
-    this.#state = 'ended';
-    this.#client?.close();
-    if (error !== undefined) this.#emit('error', error);
-    this.#emit('ended');
-  }
-
-  /** Ended meanwhile (destroyed while it connected). */
-  get #ended(): boolean {
-    return this.#state === 'ended';
-  }
-
-  #emit(event: ConnectionEvent, error?: unknown): void {
-    if (this.#detached) return;
-    for (const [name, listener] of this.#listeners) if (name === event) listener(error);
   }
 }
