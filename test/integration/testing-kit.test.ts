@@ -245,6 +245,16 @@ describe('the test kit with movable clocks and no gcc', () => {
   }, 90_000);
 });
 
+/** A process of that pid is still there. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe('the test kit at process exit', () => {
   // A test runner ends its worker with process.exit(); the kit's open connections would keep it alive otherwise.
   it('stops the masters by pid when the process exits without stop()', async () => {
@@ -253,14 +263,6 @@ describe('the test kit at process exit', () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, timeout: 60_000 });
     const pids = JSON.parse(stdout.trim().split('\n').at(-1)!) as number[];
     expect(pids).toHaveLength(2);
-    const alive = (pid: number): boolean => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
     await expect.poll(() => pids.filter(alive), { timeout: 10_000 }).toEqual([]);
   }, 90_000);
 
@@ -277,14 +279,6 @@ describe('the test kit at process exit', () => {
     expect(pids).toHaveLength(2);
     child.kill(signal);
     expect(await ended).toBe(signal);
-    const alive = (pid: number): boolean => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
     try {
       await expect.poll(() => pids.filter(alive), { timeout: 10_000 }).toEqual([]);
     } finally {
