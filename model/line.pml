@@ -1,6 +1,6 @@
 /*
  * The waiting line (issue 25), included by redlock.pml under -DLINE: tickets, the masters' queues,
- * joining and leaving them, release announcements, and two liveness properties checked by spin
+ * joining and leaving them, release announcements, and three liveness properties checked by spin
  * with weak fairness (`pan -a -f`). model/README.md ("The line") names every bound and what is
  * left out. The rules are those of src/script/codec.ts (acquire, release) and src/redlock.ts /
  * src/waiting.ts (attempts, rollback, waking); every rule below names its step.

@@ -118,12 +118,8 @@ local function line()
     end,
     before = function(q, ticket, age, place, most)
       if not lines.first(q) then return 0 end
-      local mine = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket)))
-      if not mine and ticket ~= '' then
-        local at = clock()
-        mine = at and at - age
-      end
-      local count = 0
+      local mine, at, count = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket))), ticket ~= '' and clock(), 0
+      mine = mine or (at and at - age)
       local firsts = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, most) or {}
       for j = 1, #firsts, 2 do
         local other, theirs = firsts[j], tonumber(firsts[j + 1])
@@ -319,12 +315,8 @@ local function line()
     end,
     before = function(q, ticket, age, place, most)
       if not lines.first(q) then return 0 end
-      local mine = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket)))
-      if not mine and ticket ~= '' then
-        local at = clock()
-        mine = at and at - age
-      end
-      local count = 0
+      local mine, at, count = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket))), ticket ~= '' and clock(), 0
+      mine = mine or (at and at - age)
       local firsts = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, most) or {}
       for j = 1, #firsts, 2 do
         local other, theirs = firsts[j], tonumber(firsts[j + 1])

@@ -124,12 +124,8 @@ local function line()
     end,
     before = function(q, ticket, age, place, most)
       if not lines.first(q) then return 0 end
-      local mine = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket)))
-      if not mine and ticket ~= '' then
-        local at = clock()
-        mine = at and at - age
-      end
-      local count = 0
+      local mine, at, count = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket))), ticket ~= '' and clock(), 0
+      mine = mine or (at and at - age)
       local firsts = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, most) or {}
       for j = 1, #firsts, 2 do
         local other, theirs = firsts[j], tonumber(firsts[j + 1])
@@ -367,45 +363,29 @@ while i <= n - 4 do
     -- semaphore.lua
     local slots = last - first + 1
     local ticket, from, age, place = ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])
-    local fair = ARGV[i + 8] == '1'
-    local q = fair and queue_of(K[first])
-    if q and redis.pcall('EXISTS', q) ~= 1 then q = false end
-    local free, chosen = 0, nil
+    local fair, free, chosen = ARGV[i + 8] == '1', 0, nil
+    local q = fair and redis.pcall('EXISTS', queue_of(K[first])) == 1 and queue_of(K[first])
     status, detail = 0, -1
     for j = 0, slots - 1 do
       local slot = (from + j) % slots
       local pttl = redis.call('PTTL', K[first + slot])
       if pttl == -2 then
-        free = free + 1
-        chosen = chosen or slot
-        if not q then break end
-      elseif pttl >= 0 and (detail < 0 or pttl < detail) then
-        detail = pttl -- the soonest a slot frees
+        free, chosen = free + 1, chosen or slot
+        if not q then break end -- no line: the first free slot, as racing
+      elseif pttl >= 0 and (detail < 0 or pttl < detail) then detail = pttl -- the soonest a slot frees
       end
     end
-    local ahead = q and free > 0 and line().before(q, ticket, age, place, free) or 0
-    if free > ahead then
+    if free > (q and free > 0 and line().before(q, ticket, age, place, free) or 0) then
       redis.call('SET', K[first + chosen], value, 'PX', ttl)
       status, detail = 1, chosen
-      if q and ticket ~= '' then
-        local left = false
-        for k = first, last do
-          if line().drop(queue_of(K[k]), ticket) then left = true end
-        end
-        if left then
-          for k = first, last do
-            if k ~= first + chosen and redis.call('EXISTS', K[k]) == 0 then
-              announce(K[k], queue_of(K[k]), ticket)
-              break
-            end
-          end
-        end
+      local left = false -- out of the line; a slot still free: the new head is told
+      for k = first, last do left = q and ticket ~= '' and line().drop(queue_of(K[k]), ticket) or left end
+      for k = first, last do
+        if left and k ~= first + chosen and redis.call('EXISTS', K[k]) == 0 then announce(K[k], queue_of(K[k]), ticket) break end
       end
     elseif ticket ~= '' then
       if free > 0 then status, detail = 3, line().lapse(q, line().first(q)) end
-      for k = first, last do
-        if fair then line().join(queue_of(K[k]), ticket, age, place) else line().mark(queue_of(K[k]), ticket) end
-      end
+      for k = first, last do if fair then line().join(queue_of(K[k]), ticket, age, place) else line().mark(queue_of(K[k]), ticket) end end
     end
   else
     error('unknown operation: ' .. tostring(kind))

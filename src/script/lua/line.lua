@@ -140,19 +140,11 @@ local function line()
       local theirs = tonumber(queue('ZSCORE', q, head))
       return (not theirs or theirs < mine or (theirs == mine and head < ticket)) and head
     end,
-    -- How many of the first `most` live tickets in the line are ahead of this one (placed earlier;
-    -- on a tie, the lower ticket, as the set sorts): a fair semaphore's permit may go while fewer
-    -- than `most` (the free slots) are. Without a ticket (or without TIME to place one not yet in
-    -- line), every ticket is. Places are compared as numbers here: a score written into a command
-    -- goes through Lua's tostring, which keeps 14 digits and would round a place to the ms.
+    -- Of the first `most` live tickets, how many are ahead of this one (ahead()'s order; compared here: tostring rounds)
     before = function(q, ticket, age, place, most)
       if not lines.first(q) then return 0 end
-      local mine = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket)))
-      if not mine and ticket ~= '' then
-        local at = clock()
-        mine = at and at - age
-      end
-      local count = 0
+      local mine, at, count = place or (ticket ~= '' and tonumber(queue('ZSCORE', q, ticket))), ticket ~= '' and clock(), 0
+      mine = mine or (at and at - age)
       local firsts = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, most) or {}
       for j = 1, #firsts, 2 do
         local other, theirs = firsts[j], tonumber(firsts[j + 1])
