@@ -177,6 +177,8 @@ const SUMMARY: readonly SummaryLine[] = [
   { scenario: 'S6', what: 'S6: the longest wait for it', ...maxWait, ours: 'ours', peers: PEERS },
   { scenario: 'S7', what: 'S7: S2 @ 64 on 3 Redis Cluster voters vs 3 standalone (ours both)', ...throughput('ops/s'), ours: 'cluster ×3×3', peers: ['standalone ×3'] },
   { scenario: 'S8', what: 'S8: semaphore, limit 4, 16 workers', ...throughput('acquisitions/s'), ours: 'ours', peers: ['redis-semaphore'] },
+  { scenario: 'S8', what: 'S8: fair semaphore (fair: true), limit 4, 16 workers', ...throughput('acquisitions/s'), ours: 'ours (fair)', peers: ['redis-semaphore'] },
+  { scenario: 'S8', what: 'S8, fair: true: the longest wait for a permit', ...maxWait, ours: 'ours (fair)', peers: ['redis-semaphore'] },
   { scenario: 'S9', what: 'S9: read-write, 90 % reads (the peer has no read-write lock: a mutex)', ...throughput('holds/s'), ours: 'ours', peers: ['redis-semaphore (mutex)'] },
 ];
 
