@@ -31,7 +31,7 @@ describe('reentrancy', () => {
       });
       const inner = await redlock.acquire([key('b'), key('a')], 5_000);
       expect(inner.expiration).toBe(outer.expiration);
-      expect(await inner.release()).toEqual({ released: false, heldBy: 0, outcomes: [] });
+      expect(await inner.release()).toEqual({ released: false, confirmedBy: 0, heldBy: 0, outcomes: [] });
       // The inner releases freed nothing: the outer still holds both keys.
       expect((await valuesOn(direct, key('a'))).filter((v) => v === outer.value).length).toBeGreaterThanOrEqual(3);
       expect((await valuesOn(direct, key('b'))).filter((v) => v === outer.value).length).toBeGreaterThanOrEqual(3);
