@@ -28,7 +28,8 @@ export class SentinelGroup {
   ) {}
 
   static async start(name = SENTINEL_MASTER_NAME): Promise<SentinelGroup> {
-    const master = await RedisMaster.start();
+    // No wait for more replicas before a full sync (Redis 7's diskless sync waits 5 s by default).
+    const master = await RedisMaster.start({ args: ['--repl-diskless-sync-delay', '0'] });
     const link = await FaultProxy.start(master.port);
     const replica = await RedisMaster.start({ args: ['--replicaof', '127.0.0.1', String(link.port)] });
     const port = await freePort();
