@@ -27,10 +27,15 @@ export class SentinelGroup {
     private sentinel: ChildProcess | undefined,
   ) {}
 
-  static async start(name = SENTINEL_MASTER_NAME): Promise<SentinelGroup> {
+  /**
+   * `linkLatencyMs`: the replication link's delay while the replica first attaches (a loaded test
+   * process relays it late), back to none once the group has started.
+   */
+  static async start({ name = SENTINEL_MASTER_NAME, linkLatencyMs = 0 }: { name?: string; linkLatencyMs?: number } = {}): Promise<SentinelGroup> {
     // No wait for more replicas before a full sync (Redis 7's diskless sync waits 5 s by default).
     const master = await RedisMaster.start({ args: ['--repl-diskless-sync-delay', '0'] });
     const link = await FaultProxy.start(master.port);
+    link.latencyMs = linkLatencyMs;
     const replica = await RedisMaster.start({ args: ['--replicaof', '127.0.0.1', String(link.port)] });
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), `redlock-sentinel-${port}-`));
@@ -50,11 +55,20 @@ export class SentinelGroup {
         '',
       ].join('\n'),
     );
-    const sentinel = spawn('redis-server', [config, '--sentinel', '--loglevel', 'warning'], { stdio: 'ignore' });
-    const group = new SentinelGroup(master, replica, port, name, dir, link, sentinel);
+    const group = new SentinelGroup(master, replica, port, name, dir, link, undefined);
     try {
-      await waitForPing(port);
+      // The replica in sync first, then the Sentinel: it learns replicas from the master's INFO, its
+      // first read at once and the next 10 s later, so a replica attached after that first read
+      // would be unknown to it (none to promote) for as long as a test.
       await group.waitForReplica();
+      link.latencyMs = 0;
+      group.sentinel = spawn('redis-server', [config, '--sentinel', '--loglevel', 'warning'], { stdio: 'ignore' });
+      await waitForPing(port);
+      const deadline = Date.now() + 15_000;
+      while (!(await group.knownReplicas().catch((): number[] => [])).includes(replica.port)) {
+        if (Date.now() > deadline) throw new Error(`the Sentinel did not learn of the replica in time (${await group.#masterState()})`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     } catch (error) {
       await group.stop();
       throw error;
@@ -76,6 +90,12 @@ export class SentinelGroup {
     } finally {
       client.destroy();
     }
+  }
+
+  /** The ports of the replicas the Sentinel knows and sees up (it learns them from the master's INFO). */
+  async knownReplicas(): Promise<number[]> {
+    const replicas = await this.#ask<Record<string, string>[]>(['SENTINEL', 'REPLICAS', this.name]);
+    return replicas.filter((replica) => !/s_down|disconnected/.test(replica['flags'] ?? '')).map((replica) => Number(replica['port']));
   }
 
   /** The port the Sentinel names as master now. */

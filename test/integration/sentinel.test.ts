@@ -76,6 +76,19 @@ async function lockThenFailOver(key: string, replicas: readonly number[]): Promi
   return result;
 }
 
+it('harness: once started, the Sentinel knows the replica, so a failover can start as soon as the master dies; also when the replica attached late', async () => {
+  // The Sentinel learns replicas from the master's INFO, every 10 s: a first read before the replica
+  // attached (its link relayed late by a busy test process) left a killed master with no replica to
+  // promote, and a failover test failed so ("num-slaves=0").
+  expect(await group.knownReplicas()).toEqual([group.replica.port]);
+  const late = await SentinelGroup.start({ name: 'late-replica', linkLatencyMs: 300 });
+  try {
+    expect(await late.knownReplicas()).toEqual([late.replica.port]);
+  } finally {
+    await late.stop();
+  }
+});
+
 describe.each<VoterKind>(['ioredis sentinels', 'node-redis createSentinel options'])('a Sentinel-managed voter (%s)', (kind) => {
   beforeEach(() => {
     voterKind = kind;
