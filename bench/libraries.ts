@@ -228,8 +228,8 @@ const rawFloor: ContenderSpec = {
     return {
       acquire: async (key, ttlMs) => {
         const value = randomBytes(16).toString('hex');
-        await fanOut({ kind: 'acquire', keys: [key], value, ttlMs });
-        return { release: () => fanOut({ kind: 'release', keys: [key], value, ttlMs }) };
+        await fanOut({ kind: 'acquire', keys: [key], value, ttlMs, fenced: false, ticket: '', ageMs: 0, placeMs: undefined });
+        return { release: () => fanOut({ kind: 'release', keys: [key], value, ticket: '' }) };
       },
       close: () => {
         for (const client of clients) client.destroy();

@@ -63,6 +63,10 @@ export async function measureLimit(
     keys: [`bench:limit:${i}:__rand_int__`],
     value: 'limit',
     ttlMs: TTL_MS,
+    fenced: false,
+    ticket: '',
+    ageMs: 0,
+    placeMs: undefined,
   }));
   const command = encodeBatch(
     acquires,

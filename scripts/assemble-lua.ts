@@ -4,9 +4,13 @@
  * (LEAN: a plain acquire, a release): lean.lua's head, line.lua, that operation's locals and its one
  * branch, the same file the batch runs, so each rule is written once. An operation is every other .lua file there, and
  * every .lua file in src/primitives/ (a primitive's admission rule, beside its .ts): it
- * starts with `--! operation <kinds> width <n>` (the kind letters it serves, and how many ARGV fields
- * each of its operations takes), and its body is the branch the frame runs for those kinds. No list
- * to keep: a new operation is a new file.
+ * starts with `--! operation <kinds> [fields <names>]` (the kind letters it serves, and the ARGV
+ * fields each of its operations takes after the common three: kind, value, key count), and its
+ * body is the branch the frame runs for those kinds. That header is the one declaration of an
+ * operation's fields: the assembler makes them the branch's locals (`name:number` through
+ * tonumber), and the encoder (src/script/codec.ts) sends each operation's property of that name, in
+ * that order, from the FIELDS table generated beside the script. No list to keep: a new operation
+ * is a new file.
  *
  *   npm run build:lua   writes src/script/lua.generated.ts and lean.generated.ts (what the library loads: no file is read
  *                       at run time, so ES modules, CommonJS and bundlers all get the same script)
@@ -19,7 +23,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { READ_HOLDS_MARK, RELEASED_CHANNEL } from '../src/script/marks.js';
+import { QUEUE_SUFFIX, READ_HOLDS_MARK, RELEASED_CHANNEL } from '../src/script/marks.js';
+import { ReplyStatus } from '../src/script/replies.js';
 
 export const LUA_DIR = fileURLToPath(new URL('../src/script/lua/', import.meta.url));
 /** Where the primitives keep their admission rules' operations, each beside its .ts (primitives/semaphore.lua). */
@@ -28,25 +33,52 @@ export const GENERATED = fileURLToPath(new URL('../src/script/lua.generated.ts',
 /** The lean scripts' module (a file of its own: each repeats line.lua, and src files stay under 400 lines). */
 export const GENERATED_LEAN = fileURLToPath(new URL('../src/script/lean.generated.ts', import.meta.url));
 /** What the script's `@NAME@` placeholders stand for. */
-export const SCRIPT_VALUES: Readonly<Record<string, string>> = { READ_HOLDS_MARK, RELEASED_CHANNEL };
+export const SCRIPT_VALUES: Readonly<Record<string, string>> = {
+  READ_HOLDS_MARK,
+  RELEASED_CHANNEL,
+  QUEUE_SUFFIX,
+  // The reply's statuses by name (replies.ts): the Lua writes @GRANTED@, never the number.
+  ...Object.fromEntries(Object.entries(ReplyStatus).map(([name, code]) => [name, String(code)])),
+};
 /** The frames' files; every other file is an operation. */
-const FRAME = ['prelude.lua', 'line.lua', 'frame.lua', 'lean.lua'] as const;
+const FRAME = ['prelude.lua', 'line.lua', 'frame.lua', 'lean.lua', 'lean-acquire.lua', 'lean-release.lua'] as const;
 /** The operations with a lean script of their own, by the kind letter whose branch it runs. */
 export const LEAN = { acquire: 'a', release: 'r' } as const;
 export type LeanOperation = keyof typeof LEAN;
-const HEADER = /^--! operation ((?:[A-Za-z] )+)width (\d+)\n/;
+const HEADER = /^--! operation ([A-Za-z](?: [A-Za-z])*)(?: fields ([A-Za-z]+(?::number)?(?: [A-Za-z]+(?::number)?)*))?\n/;
+
+/** An ARGV field of an operation, after the common three: its name (a local in Lua, a property in TS). */
+interface Field {
+  readonly name: string;
+  readonly number: boolean;
+}
 
 interface Operation {
   readonly file: string;
   readonly kinds: readonly string[];
-  readonly width: number;
+  readonly fields: readonly Field[];
   readonly body: string;
 }
 
+/** Every operation's ARGV starts with these: its kind letter, its value, how many keys of KEYS are its. */
+const COMMON_FIELDS = 3;
+
 function operationOf(file: string, text: string): Operation {
   const header = HEADER.exec(text);
-  if (!header) throw new Error(`${file}: an operation starts with "--! operation <kinds> width <n>"`);
-  return { file, kinds: header[1]!.trim().split(' '), width: Number(header[2]), body: withoutCommentLines(text.slice(header[0].length)) };
+  if (!header) throw new Error(`${file}: an operation starts with "--! operation <kinds> [fields <names>]"`);
+  const fields = (header[2] ?? '')
+    .trim()
+    .split(' ')
+    .filter((word) => word !== '')
+    .map((word) => ({ name: word.replace(/:number$/, ''), number: word.endsWith(':number') }));
+  return { file, kinds: header[1]!.trim().split(' '), fields, body: withoutCommentLines(text.slice(header[0].length)) };
+}
+
+/** The Lua line that makes `fields` locals, the first at ARGV[`at`] (`at` a Lua expression ending in a number). */
+function fieldLocals(fields: readonly Field[], at: (offset: number) => string): string[] {
+  if (fields.length === 0) return [];
+  const reads = fields.map(({ number }, offset) => (number ? `tonumber(${at(offset)})` : at(offset)));
+  return [`local ${fields.map(({ name }) => name).join(', ')} = ${reads.join(', ')}`];
 }
 
 /**
@@ -91,11 +123,11 @@ function filled(script: string, values: Readonly<Record<string, string>>): strin
 export function assembleLua(values: Readonly<Record<string, string>>, dir = LUA_DIR, primitivesDir: string | null = PRIMITIVES_DIR): string {
   const read = (file: string): string => withoutCommentLines(readFileSync(join(dir, file), 'utf8'));
   const operations = operationsIn(dir, primitivesDir);
-  const widths = operations.flatMap(({ kinds, width }) => kinds.map((kind) => `${kind} = ${width}`)).join(', ');
-  const branches = operations.flatMap(({ file, kinds, body }) => [
+  const widths = operations.flatMap(({ kinds, fields }) => kinds.map((kind) => `${kind} = ${COMMON_FIELDS + fields.length}`)).join(', ');
+  const branches = operations.flatMap(({ file, kinds, fields, body }) => [
     `  elseif ${kinds.map((kind) => `kind == '${kind}'`).join(' or ')} then`,
     `    -- ${file}`,
-    ...body.replace(/\n$/, '').split('\n').map((line) => (line === '' ? '' : `    ${line}`)),
+    ...[...fieldLocals(fields, (offset) => `ARGV[i + ${COMMON_FIELDS + offset}]`), ...body.replace(/\n$/, '').split('\n')].map((line) => (line === '' ? '' : `    ${line}`)),
   ]);
   const frame = read('frame.lua')
     .replace(/^--@widths$/m, () => `local WIDTHS = { ${widths} }`)
@@ -114,24 +146,34 @@ export function assembleLean(
   primitivesDir: string | null = PRIMITIVES_DIR,
 ): string {
   const read = (file: string): string => withoutCommentLines(readFileSync(join(dir, file), 'utf8'));
-  const { file, body } = operationsIn(dir, primitivesDir).find(({ kinds }) => kinds.includes(LEAN[operation]))!;
-  const reads = (name: string): boolean => new RegExp(`\\b${name}\\b`).test(body);
-  // ARGV: the value, the ttl if read, then the fields the batch finds at i + 4 onward, then the tag.
+  const { file, fields, body } = operationsIn(dir, primitivesDir).find(({ kinds }) => kinds.includes(LEAN[operation]))!;
+  // ARGV: the value, then the operation's fields (no kind: the script is the operation's; no key count: KEYS are all its).
   const locals = [
-    reads('ttl') ? 'local value, ttl, i = ARGV[1], ARGV[2], -1' : 'local value, i = ARGV[1], -2',
+    'local value = ARGV[1]',
+    ...fieldLocals(fields, (offset) => `ARGV[${2 + offset}]`),
     'local first, last = 1, #K',
-    ...(reads('locks') ? ['local locks = last'] : []),
+    ...(/\blocks\b/.test(body) ? ['local locks = last'] : []),
   ];
   const script = read('lean.lua')
+    .replace(/^--@fast\n/m, () => read(`lean-${operation}.lua`))
     .replace(/^--@line$/m, () => read('line.lua').replace(/\n$/, ''))
     .replace(/^--@locals$/m, () => locals.join('\n'))
     .replace(/^--@operation$/m, () => `-- ${file}\n${body.replace(/\n$/, '')}`);
   return filled(script, values);
 }
 
-/** Every script the library loads: the batch and the lean ones. */
-export function assembleScripts(values: Readonly<Record<string, string>>): { batch: string; lean: Record<LeanOperation, string> } {
-  return { batch: assembleLua(values), lean: { acquire: assembleLean(values, 'acquire'), release: assembleLean(values, 'release') } };
+/** Each kind letter's fields after the common three, in ARGV order, as its file declares them. */
+export function fieldsOf(dir = LUA_DIR, primitivesDir: string | null = PRIMITIVES_DIR): Record<string, readonly string[]> {
+  return Object.fromEntries(operationsIn(dir, primitivesDir).flatMap(({ kinds, fields }) => kinds.map((kind) => [kind, fields.map(({ name }) => name)])));
+}
+
+/** Every script the library loads: the batch and the lean ones, and the fields the encoder sends. */
+export function assembleScripts(values: Readonly<Record<string, string>>): {
+  batch: string;
+  lean: Record<LeanOperation, string>;
+  fields: Record<string, readonly string[]>;
+} {
+  return { batch: assembleLua(values), lean: { acquire: assembleLean(values, 'acquire'), release: assembleLean(values, 'release') }, fields: fieldsOf() };
 }
 
 const literal = (script: string): string => '`' + script.replace(/\\/g, '\\\\').replace(/`/g, '\\`').replace(/\$\{/g, '\\${') + '`';
@@ -141,7 +183,14 @@ const BANNER =
 /** The generated modules' texts for `scripts`: the batch script's (GENERATED) and the lean scripts' (GENERATED_LEAN). */
 export function generatedModules(scripts: ReturnType<typeof assembleScripts>): { batch: string; lean: string } {
   return {
-    batch: [BANNER, '/** The batch script: any operations, in order. */', `export const source = ${literal(scripts.batch)};`, ''].join('\n'),
+    batch: [
+      BANNER,
+      '/** The batch script: any operations, in order. */',
+      `export const source = ${literal(scripts.batch)};`,
+      '/** Each kind letter\'s ARGV fields after the common three (kind, value, key count), as its file\'s header declares them. */',
+      `export const FIELDS: Readonly<Record<string, readonly string[]>> = ${JSON.stringify(scripts.fields).replace(/"/g, "'").replace(/,/g, ', ').replace(/:/g, ': ')};`,
+      '',
+    ].join('\n'),
     lean: [
       BANNER,
       '/** The lean scripts: one plain operation on a standalone master. */',

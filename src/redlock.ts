@@ -202,7 +202,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    */
   async inspect(resources: string | readonly string[], options?: InspectOptions): Promise<ResourceInspection[]> {
     const { keys, settings } = this.#operatorCall(resources, options);
-    return inspectOn(this.#masters.voters, keys, this.#settings.quorum, settings);
+    return inspectOn(this.#masters, keys, this.#settings.quorum, settings);
   }
 
   /**
@@ -216,7 +216,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   async forceRelease(resources: string | readonly string[], options?: ForceReleaseOptions): Promise<ForceReleaseResult[]> {
     const { keys, settings } = this.#operatorCall(resources, options, ['expected']);
     const expected = options?.expected === undefined ? undefined : expectedFingerprints(options.expected, keys, this.#masters.labels);
-    return forceReleaseOn(this.#masters.voters, keys, settings, expected);
+    return forceReleaseOn(this.#masters, keys, settings, expected);
   }
 
   /** An inspection's or force release's arguments, checked before any network call (each resource is one operation). */

@@ -12,7 +12,7 @@ import { Lock } from '../lease/lock.js';
 import { newLockValue } from '../lease/values.js';
 import type { FanOutResult } from '../protocol/fan-out.js';
 import { expirationMs } from '../protocol/validity.js';
-import { newTicket, type LockOperation } from '../script/codec.js';
+import { newTicket, type AcquireOperation, type AdmitOperation } from '../script/codec.js';
 import { clusterKeysProblem } from '../voters/cluster/slots.js';
 import type { Admission } from './admission.js';
 import { assertOpen, type CallContext } from './context.js';
@@ -74,16 +74,16 @@ export class Acquisitions {
         const acquire = this.#operation(call, start);
         // The hot path awaits the vote here, in this loop: an async helper per attempt would cost
         // one more promise per acquire. Only a refusal goes on to #afterRefusal.
-        const first = await masters.attempt(acquire, effective, attempt, start, signal);
-        let { record } = first;
-        let succeeded = first.vote.reached && record.validityMs > 0;
-        if (succeeded && call.fencing) {
-          record = await fenceRound(context, acquire, first.vote, record, start, effective, signal);
+        const vote = await masters.fanOut(acquire, effective, signal && { signal });
+        let record = masters.attemptRecord(vote, call.ttlMs, effective, attempt, start, acquire.keys);
+        let succeeded = vote.reached && record.validityMs > 0;
+        if (succeeded && acquire.kind === 'acquire' && acquire.fenced) {
+          record = await fenceRound(context, acquire, vote, record, start, effective, signal);
           succeeded = record.fencing!.confirmed >= effective.quorum && record.validityMs > 0;
         }
         // quit() meanwhile: no lock is handed out from a Redlock that can no longer release it.
         const closing = context.closing.aborted;
-        if (succeeded && !closing) return this.#handOut(call, acquire, attempt, start, first.vote, record);
+        if (succeeded && !closing) return this.#handOut(call, acquire, attempt, start, vote, record);
         await this.#afterRefusal(call, acquire, attempt, record, closing);
       }
     } catch (error) {
@@ -99,7 +99,7 @@ export class Acquisitions {
   }
 
   /** An attempt's operation: a new lock value, and (in line) the ticket's age and place on the masters' clock. */
-  #operation(call: AcquireCall, start: AttemptStart): LockOperation {
+  #operation(call: AcquireCall, start: AttemptStart): AcquireOperation | AdmitOperation {
     const { ttlMs, inLine, admission } = call;
     const { keys, rule } = admission;
     const value = newLockValue();
@@ -107,7 +107,7 @@ export class Acquisitions {
     const placeMs = inLine ? this.context.masterClock.placeOf(call.startMs) : undefined;
     // A refused reader or racing permit marks the keys' queues with its ticket (a release is
     // announced only where a queue is); a fair permit stands in the semaphore's line with it.
-    if (rule) return { kind: 'admit', admit: rule, keys, value, ttlMs, from: call.from, ticket: call.ticket, ageMs, placeMs };
+    if (rule) return { kind: 'admit', rule, keys, value, ttlMs, from: call.from, ticket: call.ticket, ageMs, placeMs };
     return { kind: 'acquire', keys, value, ttlMs, fenced: call.fencing, ticket: inLine, ageMs, placeMs };
   }
 
@@ -115,9 +115,9 @@ export class Acquisitions {
    * A refused attempt (or one granted as quit() came): rolled back on every master, then the
    * wait for the next attempt; or, out of retries or quit, the rollback awaited and the error.
    */
-  async #afterRefusal(call: AcquireCall, acquire: LockOperation, attempt: number, record: AttemptRecord, closing: boolean): Promise<void> {
+  async #afterRefusal(call: AcquireCall, acquire: AcquireOperation | AdmitOperation, attempt: number, record: AttemptRecord, closing: boolean): Promise<void> {
     const { context } = this;
-    const { ttlMs, effective, admission } = call;
+    const { effective, admission } = call;
     const { keys, value } = acquire;
     remember(call.attempts, record);
     // Credentials a quorum's worth of masters refused: no retry makes them right.
@@ -125,7 +125,7 @@ export class Acquisitions {
     const exhausted = closing || refusedCredentials !== undefined || (effective.retryCount !== -1 && call.retries >= effective.retryCount);
     // Every master, including those that timed out: a delayed SET may still land. Giving up,
     // the ticket leaves the queues too (a reader's or a permit's marks with it).
-    const rollback = context.masters.everywhere({ kind: 'release', keys, value, ttlMs, ticket: exhausted ? call.ticket : '' }, effective);
+    const rollback = context.masters.everywhere({ kind: 'release', keys, value, ticket: exhausted ? call.ticket : '' }, effective);
     // Masters that gave a grouped rule a later group saw the earlier ones taken: the next attempt starts there.
     if (admission.rule?.grouped) call.from = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
     try {
@@ -137,7 +137,7 @@ export class Acquisitions {
       // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land, and
       // take the ticket out of the queues if the rollback did not.
       await rollback;
-      if (!exhausted) await context.masters.everywhere({ kind: 'release', keys, value, ttlMs, ticket: call.ticket }, effective);
+      if (!exhausted) await context.masters.everywhere({ kind: 'release', keys, value, ticket: call.ticket }, effective);
       throw error;
     }
   }
@@ -214,7 +214,7 @@ export class Acquisitions {
   }
 
   /** A granted attempt becomes the caller's Lock (a grouped rule's: on the group a quorum gave it). */
-  #handOut(call: AcquireCall, acquire: LockOperation, attempt: number, start: AttemptStart, vote: FanOutResult, record: AttemptRecord): Lock {
+  #handOut(call: AcquireCall, acquire: AcquireOperation | AdmitOperation, attempt: number, start: AttemptStart, vote: FanOutResult, record: AttemptRecord): Lock {
     const { context } = this;
     const { ttlMs, effective } = call;
     const { keys, rule } = call.admission;

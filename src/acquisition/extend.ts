@@ -76,7 +76,8 @@ async function extendAttempts(
     // command that waits behind a paused master) and, with a ttl below the keys' remaining one,
     // shorten them: so the lock is valid only as long as it would leave, until it succeeds.
     lock.lowerExpiration(expiration);
-    const { vote, record } = await masters.attempt(extend, effective, attempt, start);
+    const vote = await masters.fanOut(extend, effective);
+    const record = masters.attemptRecord(vote, ttlMs, effective, attempt, start, lock.resources);
     if (vote.reached && record.validityMs > 0) {
       // A lock released or lost meanwhile (its lowered validity ran out) stays so.
       if (!lock.extendedTo(expiration, ttlMs)) {

@@ -9,13 +9,13 @@ import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 import type { FanOutResult } from '../protocol/fan-out.js';
 import { validityMs } from '../protocol/validity.js';
-import type { LockOperation } from '../script/codec.js';
+import type { AcquireOperation, LockOperation } from '../script/codec.js';
 import type { CallContext } from './context.js';
 import type { AttemptStart } from './masters.js';
 
 export async function fenceRound(
   context: CallContext,
-  acquire: LockOperation,
+  acquire: AcquireOperation,
   vote: FanOutResult,
   record: AttemptRecord,
   start: AttemptStart,
@@ -24,7 +24,7 @@ export async function fenceRound(
 ): Promise<AttemptRecord> {
   const { keys, value, ttlMs } = acquire;
   const token = Math.max(...vote.outcomes.map((outcome) => (outcome.status === 'granted' ? (outcome.fence ?? 0) : 0)));
-  const fence: LockOperation = { kind: 'fence', keys, value, ttlMs, token };
+  const fence: LockOperation = { kind: 'fence', keys, value, token };
   const second = await context.masters.fanOut(fence, effective, { signal });
   const elapsedMs = context.clock.monotonicMs() - start.monotonicMs;
   const fields = {

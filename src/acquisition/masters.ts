@@ -1,12 +1,12 @@
 /**
- * The masters as one: an operation sent to every voter at once (the one fan-out of every call,
+ * The masters as one: the one fan-out of every call (an operation sent to every voter at once,
  * protocol/fan-out.ts), each reply read as its vote (protocol/votes.ts), and an attempt's votes
  * turned into its record (validity from the attempt's start).
  */
 import { attemptRecord } from '../protocol/attempt-record.js';
 import type { AttemptFields, AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings, Settings } from '../config/settings.js';
-import { fanOut, Cancellation, type FanOutOptions, type FanOutResult, type NodeOperation } from '../protocol/fan-out.js';
+import { fanOut, Cancellation, type Answer, type FanOutResult } from '../protocol/fan-out.js';
 import { judgeOf } from '../protocol/votes.js';
 import { validityMs, type Clock } from '../protocol/validity.js';
 import type { LockOperation } from '../script/codec.js';
@@ -24,10 +24,18 @@ export interface AttemptStart {
   readonly epochMs: number;
 }
 
-/** One attempt's votes, and its record (validity, outcomes) for errors and events. */
-export interface AttemptVote {
-  readonly vote: FanOutResult;
-  readonly record: AttemptRecord;
+/** What a fan-out needs of a call's settings (an operator's call has no ttl, so no EffectiveSettings). */
+export type FanOutSettings = Pick<EffectiveSettings, 'quorum' | 'nodeTimeoutMs' | 'batching'>;
+
+/** How one fan-out waits and reads its replies, beyond the operation's own vote. */
+export interface FanOutCall {
+  readonly signal?: AbortSignal | undefined;
+  /** Decide only once every master answered or timed out. */
+  readonly waitForAll?: boolean;
+  /** Each reply as it arrives (a clock reading, an operator's answer). */
+  readonly onReply?: (index: number, reply: OperationReply) => void;
+  /** Reads a reply as its answer, instead of the operation's vote (an operator's: any reply is an answer). */
+  readonly judge?: (reply: OperationReply) => Answer;
 }
 
 export class Masters {
@@ -55,55 +63,66 @@ export class Masters {
     return { monotonicMs: this.clock.monotonicMs(), epochMs: this.clock.epochMs() };
   }
 
-  /** `operation` on master `index` alone (best-effort background work: a permit's spare slots, a clock reading). */
-  submitTo(index: number, operation: LockOperation, effective: EffectiveSettings): Promise<OperationReply> {
+  /** `operation` on master `index` alone (best-effort background work: a permit's spare slots). */
+  submitTo(index: number, operation: LockOperation, effective: FanOutSettings): Promise<OperationReply> {
     return this.voters[index]!.submit(operation, new Cancellation(), effective.batching);
   }
 
-  /** `operation` on every master, each reply read as its answer. */
-  fanOut(operation: LockOperation, effective: EffectiveSettings, options?: Pick<FanOutOptions, 'signal' | 'waitForAll'>): Promise<FanOutResult> {
-    // With `replicas`, a grant's WAIT blocks at most a third of this call's per-master timeout
-    // (voters/master/script-call.ts): Redis ends a WAIT on its clock tick, up to ~100 ms late (hz 10), and the answer
-    // should still come before the master times out.
-    const sent = this.settings.replicas ? { ...operation, replicationTimeoutMs: Math.max(1, Math.floor(effective.nodeTimeoutMs / 3)) } : operation;
-    let submit: NodeOperation<OperationReply> = (index, cancellation) => this.voters[index]!.submit(sent, cancellation, effective.batching);
-    if (operation.kind === 'release' && this.notifier.waiting) {
-      // A release's reply names who is first in line now: one of ours is woken without waiting for
-      // the announcement on its subscription (which may still be connecting).
-      const plain = submit;
-      const released = operation.ticket || operation.value; // as the script announces it
-      submit = (index, cancellation) =>
-        plain(index, cancellation).then((reply) => {
+  /**
+   * `operation` (or, per master, `operation(index)`) on every master, each reply read as its vote;
+   * resolves at quorum or once it is impossible (`waitForAll`: once every master answered).
+   */
+  fanOut(operation: LockOperation | ((index: number) => LockOperation), effective: FanOutSettings, call?: FanOutCall): Promise<FanOutResult> {
+    let sent = operation;
+    let onReply = call?.onReply;
+    if (typeof operation !== 'function') {
+      // With `replicas`, a grant's WAIT blocks at most a third of this call's per-master timeout
+      // (voters/master/script-call.ts): Redis ends a WAIT on its clock tick, up to ~100 ms late (hz 10),
+      // and the answer should still come before the master times out.
+      if (this.settings.replicas) sent = { ...operation, replicationTimeoutMs: Math.max(1, Math.floor(effective.nodeTimeoutMs / 3)) };
+      if (operation.kind === 'release' && this.notifier.waiting) {
+        // A release's reply names who is first in line now: one of ours is woken without waiting for
+        // the announcement on its subscription (which may still be connecting).
+        const released = operation.ticket || operation.value; // as the script announces it
+        onReply = (index, reply) => {
           if (reply.head !== undefined) this.notifier.turn(reply.head, released, index);
-          return reply;
-        });
+        };
+      }
     }
-    const settings = { quorum: effective.quorum, timeoutMs: effective.nodeTimeoutMs, onAnswer: this.stats.answer, ...options };
-    return fanOut(this.labels, submit, settings, judgeOf(operation));
+    const judge = call?.judge ?? judgeOf(typeof operation === 'function' ? operation(0) : operation);
+    const options = {
+      quorum: effective.quorum,
+      timeoutMs: effective.nodeTimeoutMs,
+      coalesce: effective.batching,
+      onAnswer: this.stats.answer,
+      signal: call?.signal,
+      waitForAll: call?.waitForAll,
+      onReply,
+    };
+    return fanOut(this.labels, this.voters, sent, options, judge);
   }
 
   /** Send an operation to every master and wait until each answered or timed out. */
-  async everywhere(operation: LockOperation, effective: EffectiveSettings): Promise<void> {
+  async everywhere(operation: LockOperation, effective: FanOutSettings): Promise<void> {
     await this.fanOut(operation, effective, { waitForAll: true });
   }
 
-  /** One attempt of an acquire or extend: the votes, and its record with the validity left from `start`. */
-  async attempt(operation: LockOperation, effective: EffectiveSettings, attempt: number, start: AttemptStart, signal?: AbortSignal): Promise<AttemptVote> {
-    const vote = await this.fanOut(operation, effective, { signal });
+  /** An attempt of an acquire or extend, its votes in: its record, with the validity left from `start`. */
+  attemptRecord(vote: FanOutResult, ttlMs: number, effective: EffectiveSettings, attempt: number, start: AttemptStart, keys: readonly string[]): AttemptRecord {
     const elapsedMs = this.clock.monotonicMs() - start.monotonicMs;
     const fields = {
       attempt,
       outcomes: vote.outcomes,
       elapsedMs,
-      validityMs: validityMs(operation.ttlMs, elapsedMs, effective.driftFactor),
+      validityMs: validityMs(ttlMs, elapsedMs, effective.driftFactor),
       granted: vote.granted,
       slot: vote.slot,
     };
-    return { vote, record: this.record(fields, effective, operation.keys) };
+    return this.record(fields, effective, keys);
   }
 
   /** An attempt's record from its fields (the votes named by master). */
-  record(fields: AttemptFields, effective: EffectiveSettings, keys: readonly string[]): AttemptRecord {
+  record(fields: AttemptFields, effective: Pick<EffectiveSettings, 'quorum'>, keys: readonly string[]): AttemptRecord {
     return attemptRecord(fields, this.#identities, effective.quorum, keys);
   }
 }

@@ -21,7 +21,7 @@ export async function releaseLock(context: CallContext, lock: Lock): Promise<Rel
   if (lock.end()) stats.ended(heldMs);
   const effective = resolveSettings(context.settings, lock.callSettings, masters.count, lock.ttlMs);
   // Its ticket leaves the queues: it stayed first in line where it waited before its grant.
-  const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ttlMs: lock.ttlMs, ticket: lock.ticket };
+  const release: LockOperation = { kind: 'release', keys: lock.resources, value: lock.value, ticket: lock.ticket };
   const vote = await masters.fanOut(release, effective);
   stats.releases++;
   const result: ReleaseResult = { released: vote.reached, confirmedBy: vote.granted, heldBy: vote.granted, outcomes: vote.outcomes };

@@ -6,9 +6,8 @@
 import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 import { newLockValue } from '../lease/values.js';
-import { fanOut, type FanOutResult, type NodeOperation } from '../protocol/fan-out.js';
+import type { FanOutResult } from '../protocol/fan-out.js';
 import { sleep } from '../protocol/timers.js';
-import { judgeHeld } from '../protocol/votes.js';
 import type { LockOperation } from '../script/codec.js';
 import { isGranted, type OperationReply } from '../script/replies.js';
 import type { Admission } from './admission.js';
@@ -66,16 +65,14 @@ function readMasterClocks(context: CallContext, keys: readonly string[], ticket:
   const value = newLockValue();
   const reading = masterClock.sample(async () => {
     const answers: ClockReading[] = [];
-    const read: NodeOperation<OperationReply> = (index, cancellation) => {
-      const sentMs = clock.monotonicMs();
-      return masters.voters[index]!.submit({ kind: 'clock', keys: [keys[0]!], value, ttlMs: 0 }, cancellation, effective.batching).then((reply) => {
-        // The master's TIME against the midpoint of the round trip on our monotonic clock.
-        const receivedMs = clock.monotonicMs();
-        if (isGranted(reply)) answers.push({ offsetMs: reply.detail - (sentMs + receivedMs) / 2, roundTripMs: receivedMs - sentMs });
-        return reply;
-      });
+    const read = (_: number, reply: OperationReply): void => {
+      // The master's TIME against the midpoint of the round trip on our monotonic clock (every
+      // master's part leaves at once, when the fan-out starts).
+      const receivedMs = clock.monotonicMs();
+      if (isGranted(reply)) answers.push({ offsetMs: reply.detail - (sentMs + receivedMs) / 2, roundTripMs: receivedMs - sentMs });
     };
-    await fanOut(masters.labels, read, { quorum: effective.quorum, timeoutMs: effective.nodeTimeoutMs, waitForAll: true }, judgeHeld);
+    const sentMs = clock.monotonicMs();
+    await masters.fanOut({ kind: 'clock', keys: [keys[0]!], value, ticket: '', placeMs: undefined }, effective, { waitForAll: true, onReply: read });
     return answers;
   });
   if (!unplaced) return;
@@ -83,7 +80,7 @@ function readMasterClocks(context: CallContext, keys: readonly string[], ticket:
     .then(() => {
       const placeMs = masterClock.placeOf(startMs);
       if (placeMs === undefined || context.closing.aborted) return;
-      return masters.everywhere({ kind: 'clock', keys, value, ttlMs: 0, ticket, placeMs }, effective);
+      return masters.everywhere({ kind: 'clock', keys, value, ticket, placeMs }, effective);
     })
     .catch(() => undefined); // best effort: the next attempt gives the place anyway
 }
@@ -98,12 +95,12 @@ function readMasterClocks(context: CallContext, keys: readonly string[], ticket:
  * ahead of every waiter until it lapsed.
  */
 export function dropSpareGroups(context: CallContext, acquire: LockOperation, group: number, vote: FanOutResult, effective: EffectiveSettings, ticket = ''): void {
-  const { keys, value, ttlMs } = acquire;
+  const { keys, value } = acquire;
   const others = keys.filter((_, index) => index !== group);
   if (others.length === 0 && !ticket) return;
-  const release: LockOperation = { kind: 'release', keys: others, value, ttlMs, ticket };
+  const release: LockOperation = { kind: 'release', keys: others, value, ticket };
   // Refused: nothing of this value is there, the compare-and-delete of every key deletes nothing.
-  const leave: LockOperation = { kind: 'release', keys, value, ttlMs, ticket };
+  const leave: LockOperation = { kind: 'release', keys, value, ticket };
   vote.outcomes.forEach((outcome, index) => {
     if (outcome.status === 'granted' && outcome.slot === group) return;
     const refused = outcome.status === 'locked' || outcome.status === 'queued';

@@ -5,8 +5,8 @@
  * master, a Redis Cluster by the resource's slot, a Sentinel-managed master), each master bounded
  * by the per-master timeout.
  */
-import type { Voter } from '../voters/voter.js';
-import { fanOut, type Answer } from '../protocol/fan-out.js';
+import type { FanOutResult } from '../protocol/fan-out.js';
+import { granted } from '../protocol/fan-out.js';
 import type { LockOperation } from '../script/codec.js';
 import type { OperationReply } from '../script/replies.js';
 import { checkNodeTimeout, checkSignal } from '../config/validation.js';
@@ -47,26 +47,31 @@ export interface OperatorCall {
 /** One master's answer to an operator's operation: its reply and when it came, or why there is none. */
 type Answered = { readonly reply: OperationReply; readonly atMs: number } | { readonly error: string };
 
-const answered: Answer = Object.freeze({ status: 'granted' });
+/** What an operator's call needs of the masters: the one fan-out (acquisition/masters.ts). */
+export interface OperatorMasters {
+  readonly count: number;
+  readonly labels: readonly string[];
+  fanOut(
+    operation: (index: number) => LockOperation,
+    settings: { quorum: number; nodeTimeoutMs: number; batching: boolean },
+    call: { signal?: AbortSignal | undefined; waitForAll: boolean; onReply: (index: number, reply: OperationReply) => void; judge: () => typeof granted },
+  ): Promise<FanOutResult>;
+}
 
 /**
  * `operation` on every master at once, each bounded by the per-master timeout; every answer is
  * waited for (no quorum decides early). Rejects with the signal's reason if it aborts.
  */
-export async function onEveryMaster(voters: readonly Voter[], operationFor: (index: number) => LockOperation, call: OperatorCall): Promise<Answered[]> {
+export async function onEveryMaster(masters: OperatorMasters, operationFor: (index: number) => LockOperation, call: OperatorCall): Promise<Answered[]> {
   const replies: { reply: OperationReply; atMs: number }[] = [];
-  const labels = voters.map((voter) => voter.label);
-  const result = await fanOut(
-    labels,
-    (index, cancellation) =>
-      voters[index]!.submit(operationFor(index), cancellation, call.batching).then((reply) => {
-        replies[index] = { reply, atMs: Date.now() };
-        return reply;
-      }),
-    { quorum: labels.length, timeoutMs: call.nodeTimeoutMs, waitForAll: true, signal: call.signal },
+  const settings = { quorum: masters.count, nodeTimeoutMs: call.nodeTimeoutMs, batching: call.batching };
+  const result = await masters.fanOut(operationFor, settings, {
+    signal: call.signal,
+    waitForAll: true,
+    onReply: (index, reply) => (replies[index] = { reply, atMs: Date.now() }),
     // A refusal in the script's words (status 2) is an answer too: the caller reads it.
-    () => answered,
-  );
+    judge: () => granted,
+  });
   call.signal?.throwIfAborted();
   return result.outcomes.map((outcome, index) => {
     if (outcome.status === 'granted') return replies[index]!;
@@ -76,4 +81,7 @@ export async function onEveryMaster(voters: readonly Voter[], operationFor: (ind
 }
 
 /** The operation's value: its own, so its announcement is one release to every waiter, and cluster routing tells calls apart. */
-export const operationOf = (kind: 'inspect' | 'force-release', resource: string): LockOperation => ({ kind, keys: [resource], value: newLockValue(), ttlMs: 0 });
+export function operationOf(kind: 'inspect' | 'force-release', resource: string): LockOperation {
+  const common = { keys: [resource], value: newLockValue() };
+  return kind === 'inspect' ? { kind, ...common } : { kind, ...common, expected: '' };
+}

@@ -4,11 +4,10 @@
  * (inspect.ts) showed. It is an operation of the one script (script/codec.ts), sent to every master
  * as every-master.ts sends it.
  */
-import type { Voter } from '../voters/voter.js';
 import { shownResource } from '../errors.js';
 import { describe } from '../config/describe.js';
 import { isDone } from '../script/replies.js';
-import { onEveryMaster, operationOf, type OperatorCall } from './every-master.js';
+import { onEveryMaster, operationOf, type OperatorCall, type OperatorMasters } from './every-master.js';
 import type { InspectOptions, ResourceInspection } from './inspect.js';
 
 export interface ForceReleaseOptions extends InspectOptions {
@@ -82,7 +81,7 @@ export function expectedFingerprints(expected: unknown, resources: readonly stri
  * `expectedFingerprints`), only the holders shown there; see `Redlock.forceRelease`.
  */
 export async function forceReleaseOn(
-  voters: readonly Voter[],
+  voters: OperatorMasters,
   resources: readonly string[],
   call: OperatorCall,
   expected?: ReadonlyMap<string, readonly string[]>,
@@ -93,7 +92,7 @@ export async function forceReleaseOn(
       const shown = expected?.get(resource);
       const answers = await onEveryMaster(voters, (index) => (shown ? { ...operation, expected: shown[index]! } : operation), call);
       const masters = answers.map((answer, index): MasterRelease => {
-        const master = voters[index]!.label;
+        const master = voters.labels[index]!;
         if ('error' in answer) return { master, status: 'unavailable', error: answer.error };
         // The script refuses only other holders than expected and a key of another type (a refused command fails the call instead).
         const refusal = answer.reply.error;

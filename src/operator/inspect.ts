@@ -6,10 +6,9 @@
  * sends it. The quorum summary is pure: `summarize`. The force release that clears a stuck lock is
  * force-release.ts.
  */
-import type { Voter } from '../voters/voter.js';
 import type { KeySnapshot } from '../script/replies.js';
 import { defaultQuorum } from '../config/settings.js';
-import { onEveryMaster, operationOf, type OperatorCall } from './every-master.js';
+import { onEveryMaster, operationOf, type OperatorCall, type OperatorMasters } from './every-master.js';
 
 /** The characters of a lock value that name its holder in an inspection (never the whole value). */
 const SHORT_ID_LENGTH = 8;
@@ -149,19 +148,19 @@ export function readingOf(snapshot: KeySnapshot, receivedAtMs: number): MasterRe
 
 /** Inspect each of `resources` (validated, deduplicated) on every master; see `ResourceInspection`. */
 export async function inspectOn(
-  voters: readonly Voter[],
+  voters: OperatorMasters,
   resources: readonly string[],
   quorumSetting: number | undefined,
   call: OperatorCall,
 ): Promise<ResourceInspection[]> {
-  const quorum = quorumSetting ?? defaultQuorum(voters.length);
+  const quorum = quorumSetting ?? defaultQuorum(voters.count);
   return Promise.all(
     resources.map(async (resource) => {
       const operation = operationOf('inspect', resource);
       const answers = await onEveryMaster(voters, () => operation, call);
       const readings: MasterReading[] = [];
       const masters = answers.map((answer, index): MasterInspection => {
-        const master = voters[index]!.label;
+        const master = voters.labels[index]!;
         const snapshot = 'reply' in answer ? answer.reply.snapshot : undefined;
         if (!snapshot) {
           readings.push({ state: 'unavailable' });

@@ -16,9 +16,8 @@ declare module '../lease/lock.js' {
   }
 }
 
-/** A read: shared with other readers, refused by a writer that holds or waits; no fields beyond the common four. */
-const NO_FIELDS: readonly string[] = [];
-export const readRule: AdmissionRule = { code: 's', grouped: false, shared: true, fields: () => NO_FIELDS };
+/** A read: shared with other readers, refused by a writer that holds or waits. */
+export const readRule: AdmissionRule = { code: 's', grouped: false, shared: true };
 
 export class ReadWriteLock {
   /** Shared holds: many readers at once, none while a writer holds or waits. */

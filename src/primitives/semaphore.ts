@@ -12,7 +12,6 @@ import { describe } from '../config/describe.js';
 import { shownResource } from '../errors.js';
 import { checkName } from '../config/validation.js';
 import type { LeaseKind } from '../lease/lock.js';
-import { placeFields } from '../script/codec.js';
 import { clusterCompanionKey } from '../voters/cluster/slots.js';
 import { LeaseType, leaseOwnerOf } from './lease-type.js';
 
@@ -37,8 +36,7 @@ function permitKey(semaphore: string, slot: number, clustered: boolean): string 
  * ahead of it than slots are free. Racing: the first free slot, whoever asks.
  */
 function permitRuleOf(fair: boolean): AdmissionRule {
-  const flag = fair ? '1' : '0';
-  return { code: 'p', grouped: true, shared: false, inLine: fair, fields: (operation) => [String(operation.from ?? 0), ...placeFields(operation), flag] };
+  return { code: fair ? 'P' : 'p', grouped: true, shared: false, inLine: fair };
 }
 export const permitRule = permitRuleOf(true);
 export const racingPermitRule = permitRuleOf(false);

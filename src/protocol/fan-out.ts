@@ -65,9 +65,11 @@ export interface FanOutResult {
   readonly outcomes: NodeOutcome[];
 }
 
-export interface FanOutOptions {
+export interface FanOutOptions<R> {
   readonly quorum: number;
   readonly timeoutMs: number;
+  /** Send with the other operations of this event-loop turn (the `batching` setting). */
+  readonly coalesce: boolean;
   /** Decide only once every master answered or timed out (used where we want all answers). */
   readonly waitForAll?: boolean;
   /** Stop waiting (not yet answered masters stay `pending`); unsent commands are withdrawn. */
@@ -75,6 +77,13 @@ export interface FanOutOptions {
   readonly now?: () => number;
   /** Told each master's answer once, as it is counted (timeouts included; answers after a timeout not). */
   readonly onAnswer?: (index: number, status: NodeStatus) => void;
+  /** Told each reply as it arrives, before it is judged (a release's head of line, a clock's reading, an operator's answer). */
+  readonly onReply?: ((index: number, reply: R) => void) | undefined;
+}
+
+/** A master as the fan-out sees it: where an operation is submitted (voters/voter.ts). */
+export interface FanOutTarget<O, R> {
+  submit(operation: O, cancellation: Cancellation, coalesce: boolean): Promise<R>;
 }
 
 /** A master's answer, as counted: its status, and what a refusal (`locked`, `queued`: how long it lasts) or a fenced grant said. */
@@ -107,36 +116,47 @@ export class Cancellation {
   }
 }
 
-/** One master's part: resolves to what `judge` reads as its answer (a rejection counts as an `error` outcome). */
-export type NodeOperation<R = Answer> = (index: number, cancellation: Cancellation) => Promise<R>;
-
-const asAnswer = <R>(reply: R): Answer => reply as Answer;
-
 /** The reason a timed-out master's part is cancelled; one instance, as it carries no data. */
 const timeout = Object.freeze(new Error('no answer within the per-master timeout'));
 
 /**
- * Run `operation` on every master; `judge` reads each reply as an answer in the same reaction (one
- * that throws is an `error` outcome). Without it the replies are answers already.
+ * Send `operation` (or, per master, `operation(index)`) to every target at once; `judge` reads each
+ * reply as an answer in the same reaction (one that throws is an `error` outcome, as a rejection
+ * is). Resolves as soon as a quorum agreed or became impossible (with `waitForAll`, once every
+ * master answered or timed out).
  */
-export function fanOut<R = Answer>(
+export function fanOut<O, R>(
   labels: readonly string[],
-  operation: NodeOperation<R>,
-  options: FanOutOptions,
-  judge: (reply: R) => Answer = asAnswer,
+  targets: readonly FanOutTarget<O, R>[],
+  operation: O | ((index: number) => O),
+  options: FanOutOptions<R>,
+  judge: (reply: R) => Answer,
 ): Promise<FanOutResult> {
-  return new Promise<FanOutResult>((resolve) => new Round(labels, options, judge, resolve).run(operation));
+  const round = new Round(labels, options, judge);
+  const each = typeof operation === 'function' ? (operation as (index: number) => O) : undefined;
+  const { coalesce } = options;
+  for (let index = 0; index < targets.length; index++) {
+    const cancellation = round.cancellations[index]!;
+    targets[index]!.submit(each ? each(index) : (operation as O), cancellation, coalesce).then(
+      (reply) => round.replied(index, reply),
+      (error: unknown) => round.failed(index, error),
+    );
+  }
+  round.started();
+  return round.decided;
 }
 
 /** One fan-out under way: its tally, every master's outcome, and the one timer they share. */
 class Round<R> {
+  readonly decided: Promise<FanOutResult>;
+  readonly cancellations: Cancellation[] = [];
+  readonly #resolve!: (result: FanOutResult) => void;
   readonly #now: () => number;
   readonly #tally: Tally;
-  readonly #records: OutcomeRecord[];
+  readonly #records: OutcomeRecord[] = [];
   /** Handed out as they are filled in: a 'locked' status is set with its pttl (#answered). */
   readonly #outcomes: NodeOutcome[];
-  readonly #cancellations: Cancellation[];
-  readonly #counted: boolean[];
+  readonly #counted: boolean[] = [];
   readonly #startMs: number;
   #decided = false;
   #cancelTimer: CancelTimer | undefined;
@@ -144,38 +164,47 @@ class Round<R> {
 
   constructor(
     labels: readonly string[],
-    private readonly options: FanOutOptions,
+    private readonly options: FanOutOptions<R>,
     private readonly judge: (reply: R) => Answer,
-    private readonly resolve: (result: FanOutResult) => void,
   ) {
-    this.#now = options.now ?? (() => performance.now());
+    let resolve!: (result: FanOutResult) => void;
+    this.decided = new Promise<FanOutResult>((settle) => (resolve = settle));
+    this.#resolve = resolve;
+    this.#now = options.now ?? performance.now.bind(performance);
     this.#tally = new Tally(labels.length, options.quorum);
-    this.#records = labels.map((node) => ({ node, status: 'pending' }));
+    for (let index = 0; index < labels.length; index++) {
+      this.#records.push({ node: labels[index]!, status: 'pending' });
+      this.cancellations.push(new Cancellation());
+      this.#counted.push(false);
+    }
     this.#outcomes = this.#records as NodeOutcome[];
-    this.#cancellations = labels.map(() => new Cancellation());
-    this.#counted = labels.map(() => false);
     this.#startMs = this.#now();
   }
 
-  run(operation: NodeOperation<R>): void {
+  /** Every master was sent its part: the shared timeout starts (each master's is the same length), and the signal is heard. */
+  started(): void {
     const { signal, timeoutMs } = this.options;
-    // Every master's timeout starts now and is the same length, so one timer serves them all.
+    if (this.#decided) return;
     this.#cancelTimer = startTimer(() => this.#timeUp(), timeoutMs);
-    for (let index = 0; index < this.#records.length; index++) {
-      const failed = (error: unknown): void => this.#failed(index, error);
-      operation(index, this.#cancellations[index]!).then((reply) => {
-        let answer: Answer;
-        try {
-          answer = this.judge(reply);
-        } catch (error) {
-          failed(error);
-          return;
-        }
-        this.#answered(index, answer.status, answer, undefined);
-      }, failed);
-    }
     if (signal?.aborted) this.#abort();
     else signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  replied(index: number, reply: R): void {
+    this.options.onReply?.(index, reply);
+    let answer: Answer;
+    try {
+      answer = this.judge(reply);
+    } catch (error) {
+      this.failed(index, error);
+      return;
+    }
+    this.#answered(index, answer.status, answer, undefined);
+  }
+
+  failed(index: number, error: unknown): void {
+    if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
+    this.#answered(index, 'error', undefined, error instanceof Error ? error : new Error(String(error)));
   }
 
   #decide(): void {
@@ -185,14 +214,8 @@ class Round<R> {
     if (tally.allIn || (!this.options.waitForAll && (tally.reached || tally.impossible))) {
       this.#decided = true;
       this.options.signal?.removeEventListener('abort', this.#onAbort);
-      this.resolve({ reached: tally.reached, granted: tally.yes, slot: tally.group, outcomes: this.#outcomes });
+      this.#resolve({ reached: tally.reached, granted: tally.yes, slot: tally.group, outcomes: this.#outcomes });
     }
-  }
-
-  #count(index: number, yes: boolean, group?: number): void {
-    this.#counted[index] = true;
-    this.#tally.add(yes, group);
-    this.#decide();
   }
 
   /**
@@ -211,28 +234,28 @@ class Round<R> {
   /** The timeout: every master that has not answered is a timeout. */
   #timeUp(): void {
     const latencyMs = this.#now() - this.#startMs;
-    const silent = this.#outcomes.flatMap((_, index) => (this.#counted[index] ? [] : [index]));
+    const silent: number[] = [];
+    for (let index = 0; index < this.#counted.length; index++) if (!this.#counted[index]) silent.push(index);
     // Marked first, counted after: masters timing out together are all timeouts, even though the
     // first of them may decide.
     for (const index of silent) {
       this.#record(this.#records[index]!, 'timeout', latencyMs);
       // Withdraws the command if it is still unsent (e.g. behind a full socket buffer).
-      this.#cancellations[index]!.cancel(timeout);
+      this.cancellations[index]!.cancel(timeout);
       this.options.onAnswer?.(index, 'timeout');
     }
-    for (const index of silent) this.#count(index, false);
+    for (const index of silent) {
+      this.#counted[index] = true;
+      this.#tally.add(false);
+      this.#decide();
+    }
   }
 
   #abort(): void {
     if (this.#decided) return;
     this.#decided = true;
-    for (const cancellation of this.#cancellations) cancellation.cancel(this.options.signal?.reason);
-    this.resolve({ reached: false, granted: this.#tally.yes, slot: this.#tally.group, outcomes: this.#outcomes });
-  }
-
-  #failed(index: number, error: unknown): void {
-    if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
-    this.#answered(index, 'error', undefined, error instanceof Error ? error : new Error(String(error)));
+    for (const cancellation of this.cancellations) cancellation.cancel(this.options.signal?.reason);
+    this.#resolve({ reached: false, granted: this.#tally.yes, slot: this.#tally.group, outcomes: this.#outcomes });
   }
 
   /** Master `index` answered: its outcome, with the answer's details (or its error), counted once. */
@@ -245,11 +268,16 @@ class Round<R> {
       return;
     }
     this.#record(outcome, status, this.#now() - this.#startMs);
-    fill(outcome, answer, error);
+    if (answer !== granted) fill(outcome, answer, error);
     this.options.onAnswer?.(index, status);
-    this.#count(index, status === 'granted', answer?.slot);
+    this.#counted[index] = true;
+    this.#tally.add(status === 'granted', answer?.slot);
+    this.#decide();
   }
 }
+
+/** The plain grant, as judges answer it (one frozen object: nothing to fill in). */
+export const granted: Answer = Object.freeze({ status: 'granted' });
 
 /** An answer's details on its outcome: a refusal's pttl, a fenced grant's counter, a grouped grant's slot, or the error. */
 function fill(outcome: OutcomeRecord, answer: Answer | undefined, error: Error | undefined): void {

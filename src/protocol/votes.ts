@@ -5,13 +5,13 @@
  * counts as that master's error (protocol/fan-out.ts).
  */
 import { ReplicationError } from '../errors.js';
-import type { Answer } from './fan-out.js';
+import { granted, type Answer } from './fan-out.js';
 import type { LockOperation } from '../script/codec.js';
 import { isDone, ReplyStatus, type OperationReply } from '../script/replies.js';
 
 /** How a master's reply to `operation` reads as its vote (a throw is an `error` outcome). */
 export function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {
-  if (operation.kind === 'admit') return operation.admit!.grouped ? judgeGrouped : judgeAcquire;
+  if (operation.kind === 'admit') return operation.rule.grouped ? judgeGrouped : judgeAcquire;
   if (operation.kind !== 'acquire') return judgeHeld;
   return operation.fenced ? judgeFencedAcquire : judgeAcquire;
 }
@@ -29,7 +29,6 @@ function checkReply(reply: OperationReply): void {
   }
 }
 
-const granted: Answer = Object.freeze({ status: 'granted' });
 const lost: Answer = Object.freeze({ status: 'lost' });
 
 function judgeAcquire(reply: OperationReply): Answer {
@@ -53,7 +52,7 @@ function judgeFencedAcquire(reply: OperationReply): Answer {
 }
 
 /** Extend, release, fence: done on this master, or it did not hold the lock. */
-export function judgeHeld(reply: OperationReply): Answer {
+function judgeHeld(reply: OperationReply): Answer {
   checkReply(reply);
   return isDone(reply) ? granted : lost;
 }

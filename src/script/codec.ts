@@ -7,83 +7,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ReplyStatus, type KeySnapshot, type OperationReply } from './replies.js';
 import { lean } from './lean.generated.js';
-import { source } from './lua.generated.js';
+import { FIELDS, source } from './lua.generated.js';
+
+export { FIELDS };
+export { grants } from './operations.js';
+export type * from './operations.js';
+import type { LockOperation, OperationKind } from './operations.js';
 import { RELEASED_CHANNEL } from './marks.js';
-
-/**
- * acquire: an exclusive hold (a lock, a write hold); admit: a primitive's own admission rule (a
- * read hold, a semaphore's permit: `admit` says which). inspect and force-release are an
- * operator's (operator/inspect.ts, operator/force-release.ts): a read-only snapshot of one
- * key, and a delete of one key whatever holds it. clock reads the master's TIME (acquisition/master-clock.ts), on the master
- * that serves its key.
- */
-export type OperationKind = 'acquire' | 'admit' | 'extend' | 'release' | 'fence' | 'inspect' | 'force-release' | 'clock';
-
-/**
- * A primitive's admission rule as the script runs it (primitives/: the rule in its .ts, the
- * operation in its .lua): the operation's code, the letter its file's `--! operation` header
- * declares, and the fields that operation reads after the four every operation has.
- */
-export interface AdmitRule {
-  readonly code: string;
-  /**
-   * Its grants name a group in their detail (a semaphore's slot): only grants of one group count
-   * together (protocol/fan-out.ts, Tally), and a refused attempt's next one starts from the
-   * highest group a master gave.
-   */
-  readonly grouped: boolean;
-  /**
-   * The fields after the common four and the ticket, from the operation: its `from` (the group an
-   * attempt tries first, grouped rules), its age and place in line (`placeFields`, a rule in line).
-   */
-  fields(operation: LockOperation): readonly string[];
-}
-
-/** Whether an operation may write a grant (so `replicas` waits for it and the restart guard holds it back). */
-export function grants(kind: OperationKind): boolean {
-  return kind !== 'release' && kind !== 'inspect' && kind !== 'force-release' && kind !== 'clock';
-}
-
-/** One lock's operation on one master. */
-export interface LockOperation {
-  readonly kind: OperationKind;
-  readonly keys: readonly string[];
-  readonly value: string;
-  /** For acquire and extend: the ttl to set, ms. Ignored by release and fence. */
-  readonly ttlMs: number;
-  /** Acquire: also increment each key's fence counter and answer the largest. */
-  readonly fenced?: boolean;
-  /** Fence: the token to raise each key's fence counter to. */
-  readonly token?: number;
-  /**
-   * Acquire: the caller's place in each key's wait queue (`newTicket`; '' or absent: it keeps no
-   * place, but still waits behind the queue). Admit: the waiter's ticket, for the mark a refused
-   * reader or racing permit leaves on the keys' queues so their releases are announced, or a fair
-   * permit's place in the semaphore's line ('' or absent: none). Release: the ticket (or mark) to
-   * take out of the queues.
-   */
-  readonly ticket?: string;
-  /**
-   * Acquire (or a fair permit) with a ticket: its place in line, when the acquire began on the masters' clock (their
-   * median, as this process reads it: master-clock.ts), the same on every master. Unknown before
-   * this process has read the masters' clocks: each master then places it itself, at its own TIME
-   * minus `ageMs` (ms since the acquire began, on the client's monotonic clock), until a place is
-   * given. Either way no client's wall clock orders the line.
-   */
-  readonly placeMs?: number;
-  readonly ageMs?: number;
-  /**
-   * Force release: delete the key only if its holders are still these (`KeySnapshot.fingerprint`, as
-   * inspected on this master); absent or '': whatever holds it.
-   */
-  readonly expected?: string;
-  /** Admit: the primitive's rule (its script operation). */
-  readonly admit?: AdmitRule;
-  /** Admit with a grouped rule: the group (a permit's slot, an index into `keys`) each master tries first. */
-  readonly from?: number;
-  /** With `replicas`: how long the WAIT behind a grant may block (not sent to the script). */
-  readonly replicationTimeoutMs?: number;
-}
 
 /**
  * Where a resource's fence counter and wait queue live on each master: next to the resource, so ACL
@@ -92,8 +22,7 @@ export interface LockOperation {
  * ticket. The script names queues itself (the same rule), so they cost no argument.
  */
 export const FENCE_SUFFIX = ':redlock-fence';
-export const QUEUE_SUFFIX = ':redlock-queue';
-export { READ_HOLDS_MARK } from './marks.js';
+export { READ_HOLDS_MARK, QUEUE_SUFFIX } from './marks.js';
 /** Where a resource's fence counter lives on a master (standalone: beside it). */
 export type FenceKey = (resource: string) => string;
 export const fenceKey: FenceKey = (resource) => resource + FENCE_SUFFIX;
@@ -127,19 +56,12 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  * KEYS: the keys of every operation, concatenated in order; or none, with the keys at the start of
  *       ARGV instead ("inline": a batch on a cluster master whose keys are in several of its slots,
  *       which declared keys may not be).
- * ARGV: per operation four fields: kind ('a' acquire, 'A' fenced acquire, a primitive's code: 's' read, 'p' permit,
- *       'e' extend, 'r' release, 'f' fence, 'i' inspect, 'x' force release, 't' clock), lock value
- *       (inspect, force release, clock: the call's own, unique), ttl in ms (fence: the token; force
- *       release: the fingerprint of the holders it may delete, '' for any; release, inspect and
- *       clock: ignored), number of keys it owns in KEYS: its n lock keys (a permit: its semaphore's
- *       slots; inspect, force release: one; clock: the keys whose queues its ticket is placed in, or
- *       one), and for 'A', 'f' and 'i' then their n fence counters. An acquire adds three: its
- *       ticket ('' for none), the age of its acquire (ms) and its place ('' for not known yet; see
- *       Queues); a release adds one, the ticket it drops ('' for none); a clock adds two, a ticket
- *       and its place ('': none); a primitive's operation adds its ticket ('' for none: the mark a
- *       refused one leaves on the queues, see Queues; a fair permit: its place in line) and then the
- *       fields its file declares (a permit: the slot to try first, 0-based, its acquire's age and
- *       place as an acquire's, and '1' for the fair rule). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
+ * ARGV: per operation three fields, its kind ('a' acquire, 'A' fenced acquire, a primitive's code: 's' read,
+ *       'p'/'P' a racing/fair permit, 'e' extend, 'r' release, 'f' fence, 'i' inspect, 'x' force
+ *       release, 't' clock), its value, and how many keys of KEYS are its (its lock keys, then for
+ *       'A', 'f' and 'i' their fence counters); then the fields its file's header declares (FIELDS,
+ *       e.g. an acquire's ttlMs, ticket, ageMs, placeMs: the operation's properties of those names,
+ *       '' for none). Then the number of inline keys (0: they are KEYS). Then how releases are announced:
  *       'PUBLISH' and the channel (a standalone master), or 'SPUBLISH' and a shard channel of the
  *       master's own (a cluster shard). Last, the call's tag (unique in the process), echoed as the
  *       reply's last element: a reply read for the wrong call (a connection whose replies no longer
@@ -219,18 +141,22 @@ export const lockScript = luaScript(source);
 /**
  * The lean scripts (src/script/lua/lean.lua): one plain acquire or one release on a standalone
  * master, the usual call, run by the same branch file as in the batch script without the batch's
- * loop and dispatch. KEYS: the operation's keys. ARGV: its value, then an acquire's ttl, ticket, age
- * and place, or a release's ticket, then the tag; releases are announced on releasedChannel. The
- * reply is a batch of one's.
+ * loop and dispatch. KEYS: the operation's keys. ARGV: its value, then its declared fields (FIELDS);
+ * releases are announced on releasedChannel. The reply: a plain grant's value or a plain delete's
+ * count (lean-acquire.lua, lean-release.lua), otherwise a batch of one's ending with the value.
  */
 export const leanScripts = { acquire: luaScript(lean.acquire), release: luaScript(lean.release) } as const;
 /** Every script, as a master is given them when a connection opens (SCRIPT LOAD). */
 export const allScripts: readonly LuaScript[] = [lockScript, leanScripts.acquire, leanScripts.release];
 
-/** A script call as it goes out: the script, and its EVALSHA command. */
+type LeanKind = keyof typeof leanScripts;
+
+/** A script call as it goes out: the script, its EVALSHA command, what its reply ends with, and which lean script it is (if one). */
 export interface EncodedCall {
   readonly script: LuaScript;
   readonly command: string[];
+  readonly tag: string;
+  readonly lean: LeanKind | undefined;
 }
 
 /** Where a master announces releases: PUBLISH on the shared channel, or SPUBLISH on a cluster shard's own channel. */
@@ -239,6 +165,22 @@ export interface Announcement {
   readonly channel: string;
 }
 export const standaloneAnnouncement: Announcement = { command: 'PUBLISH', channel: releasedChannel };
+
+/** An operation's declared fields (FIELDS) as ARGV: text as is, numbers to the µs (plenty), absent as ''. */
+function pushFields(args: string[], operation: LockOperation, code: string): void {
+  const fields = FIELDS[code]!;
+  for (let f = 0; f < fields.length; f++) {
+    const field = (operation as unknown as Readonly<Record<string, unknown>>)[fields[f]!];
+    args.push(typeof field === 'number' ? String(Math.round(field * 1000) / 1000) : typeof field === 'string' ? field : '');
+  }
+}
+
+/** The script's code for an operation (a primitive brings its own). */
+function codeOf(operation: LockOperation): string {
+  if (operation.kind === 'admit') return operation.rule.code;
+  if (operation.kind === 'acquire' && operation.fenced) return 'A';
+  return kindCode[operation.kind];
+}
 
 /**
  * The EVALSHA/EVAL tail (numkeys, keys…, args…, inline count, announcement, tag) for a batch of
@@ -254,63 +196,81 @@ export function encodeBatch(
   inline = false,
   head: readonly string[] = [],
 ): string[] {
-  const lone = operations.length === 1 ? operations[0]! : undefined;
-  const { command, channel } = announcement;
-  const plain = lone && (lone.kind === 'acquire' || lone.kind === 'release' || lone.kind === 'extend');
-  if (lone && plain && !lone.fenced && !inline && lone.keys.length === 1 && head.length === 2) {
-    // One plain operation on one key, the usual call: built in one go (this runs per master per operation).
-    const ttl = String(lone.ttlMs);
-    if (lone.kind === 'extend') return [head[0]!, head[1]!, '1', lone.keys[0]!, 'e', lone.value, ttl, '1', '0', command, channel, tag];
-    if (lone.kind === 'release') return [head[0]!, head[1]!, '1', lone.keys[0]!, 'r', lone.value, ttl, '1', lone.ticket ?? '', '0', command, channel, tag];
-    return [head[0]!, head[1]!, '1', lone.keys[0]!, 'a', lone.value, ttl, '1', lone.ticket ?? '', ...placeFields(lone), '0', command, channel, tag];
-  }
   const keys: string[] = [];
   const args: string[] = [];
   for (const operation of operations) {
-    const { kind, keys: own, value, fenced } = operation;
+    const own = operation.keys;
+    const code = codeOf(operation);
     keys.push(...own);
     // A fenced acquire, a fence and an inspection also own the resources' fence counters, after the lock keys.
-    const counters = fenced || kind === 'fence' || kind === 'inspect';
+    const counters = code === 'A' || code === 'f' || code === 'i';
     if (counters) for (const key of own) keys.push(fenceKeyOf(key));
-    const number = kind === 'fence' ? operation.token : kind === 'force-release' ? (operation.expected ?? '') : operation.ttlMs;
-    const code = kind === 'admit' ? operation.admit!.code : fenced ? 'A' : kindCode[kind];
-    args.push(code, value, String(number), String(counters ? 2 * own.length : own.length));
-    if (kind === 'acquire') args.push(operation.ticket ?? '', ...placeFields(operation));
-    else if (kind === 'release') args.push(operation.ticket ?? '');
-    else if (kind === 'clock') args.push(operation.ticket ?? '', placeFields(operation)[1]);
-    else if (kind === 'admit') args.push(operation.ticket ?? '', ...operation.admit!.fields(operation));
+    args.push(code, operation.value, String(counters ? 2 * own.length : own.length));
+    pushFields(args, operation, code);
   }
+  const { command, channel } = announcement;
   if (inline) return [...head, '0', ...keys, ...args, String(keys.length), command, channel, tag];
   return [...head, String(keys.length), ...keys, ...args, '0', command, channel, tag];
 }
 
+/** Lean commands already made, by operation: every master of a fan-out sends the same one. */
+const leanCommands = new WeakMap<LockOperation, string[]>();
+
+/**
+ * The EVALSHA command of a lone plain acquire or release on a standalone master (its lean script:
+ * KEYS, then the value and its declared fields; no tag, see decodeCall), or undefined for any other
+ * call. Made once per operation, whichever master asks first.
+ */
+function leanCommand(operation: LockOperation): string[] | undefined {
+  const kind = operation.kind;
+  if (kind !== 'release' && !(kind === 'acquire' && !operation.fenced)) return undefined;
+  let command = leanCommands.get(operation);
+  if (command) return command;
+  const { keys } = operation;
+  command = ['EVALSHA', leanScripts[kind].sha, String(keys.length), ...keys, operation.value];
+  pushFields(command, operation, kindCode[kind]);
+  leanCommands.set(operation, command);
+  return command;
+}
+
+/**
+ * Every batch call's tag (see the script's contract): unique in the process whichever node sends
+ * it, and across copies of this module sharing a client (the random prefix).
+ */
+const TAG_PREFIX = randomBytes(4).toString('hex');
+let lastTag = 0;
+
 /**
  * The EVALSHA command for a batch of `operations`: a lone plain acquire or release on a standalone
- * master as its lean script, everything else as the batch script (encodeBatch).
+ * master as its lean script, everything else as the batch script (encodeBatch), tagged with `tag`
+ * (by default a new one). The encoded call's `tag` is what its reply must end with to be this
+ * call's (a lean call's: its value).
  */
 export function encodeCall(
   operations: readonly LockOperation[],
-  tag: string,
+  tag: string | undefined,
   announcement: Announcement = standaloneAnnouncement,
   fenceKeyOf: FenceKey = fenceKey,
   inline = false,
 ): EncodedCall {
-  const lone = operations.length === 1 ? operations[0]! : undefined;
-  const standalone = announcement.command === 'PUBLISH' && announcement.channel === releasedChannel;
-  if (lone && standalone && !inline && !lone.fenced && (lone.kind === 'acquire' || lone.kind === 'release')) {
-    const { keys, value, ticket = '' } = lone;
-    const script = leanScripts[lone.kind];
-    const fields = lone.kind === 'acquire' ? [value, String(lone.ttlMs), ticket, ...placeFields(lone), tag] : [value, ticket, tag];
-    const command = keys.length === 1 ? ['EVALSHA', script.sha, '1', keys[0]!, ...fields] : ['EVALSHA', script.sha, String(keys.length), ...keys, ...fields];
-    return { script, command };
+  if (operations.length === 1 && !inline && announcement === standaloneAnnouncement) {
+    const lone = operations[0]!;
+    const command = leanCommand(lone);
+    if (command) return { script: leanScripts[lone.kind as LeanKind], command, tag: lone.value, lean: lone.kind as LeanKind };
   }
-  return { script: lockScript, command: encodeBatch(operations, tag, announcement, fenceKeyOf, inline, ['EVALSHA', lockScript.sha]) };
+  const batchTag = tag ?? TAG_PREFIX + (++lastTag).toString(36);
+  return { script: lockScript, command: encodeBatch(operations, batchTag, announcement, fenceKeyOf, inline, ['EVALSHA', lockScript.sha]), tag: batchTag, lean: undefined };
 }
 
-/** An acquire's (or a fair permit's) age and place ('' unknown), as the script reads them (µs precision is plenty). */
-export function placeFields(operation: Pick<LockOperation, 'ageMs' | 'placeMs'>): [string, string] {
-  const { ageMs = 0, placeMs } = operation;
-  return [String(Math.round(ageMs * 1000) / 1000), placeMs === undefined ? '' : String(Math.round(placeMs * 1000) / 1000)];
+/**
+ * A script call's reply as one answer per operation; undefined if it is not the answer to `call`
+ * (it belongs to another command). A lean acquire's grant is its value, a lean release's plain
+ * delete its count (a misread count only miscounts a release; a grant needs the attempt's own value).
+ */
+export function decodeCall(reply: unknown, operations: readonly Pick<LockOperation, 'kind'>[], call: Pick<EncodedCall, 'tag' | 'lean'>): OperationReply[] | undefined {
+  if (call.lean === 'acquire' && reply === call.tag) return [{ status: ReplyStatus.GRANTED, detail: 0 }];
+  if (call.lean === 'release' && typeof reply === 'number') return [{ status: reply, detail: 0 }];
+  return decodeBatch(reply, operations, call.tag);
 }
 
 /**

@@ -154,21 +154,18 @@ local function announce(key, q, who)
   redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
   return head
 end
-local WIDTHS = { a = 7, A = 7, t = 6, e = 4, f = 4, x = 4, i = 4, s = 5, r = 5, p = 9 }
+local WIDTHS = { a = 7, A = 7, t = 5, e = 5, f = 5, x = 4, i = 3, s = 5, r = 4, p = 8, P = 8 }
 local reply = {}
 local first = 1
 local i = inline + 1
 while i <= n - 4 do
-  local kind, value, ttl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local last = first + tonumber(ARGV[i + 3]) - 1
+  local kind, value = ARGV[i], ARGV[i + 1]
+  local last = first + tonumber(ARGV[i + 2]) - 1
   local status, detail = 1, 0
   local width = WIDTHS[kind]
   if inline > 0 then
     for k = first, last do
-      if type(redis.pcall('EXISTS', K[k])) == 'table' then
-        status = -1
-        break
-      end
+      if type(redis.pcall('EXISTS', K[k])) == 'table' then status = -1 break end
     end
   end
   local locks = (kind == 'A' or kind == 'f') and (first + last - 1) / 2 or last
@@ -176,7 +173,7 @@ while i <= n - 4 do
     detail = 0
   elseif kind == 'a' or kind == 'A' then
     -- acquire.lua
-    local ticket, age, place = ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+    local ttlMs, ticket, ageMs, placeMs = ARGV[i + 3], ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
     local blocked
     for k = first, locks do
       local q = queue_of(K[k])
@@ -188,7 +185,7 @@ while i <= n - 4 do
         blocked = blocked or {}
         blocked[k] = true
       elseif found == 1 then
-        head = line().ahead(q, ticket, age, place)
+        head = line().ahead(q, ticket, ageMs, placeMs)
       end
       if head then
         local lapse = line().lapse(q, head)
@@ -202,7 +199,7 @@ while i <= n - 4 do
     if status ~= 1 and ticket ~= '' then
       for k = first, locks do
         local q = queue_of(K[k])
-        if blocked[k] then line().join(q, ticket, age, place)
+        if blocked[k] then line().join(q, ticket, ageMs, placeMs)
         elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
       end
     end
@@ -217,18 +214,19 @@ while i <= n - 4 do
       end
     end
     if status == 1 then
-      for k = first, locks do redis.call('SET', K[k], value, 'PX', ttl) end
+      for k = first, locks do redis.call('SET', K[k], value, 'PX', ttlMs) end
     end
   elseif kind == 't' then
     -- clock.lua
+    local ticket, placeMs = ARGV[i + 3], tonumber(ARGV[i + 4])
     status, detail = 1, line().clock()
     if not detail then status, detail = 2, 'TIME refused: ordering the line needs TIME on the master' end
-    local ticket, place = ARGV[i + 4], tonumber(ARGV[i + 5])
-    if ticket ~= '' and place then
-      for k = first, last do redis.pcall('ZADD', queue_of(K[k]), 'XX', place, ticket) end
+    if ticket ~= '' and placeMs then
+      for k = first, last do redis.pcall('ZADD', queue_of(K[k]), 'XX', placeMs, ticket) end
     end
   elseif kind == 'e' or kind == 'f' then
     -- extend-fence.lua
+    local ttlMs, token = ARGV[i + 3], tonumber(ARGV[i + 4])
     local shared
     for k = first, locks do
       local current = redis.pcall('GET', K[k])
@@ -248,13 +246,12 @@ while i <= n - 4 do
     if status == 1 and kind == 'e' then
       for k = first, last do
         if shared and shared[k] then
-          line().hold(K[k], value, line().clock() + tonumber(ttl))
+          line().hold(K[k], value, line().clock() + tonumber(ttlMs))
         else
-          redis.call('PEXPIRE', K[k], ttl)
+          redis.call('PEXPIRE', K[k], ttlMs)
         end
       end
     elseif status == 1 then
-      local token = tonumber(ttl)
       for k = locks + 1, last do
         local raw = redis.pcall('GET', K[k])
         local counter = type(raw) ~= 'table' and tonumber(raw or 0)
@@ -263,15 +260,16 @@ while i <= n - 4 do
           status, detail = 2, 'fence counter ' .. K[k] .. ': ' .. why
           break
         end
-        if counter < token then redis.call('SET', K[k], ttl) end
+        if counter < token then redis.call('SET', K[k], token) end
       end
     end
   elseif kind == 'x' then
     -- force-release.lua
+    local expected = ARGV[i + 3]
     local key = K[first]
     local held = line().kind(key, redis.call)
     status = 0
-    if (held == 'string' or held == 'read') and ttl ~= '' and ttl ~= line().fingerprint(key, held, redis.call) then
+    if (held == 'string' or held == 'read') and expected ~= '' and expected ~= line().fingerprint(key, held, redis.call) then
       status, detail = 2, 'changed: not the holders inspected, left alone'
     elseif held == 'string' or held == 'read' then
       status = redis.call('DEL', key)
@@ -308,7 +306,7 @@ while i <= n - 4 do
     end
   elseif kind == 's' then
     -- read-write.lua
-    local ticket = ARGV[i + 4]
+    local ttlMs, ticket = ARGV[i + 3], ARGV[i + 4]
     local queued = {}
     for k = first, last do
       local held = line().kind(K[k], redis.call)
@@ -328,7 +326,7 @@ while i <= n - 4 do
     if status == 1 and not at then
       status, detail = 2, 'TIME refused: read holds need TIME on the master'
     elseif status == 1 then
-      for k = first, last do line().hold(K[k], value, at + tonumber(ttl)) end
+      for k = first, last do line().hold(K[k], value, at + tonumber(ttlMs)) end
     end
     if ticket ~= '' then
       for k = first, last do
@@ -337,7 +335,7 @@ while i <= n - 4 do
     end
   elseif kind == 'r' then
     -- release.lua
-    local ticket = ARGV[i + 4]
+    local ticket = ARGV[i + 3]
     status = 0
     for k = first, last do
       local q = queue_of(K[k])
@@ -359,11 +357,11 @@ while i <= n - 4 do
         if head and detail == 0 then detail = head end
       end
     end
-  elseif kind == 'p' then
+  elseif kind == 'p' or kind == 'P' then
     -- semaphore.lua
+    local ttlMs, ticket, from, ageMs, placeMs = ARGV[i + 3], ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])
     local slots = last - first + 1
-    local ticket, from, age, place = ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])
-    local fair, free, chosen = ARGV[i + 8] == '1', 0, nil
+    local fair, free, chosen = kind == 'P', 0, nil
     local q = fair and redis.pcall('EXISTS', queue_of(K[first])) == 1 and queue_of(K[first])
     status, detail = 0, -1
     for j = 0, slots - 1 do
@@ -375,8 +373,8 @@ while i <= n - 4 do
       elseif pttl >= 0 and (detail < 0 or pttl < detail) then detail = pttl -- the soonest a slot frees
       end
     end
-    if free > (q and free > 0 and line().before(q, ticket, age, place, free) or 0) then
-      redis.call('SET', K[first + chosen], value, 'PX', ttl)
+    if free > (q and free > 0 and line().before(q, ticket, ageMs, placeMs, free) or 0) then
+      redis.call('SET', K[first + chosen], value, 'PX', ttlMs)
       status, detail = 1, chosen
       local left = false -- out of the line; a slot still free: the new head is told
       for k = first, last do left = q and ticket ~= '' and line().drop(queue_of(K[k]), ticket) or left end
@@ -385,16 +383,17 @@ while i <= n - 4 do
       end
     elseif ticket ~= '' then
       if free > 0 then status, detail = 3, line().lapse(q, line().first(q)) end
-      for k = first, last do if fair then line().join(queue_of(K[k]), ticket, age, place) else line().mark(queue_of(K[k]), ticket) end end
+      for k = first, last do if fair then line().join(queue_of(K[k]), ticket, ageMs, placeMs) else line().mark(queue_of(K[k]), ticket) end end
     end
   else
     error('unknown operation: ' .. tostring(kind))
   end
-  reply[#reply + 1] = status
-  reply[#reply + 1] = detail
+  reply[#reply + 1], reply[#reply + 2] = status, detail
   first = last + 1
   i = i + width
 end
 reply[#reply + 1] = ARGV[n]
 return reply
 `;
+/** Each kind letter's ARGV fields after the common three (kind, value, key count), as its file's header declares them. */
+export const FIELDS: Readonly<Record<string, readonly string[]>> = {'a': ['ttlMs', 'ticket', 'ageMs', 'placeMs'], 'A': ['ttlMs', 'ticket', 'ageMs', 'placeMs'], 't': ['ticket', 'placeMs'], 'e': ['ttlMs', 'token'], 'f': ['ttlMs', 'token'], 'x': ['expected'], 'i': [], 's': ['ttlMs', 'ticket'], 'r': ['ticket'], 'p': ['ttlMs', 'ticket', 'from', 'ageMs', 'placeMs'], 'P': ['ttlMs', 'ticket', 'from', 'ageMs', 'placeMs']};

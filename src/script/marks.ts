@@ -16,3 +16,9 @@ export const READ_HOLDS_MARK = 'redlock-quorum:read-holds';
  * takes the announcement as arguments (a cluster shard announces on a channel of its own).
  */
 export const RELEASED_CHANNEL = 'redlock-quorum:released';
+
+/**
+ * Where a resource's wait queue lives on each master: next to the resource, so ACL key patterns that
+ * allow the resource allow it (on a cluster voter, in the resource's slot: voters/cluster/slots.ts).
+ */
+export const QUEUE_SUFFIX = ':redlock-queue';

@@ -17,6 +17,7 @@ import {
   QUEUE_SUFFIX,
   allScripts,
   decodeBatch,
+  decodeCall,
   encodeBatch,
   encodeCall,
   fenceKey,
@@ -37,7 +38,6 @@ const oneName = names.map((keys) => keys.slice(0, 1));
 const value = fc.constantFrom('a1b2', 'c3d4', 'e5f6');
 const ttlMs = fc.integer({ min: 1, max: 60_000 });
 const ticket = fc.oneof(
-  fc.constant(undefined),
   fc.constant(''),
   fc.tuple(ttlMs, fc.constantFrom('t1', 't2', 't3')).map(([ms, id]) => `${ms}-${id}`),
 );
@@ -47,22 +47,16 @@ const placeMs = fc.option(fc.double({ min: 0, max: 2e12, noNaN: true }), { nil: 
 const operation: fc.Arbitrary<LockOperation> = fc.oneof(
   fc.record({ kind: fc.constant('acquire' as const), keys: names, value, ttlMs, fenced: fc.boolean(), ticket, ageMs, placeMs }),
   // The primitives' rules: a read hold (primitives/read-write.ts) and a permit (primitives/semaphore.ts).
-  fc.record({ kind: fc.constant('admit' as const), admit: fc.constant(readRule), keys: names, value, ttlMs }),
+  fc.record({ kind: fc.constant('admit' as const), rule: fc.constant(readRule), keys: names, value, ttlMs, from: fc.constant(0), ticket, ageMs, placeMs }),
   fc
-    .record({ kind: fc.constant('admit' as const), admit: fc.constant(permitRule), keys: names, value, ttlMs, from: fc.nat(2) })
+    .record({ kind: fc.constant('admit' as const), rule: fc.constant(permitRule), keys: names, value, ttlMs, from: fc.nat(2), ticket, ageMs, placeMs })
     .map((permit) => ({ ...permit, from: permit.from % permit.keys.length })),
   fc.record({ kind: fc.constant('extend' as const), keys: names, value, ttlMs }),
-  fc.record({ kind: fc.constant('release' as const), keys: names, value, ttlMs: fc.constant(0), ticket }),
-  fc.record({ kind: fc.constant('fence' as const), keys: names, value, ttlMs, token: fc.nat(1_000_000_000) }),
-  fc.record({ kind: fc.constant('inspect' as const), keys: oneName, value, ttlMs: fc.constant(0) }),
-  fc.record({
-    kind: fc.constant('force-release' as const),
-    keys: oneName,
-    value,
-    ttlMs: fc.constant(0),
-    expected: fc.constantFrom(undefined, '', 'f'.repeat(40)),
-  }),
-  fc.record({ kind: fc.constant('clock' as const), keys: names, value, ttlMs: fc.constant(0), ticket, placeMs }),
+  fc.record({ kind: fc.constant('release' as const), keys: names, value, ticket }),
+  fc.record({ kind: fc.constant('fence' as const), keys: names, value, token: fc.nat(1_000_000_000) }),
+  fc.record({ kind: fc.constant('inspect' as const), keys: oneName, value }),
+  fc.record({ kind: fc.constant('force-release' as const), keys: oneName, value, expected: fc.constantFrom('', 'f'.repeat(40)) }),
+  fc.record({ kind: fc.constant('clock' as const), keys: names, value, ticket, placeMs }),
 );
 
 /** A run: 1–3 batches of 1–8 operations on one master, sent as the library might. */
@@ -77,7 +71,7 @@ const integer = (detail: number): boolean => Number.isInteger(detail);
 
 /** `sent`'s ttl and ticket ttl made long (≥ 30 s), where it has them. */
 function lasting(sent: LockOperation): Partial<LockOperation> {
-  const ticket = sent.ticket?.replace(/^(\d+)-/, (_, ms: string) => `${Math.max(Number(ms), 30_000)}-`);
+  const ticket = ('ticket' in sent ? sent.ticket : undefined)?.replace(/^(\d+)-/, (_, ms: string) => `${Math.max(Number(ms), 30_000)}-`);
   const timed = sent.kind === 'acquire' || sent.kind === 'admit' || sent.kind === 'extend';
   return { ...(timed ? { ttlMs: Math.max(sent.ttlMs, 30_000) } : {}), ...(ticket === undefined ? {} : { ticket }) };
 }
@@ -86,8 +80,9 @@ function lasting(sent: LockOperation): Partial<LockOperation> {
 function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readonly unknown[], sentAtMs: number): void {
   const { status, detail, error, head, snapshot } = decoded;
   // A primitive's operation goes by its rule's name here: a read or a permit.
-  const kind = sent.kind !== 'admit' ? sent.kind : sent.admit === readRule ? 'read' : 'permit';
-  const why = `${kind}${sent.fenced ? ' (fenced)' : ''} answered ${JSON.stringify(decoded)} (${JSON.stringify(raw)} on the wire)`;
+  const kind = sent.kind !== 'admit' ? sent.kind : sent.rule === readRule ? 'read' : 'permit';
+  const fenced = sent.kind === 'acquire' && sent.fenced;
+  const why = `${kind}${fenced ? ' (fenced)' : ''} answered ${JSON.stringify(decoded)} (${JSON.stringify(raw)} on the wire)`;
   const onlyIf = (condition: boolean): void => expect(condition, why).toBe(true);
   if (status === 2 && sent.kind !== 'release') {
     const errors: Partial<Record<typeof kind, RegExp>> = {
@@ -99,7 +94,7 @@ function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readon
       // release: {2, …} is two keys deleted, never an error (its count is checked below).
       'force-release': /^(changed|not a lock): /,
     };
-    const allowed = kind === 'acquire' ? (sent.fenced ? errors.acquire : undefined) : errors[kind];
+    const allowed = kind === 'acquire' ? (fenced ? errors.acquire : undefined) : errors[kind];
     onlyIf(allowed !== undefined && detail === 0 && allowed.test(error ?? ''));
     return;
   }
@@ -111,7 +106,7 @@ function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readon
     case 'read':
       // Granted (a fenced grant answers its largest counter), held (the blocker's pttl), or queued
       // (when the place ahead lapses, −1 when unknown).
-      onlyIf((status === 1 && (sent.fenced ? detail >= 1 : detail === 0)) || (status === 0 && detail >= -1) || (status === 3 && detail >= -1));
+      onlyIf((status === 1 && (fenced ? detail >= 1 : detail === 0)) || (status === 0 && detail >= -1) || (status === 3 && detail >= -1));
       break;
     case 'permit':
       onlyIf((status === 1 && detail >= 0 && detail < sent.keys.length) || (status === 0 && detail >= -1));
@@ -184,11 +179,11 @@ describe('the batch codec through the real script', () => {
           const answers: OperationReply[][] = [];
           for (const [side, key] of sides.entries()) {
             // Ttls long enough that nothing lapses between the two sides' calls (a 1 ms read hold would).
-            const operations = sent.map((each) => ({ ...each, keys: each.keys.map(key), ...lasting(each) }));
-            const { script, command } =
-              side === 0 ? encodeCall(operations, 'tag') : { script: lockScript, command: encodeBatch(operations, 'tag', undefined, undefined, false, ['EVALSHA', lockScript.sha]) };
-            if (side === 0 && script !== lockScript) lean++;
-            answers.push(decodeBatch(await master.sendCommand(command), operations, 'tag')!);
+            const operations = sent.map((each) => ({ ...each, keys: each.keys.map(key), ...lasting(each) }) as LockOperation);
+            const call =
+              side === 0 ? encodeCall(operations, 'tag') : { script: lockScript, command: encodeBatch(operations, 'tag', undefined, undefined, false, ['EVALSHA', lockScript.sha]), tag: 'tag', lean: undefined };
+            if (side === 0 && call.script !== lockScript) lean++;
+            answers.push(decodeCall(await master.sendCommand(call.command), operations, call)!);
           }
           const [viaLean, viaBatch] = answers;
           // Equal but for a pttl or a lapse, read a few ms apart, and an inspection's names, which carry the side's prefix.
@@ -223,9 +218,10 @@ describe('the batch codec through the real script', () => {
     const head = ['EVALSHA', lockScript.sha];
     const send = async (sent: LockOperation): Promise<OperationReply | undefined> =>
       decodeBatch(await master.sendCommand(encodeBatch([sent], 'tag', undefined, undefined, false, head)), [sent], 'tag')?.[0];
-    expect(await send({ kind: 'acquire', keys: [key('a'), key('b')], value: 'v1', ttlMs: 10_000 })).toEqual({ status: 1, detail: 0 });
-    expect((await send({ kind: 'acquire', keys: [key('a')], value: 'v2', ttlMs: 10_000, ticket: '5000-w' }))?.status).toBe(0);
-    const released = await send({ kind: 'release', keys: [key('a'), key('b')], value: 'v1', ttlMs: 0, ticket: '' });
+    const acquire = { kind: 'acquire', value: 'v1', ttlMs: 10_000, fenced: false, ticket: '', ageMs: 0, placeMs: undefined } as const;
+    expect(await send({ ...acquire, keys: [key('a'), key('b')] })).toEqual({ status: 1, detail: 0 });
+    expect((await send({ ...acquire, keys: [key('a')], value: 'v2', ticket: '5000-w' }))?.status).toBe(0);
+    const released = await send({ kind: 'release', keys: [key('a'), key('b')], value: 'v1', ticket: '' });
     expect(released).toEqual({ status: 2, detail: 0, head: '5000-w' });
   });
 });

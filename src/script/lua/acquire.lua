@@ -1,7 +1,6 @@
---! operation a A width 7
+--! operation a A fields ttlMs ticket ageMs:number placeMs:number
 -- An exclusive acquire, plain or fenced ('A': its fence counters follow its keys), with its
 -- ticket in the lines of the keys that refuse it (no hold-and-wait).
-local ticket, age, place = ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
 -- Per key: held, or another ticket ahead in its line (placed earlier). Without a ticket the first such
 -- key decides; with one, every key is looked at: the ticket waits in the lines of those alone.
 -- (Made on the first refusal: an uncontended acquire allocates nothing for it.)
@@ -13,42 +12,42 @@ for k = first, locks do
   if type(found) ~= 'number' then found, q = redis.call('EXISTS', K[k]), false end
   local head
   if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
-    if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
+    if status ~= @REFUSED@ then status, detail = @REFUSED@, redis.call('PTTL', K[k]) end
     blocked = blocked or {}
     blocked[k] = true
   elseif found == 1 then
-    head = line().ahead(q, ticket, age, place)
+    head = line().ahead(q, ticket, ageMs, placeMs)
   end
   if head then
     -- Refused by the line alone: the detail is when the latest place ahead lapses (-1: unknown),
     -- so a waiter behind a ticket no longer renewed tries again then, not a retry sleep later.
     local lapse = line().lapse(q, head)
-    if status == 1 then status, detail = 3, lapse
-    elseif status == 3 then detail = line().later(detail, lapse) end
+    if status == @GRANTED@ then status, detail = @QUEUED@, lapse
+    elseif status == @QUEUED@ then detail = line().later(detail, lapse) end
     blocked = blocked or {}
     blocked[k] = true
   end
-  if status ~= 1 and ticket == '' then break end
+  if status ~= @GRANTED@ and ticket == '' then break end
 end
-if status ~= 1 and ticket ~= '' then
+if status ~= @GRANTED@ and ticket ~= '' then
   -- No hold-and-wait: the ticket stands in the lines of the keys that refused it, and leaves
   -- those of the keys it could have had here (announcing it: free, they may go to the next).
   for k = first, locks do
     local q = queue_of(K[k])
-    if blocked[k] then line().join(q, ticket, age, place)
+    if blocked[k] then line().join(q, ticket, ageMs, placeMs)
     elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
   end
 end
-if status == 1 then
+if status == @GRANTED@ then
   for k = locks + 1, last do
     local counter = redis.pcall('INCR', K[k])
     if type(counter) ~= 'number' then
-      status, detail = 2, 'fence counter ' .. K[k] .. ': ' .. tostring(counter.err)
+      status, detail = @REFUSED_IN_WORDS@, 'fence counter ' .. K[k] .. ': ' .. tostring(counter.err)
       break
     end
     if counter > detail then detail = counter end
   end
 end
-if status == 1 then
-  for k = first, locks do redis.call('SET', K[k], value, 'PX', ttl) end
+if status == @GRANTED@ then
+  for k = first, locks do redis.call('SET', K[k], value, 'PX', ttlMs) end
 end

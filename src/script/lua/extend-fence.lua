@@ -1,4 +1,4 @@
---! operation e f width 4
+--! operation e f fields ttlMs token:number
 -- Operations on keys that must all hold the value: extend ('e': a new ttl; a read hold, a new
 -- deadline) and fence ('f': each counter raised to the token).
 local shared
@@ -8,34 +8,33 @@ for k = first, locks do
     if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
     -- A live read hold can be extended (fenced it never is).
     if kind ~= 'e' or not line().reader(K[k], value) then
-      status = 0
+      status = @REFUSED@
       break
     end
     shared = shared or {}
     shared[k] = true
   elseif current ~= value then
-    status = 0
+    status = @REFUSED@
     break
   end
 end
-if status == 1 and kind == 'e' then
+if status == @GRANTED@ and kind == 'e' then
   for k = first, last do
     if shared and shared[k] then
-      line().hold(K[k], value, line().clock() + tonumber(ttl))
+      line().hold(K[k], value, line().clock() + tonumber(ttlMs))
     else
-      redis.call('PEXPIRE', K[k], ttl)
+      redis.call('PEXPIRE', K[k], ttlMs)
     end
   end
-elseif status == 1 then
-  local token = tonumber(ttl)
+elseif status == @GRANTED@ then
   for k = locks + 1, last do
     local raw = redis.pcall('GET', K[k])
     local counter = type(raw) ~= 'table' and tonumber(raw or 0)
     if not counter then
       local why = type(raw) == 'table' and tostring(raw.err) or 'ERR value is not an integer'
-      status, detail = 2, 'fence counter ' .. K[k] .. ': ' .. why
+      status, detail = @REFUSED_IN_WORDS@, 'fence counter ' .. K[k] .. ': ' .. why
       break
     end
-    if counter < token then redis.call('SET', K[k], ttl) end
+    if counter < token then redis.call('SET', K[k], token) end
   end
 end

@@ -1,18 +1,18 @@
---! operation x width 4
+--! operation x fields expected
 -- An operator's force release of one key, if its holders are the ones inspected.
 -- An operator's, whatever holds the key: its fence counter (tokens must stay monotonic) and its
 -- queue (its waiters are alive) stay.
 local key = K[first]
 local held = line().kind(key, redis.call)
 status = 0
-if (held == 'string' or held == 'read') and ttl ~= '' and ttl ~= line().fingerprint(key, held, redis.call) then
+if (held == 'string' or held == 'read') and expected ~= '' and expected ~= line().fingerprint(key, held, redis.call) then
   -- Not the holders the operator was shown: theirs is a live lock, perhaps.
-  status, detail = 2, 'changed: not the holders inspected, left alone'
+  status, detail = @REFUSED_IN_WORDS@, 'changed: not the holders inspected, left alone'
 elseif held == 'string' or held == 'read' then
   status = redis.call('DEL', key)
   local q = queue_of(key)
   if redis.pcall('EXISTS', q) ~= 1 then q = false end
   detail = announce(key, q, value) or 0
 elseif held ~= 'none' then
-  status, detail = 2, 'not a lock: a key of type ' .. held .. ', left alone'
+  status, detail = @REFUSED_IN_WORDS@, 'not a lock: a key of type ' .. held .. ', left alone'
 end

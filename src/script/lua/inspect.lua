@@ -1,4 +1,4 @@
---! operation i width 4
+--! operation i
 -- An operator's read of one key, its fence counter and its line; writes nothing.
 -- Reads only, each a pcall: a refused command fails this inspection alone, never the batch.
 local key, refused = K[first], nil
@@ -21,7 +21,7 @@ local fence = read('GET', K[last])
 local queued = redis.pcall('ZRANGEBYSCORE', queue_of(key), now and '-inf' or '(0', now and '(' .. -now or '+inf')
 local pttl = read('PTTL', key)
 if refused then
-  status, detail = 2, tostring(refused)
+  status, detail = @REFUSED_IN_WORDS@, tostring(refused)
 else
   detail = {held, holder, pttl, readers, fence or '', type(queued) == 'table' and not queued.err and #queued or 0, fingerprint}
 end

@@ -5,9 +5,9 @@ local function queue_of(key)
   if shard then
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)
-    if not close or close == open + 1 then return '{' .. key .. '}:redlock-queue' end
+    if not close or close == open + 1 then return '{' .. key .. '}@QUEUE_SUFFIX@' end
   end
-  return key .. ':redlock-queue'
+  return key .. '@QUEUE_SUFFIX@'
 end
 local lines
 local function line()

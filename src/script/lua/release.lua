@@ -1,6 +1,5 @@
---! operation r width 5
+--! operation r fields ticket
 -- A release: compare-and-delete, the ticket out of every line, each freed key announced.
-local ticket = ARGV[i + 4]
 status = 0
 for k = first, last do
   local q = queue_of(K[k])

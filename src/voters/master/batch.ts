@@ -19,7 +19,8 @@ export interface SentBatch<R = OperationReply[]> {
 /** Send `operations` as one script call; `pick` shapes its replies (a lone operation's own, say) in the same reaction. */
 export type SendBatch = <R>(operations: LockOperation[], pick: (replies: OperationReply[]) => R) => SentBatch<R>;
 
-const first = (replies: OperationReply[]): OperationReply => replies[0]!;
+/** A lone operation's `pick`: its own reply. */
+export const first = (replies: OperationReply[]): OperationReply => replies[0]!;
 const all = (replies: OperationReply[]): OperationReply[] => replies;
 
 interface Waiting {
@@ -53,17 +54,36 @@ export class Batcher {
   constructor(private readonly send: SendBatch) {}
 
   /**
-   * Queue `operation`. With `coalesce`, the first operation of an event-loop turn leaves at once
-   * (a lone caller pays no batching delay) and the turn's later ones leave together at its end.
-   * Without, it leaves now. Either way it leaves after anything already queued, so the order of
-   * operations on the master is the order of calls.
+   * Whether an operation submitted now leaves alone, at once: nothing is queued ahead of it and, with
+   * `coalesce`, no turn is open for it to join (it opens one: the turn's later operations leave
+   * together at its end). MasterVoter.submit asks first, for the usual case: it then sends the
+   * operation itself, one step shorter (this runs per master per operation).
+   */
+  takesAlone(coalesce: boolean): boolean {
+    if (this.#queue.length > 0) return false;
+    if (!coalesce) return true;
+    if (this.#turnOpen) return false;
+    // setImmediate runs after every I/O callback of this turn: replies that arrived together
+    // all get to queue their next operation first. (node-redis writes on setImmediate too.)
+    this.#turnOpen = true;
+    openTurns.push(this);
+    endOfTurns ??= setImmediate(endTurns);
+    return true;
+  }
+
+  /**
+   * Send `operation` now if it takes alone (takesAlone), or queue it: with `coalesce` it leaves
+   * with the turn's others at its end; without, now. Either way it leaves after anything already
+   * queued, so the order of operations on the master is the order of calls.
    */
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply> {
     if (cancellation.aborted) return Promise.reject(cancellation.reason);
-    if (this.#queue.length === 0 && !(coalesce && this.#turnOpen)) {
-      // Nothing ahead of it: it leaves now, alone (the usual case, kept lean: it runs per master per operation).
-      if (coalesce) this.#openTurn();
-      return this.#sendAlone(operation, cancellation);
+    if (this.takesAlone(coalesce)) {
+      const sent = this.send([operation], first);
+      // Once sent, a cancelled operation's call is withdrawn if still unsent; its answer, if any,
+      // still arrives. (A cancel after the answer withdraws nothing: the command left long ago.)
+      if (sent.withdraw) cancellation.onCancel(sent.withdraw);
+      return sent.replies;
     }
     return new Promise<OperationReply>((resolve, reject) => {
       const waiting: Waiting = { operation, cancellation, resolve, reject };
@@ -81,22 +101,6 @@ export class Batcher {
   flush(): void {
     this.#turnOpen = false;
     while (this.#queue.length > 0) this.#sendChunk(this.#queue.splice(0, MAX_BATCH_OPERATIONS));
-  }
-
-  #openTurn(): void {
-    // setImmediate runs after every I/O callback of this turn: replies that arrived together
-    // all get to queue their next operation first. (node-redis writes on setImmediate too.)
-    this.#turnOpen = true;
-    openTurns.push(this);
-    endOfTurns ??= setImmediate(endTurns);
-  }
-
-  #sendAlone(operation: LockOperation, cancellation: Cancellation): Promise<OperationReply> {
-    const sent = this.send([operation], first);
-    // Once sent, a cancelled operation's call is withdrawn if still unsent; its answer, if any, still
-    // arrives. (A cancel after the answer withdraws nothing: the command left long ago.)
-    if (sent.withdraw) cancellation.onCancel(sent.withdraw);
-    return sent.replies;
   }
 
   #sendChunk(chunk: Waiting[]): void {

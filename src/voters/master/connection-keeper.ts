@@ -28,8 +28,11 @@ export interface ConnectionEvents {
 
 export class ConnectionKeeper {
   readonly owned: boolean;
-  /** Yours, for good; ours is replaced by a new connection on each reset (see reconnect). */
-  #client: Connection;
+  /**
+   * Yours, for good; ours is replaced by a new connection on each reset (see reconnect). Read on
+   * every submit, so a field rather than a getter; only this class sets it.
+   */
+  client: Connection;
   /** Connections of ours that ended before becoming ready since the last ready one (the backoff). */
   #failedConnects = 0;
   #reconnectTimer: NodeJS.Timeout | undefined;
@@ -41,11 +44,7 @@ export class ConnectionKeeper {
     private readonly events: ConnectionEvents,
   ) {
     this.owned = driver.owned;
-    this.#client = driver.connection();
-  }
-
-  get client(): Connection {
-    return this.#client;
+    this.client = driver.connection();
   }
 
   get closed(): boolean {
@@ -54,7 +53,7 @@ export class ConnectionKeeper {
 
   /** `client` is still the connection in use, and the master is not closed. */
   current(client: Connection): boolean {
-    return client === this.#client && !this.#closed;
+    return client === this.client && !this.#closed;
   }
 
   /** Listen to `client`. The listeners ignore it once it is replaced or this node is closed. */
@@ -105,11 +104,11 @@ export class ConnectionKeeper {
     if (this.#closed) return;
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
-    const stale = this.#client;
-    this.#client = this.driver.connection();
+    const stale = this.client;
+    this.client = this.driver.connection();
     stale.destroy(); // fails every waiting command; its listeners ignore it from now on
     if (why !== undefined) this.events.error(new Error(why));
-    this.#listen(this.#client);
+    this.#listen(this.client);
     this.#connect();
     this.#watchReadiness();
   }

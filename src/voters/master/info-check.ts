@@ -21,26 +21,22 @@ export const replicaRole = (info: string): boolean => /^role:slave\r?$/m.test(in
 export class InfoGate {
   /**
    * The INFO read on the latest connection, while it is in flight or lock commands still wait for
-   * it: lock commands wait for it, and leave in the order they came (see after).
+   * it: lock commands wait for it, and leave in the order they came (see after). Read on every
+   * submit, so a field rather than a getter; only this class sets it.
    */
-  #check: InfoCheck | undefined;
+  pending: InfoCheck | undefined;
 
   /** Lock commands wait for `done` from now on (a new connection's INFO). */
   hold(done: Promise<void>): InfoCheck {
     const check = { done, settled: false, waiting: 0 };
-    this.#check = check;
+    this.pending = check;
     return check;
   }
 
   /** The INFO read of `check` is over: dropped now unless commands still wait behind it. */
   settled(check: InfoCheck): void {
     check.settled = true;
-    if (check.waiting === 0 && this.#check === check) this.#check = undefined;
-  }
-
-  /** The check lock commands wait for now, if any. */
-  get pending(): InfoCheck | undefined {
-    return this.#check;
+    if (check.waiting === 0 && this.pending === check) this.pending = undefined;
   }
 
   /** `next()` once `check` is over (or the cancellation's reason as soon as it is cancelled). */
@@ -52,7 +48,7 @@ export class InfoGate {
     try {
       await untilCancelled(check.done, cancellation);
     } finally {
-      if (--check.waiting === 0 && check.settled && this.#check === check) this.#check = undefined;
+      if (--check.waiting === 0 && check.settled && this.pending === check) this.pending = undefined;
     }
     return next();
   }

@@ -18,7 +18,7 @@ import { allScripts, grants, type LockOperation } from '../../script/codec.js';
 import type { OperationReply } from '../../script/replies.js';
 import type { ReleaseListener, Subscription } from '../voter.js';
 import type { Voter } from '../voter.js';
-import { Batcher, type SentBatch } from './batch.js';
+import { Batcher, first, type SentBatch } from './batch.js';
 import { ConnectionKeeper, reconnectDelayMs } from './connection-keeper.js';
 import type { ClockReading } from './clock-jumps.js';
 import { NodeHealth, type HealthHooks, type MasterHealth } from './health.js';
@@ -59,6 +59,7 @@ export class MasterVoter implements Voter {
    * One batcher; on a cluster master also one per slot for operations sent alone (declared keys,
    * so the master can redirect them) and one per slot for calls sent after ASKING.
    */
+  readonly #batcher = new Batcher((operations, pick) => this.#send(operations, 'batch', pick));
   readonly #batchers = new Map<string, Batcher>();
   readonly #shard: ShardRole | undefined;
   readonly #releases: ReleaseAnnouncements;
@@ -134,8 +135,15 @@ export class MasterVoter implements Voter {
    * false. Rejects with NodeUnavailableError at once if the master cannot take it now.
    */
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route = 'batch'): Promise<OperationReply> {
-    if (this.client.isReady) return this.#checked(operation, cancellation, coalesce, route);
-    return this.#awaitFirstConnection(cancellation).then(() => this.#checked(operation, cancellation, coalesce, route));
+    const client = this.#keeper.client;
+    if (!client.isReady) return this.#awaitFirstConnection(cancellation).then(() => this.#checked(operation, cancellation, coalesce, route));
+    // The usual case: a standalone master with no gate to pass (#admit's) and nothing queued ahead.
+    // It goes straight to the script call, in as few steps as the path allows: this runs per master
+    // per operation.
+    const plain = route === 'batch' && !this.#guard && !this.#shard && !this.#clusterMode && this.#onReplica !== client;
+    if (!plain || this.#infoGate.pending || !this.#batcher.takesAlone(coalesce)) return this.#checked(operation, cancellation, coalesce, route);
+    if (cancellation.aborted) return Promise.reject(cancellation.reason);
+    return this.#send([operation], route, first, cancellation).replies;
   }
 
   /** The channel releases are announced on here. */
@@ -149,7 +157,8 @@ export class MasterVoter implements Voter {
   }
 
   #batcherFor(operation: LockOperation, route: Route): Batcher {
-    const key = !this.#shard || route === 'batch' ? route : `${route} ${this.#shard.slotOf(operation)}`;
+    if (route === 'batch') return this.#batcher;
+    const key = this.#shard ? `${route} ${this.#shard.slotOf(operation)}` : route;
     let batcher = this.#batchers.get(key);
     if (!batcher) {
       batcher = new Batcher((operations, pick) => this.#send(operations, route, pick));
@@ -190,17 +199,23 @@ export class MasterVoter implements Voter {
     return answer;
   }
 
-  /** One script call for a batch. */
-  #send<R>(operations: LockOperation[], route: Route, pick: (replies: OperationReply[]) => R): SentBatch<R> {
-    if (this.#keeper.closed || !this.client.isReady) return { replies: Promise.reject(this.#unavailable()) };
+  /**
+   * One script call for a batch. A lone operation's `cancellation` (submit's plain path) withdraws
+   * the call if it is still unsent, as Batcher.submit's do.
+   */
+  #send<R>(operations: LockOperation[], route: Route, pick: (replies: OperationReply[]) => R, cancellation?: Cancellation): SentBatch<R> {
+    const client = this.#keeper.client;
+    if (this.#keeper.closed || !client.isReady) return { replies: Promise.reject(this.#unavailable()) };
     // With an offline queue (node-redis clients of yours, by default), an unsent command would
     // survive a dropped connection and be sent after the reconnect. Such calls carry an AbortSignal:
     // aborted when the connection drops (#handleError) or when nobody waits for them any more, the
     // client withdraws them. Connections we own have no offline queue (clients/node-redis.ts, clients/ioredis.ts).
-    const withdraw = this.#driver.withdraws ? new AbortController() : undefined;
-    const call = { client: this.client, announcement: this.#releases.current, operations, route, withdraw, pick };
-    const replies = callScript(this.#script, call);
-    return withdraw ? { replies, withdraw: () => withdraw.abort() } : { replies };
+    if (!this.#driver.withdraws) return { replies: callScript(this.#script, { client, announcement: this.#releases.current, operations, route, withdraw: undefined, pick }) };
+    const withdraw = new AbortController();
+    const replies = callScript(this.#script, { client, announcement: this.#releases.current, operations, route, withdraw, pick });
+    const abort = (): void => withdraw.abort();
+    cancellation?.onCancel(abort);
+    return { replies, withdraw: abort };
   }
 
   /**

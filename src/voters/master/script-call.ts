@@ -3,10 +3,9 @@
  * tagged so its reply is known to be its own, followed by a WAIT with `replicas`, and decoded into
  * one answer per operation. The one helper with the EVALSHA fallback.
  */
-import { randomBytes } from 'node:crypto';
 import { MisplacedReplyError } from '../../errors.js';
 import { ignore, type Connection } from '../../clients/connection.js';
-import { decodeBatch, encodeCall, grants, type Announcement, type LockOperation } from '../../script/codec.js';
+import { decodeCall, encodeCall, grants, type Announcement, type EncodedCall, type LockOperation } from '../../script/codec.js';
 import { isGranted, type OperationReply } from '../../script/replies.js';
 import type { ClockReading } from './clock-jumps.js';
 import type { Route, ShardRole } from './shard.js';
@@ -17,14 +16,7 @@ import type { StallWatch } from './stall.js';
  * read by the same script run as the batch's votes, so each grant is judged with a fresh reading.
  * No keys, no ticket: it touches nothing.
  */
-const CLOCK_READING: LockOperation = { kind: 'clock', keys: [], value: '', ttlMs: 0 };
-
-/**
- * Every script call's tag (see the script's contract): unique in the process whichever node sends
- * it, and across copies of this module sharing a client (the random prefix).
- */
-const TAG_PREFIX = randomBytes(4).toString('hex');
-let lastTag = 0;
+const CLOCK_READING: LockOperation = { kind: 'clock', keys: [], value: '', ticket: '', placeMs: undefined };
 
 /**
  * How long a batch's WAIT may block: the shortest `replicationTimeoutMs` of its operations that
@@ -70,54 +62,39 @@ export interface ScriptCall<R> {
 }
 
 /**
- * The script call's commands on `client`: ASKING before it on the `asking` route, and the WAIT
- * right behind it with `replicas` (its promise goes to `waited`).
+ * Send `call` as one script call and read its replies: ASKING before it on the `asking` route, and
+ * with `replicas` a WAIT pipelined right behind it. On NOSCRIPT (a flushed or restarted master) it
+ * is sent again as EVAL (`source`), which runs it and caches it again. The commands are sent here,
+ * inline, not through a helper: this runs for every master on every operation.
  */
-function scriptSender(
-  host: ScriptHost,
-  call: ScriptCall<unknown>,
-  timeoutMs: number | undefined,
-  waited: (reply: Promise<unknown>) => void,
-): (args: readonly string[]) => Promise<unknown> {
-  const { client } = call;
-  const signal = call.withdraw?.signal;
-  const asking = call.route === 'asking';
-  // ASKING lets the next command, the script call right behind it, use a slot this shard imports.
-  return (args) => {
-    try {
-      if (asking) client.send(['ASKING'], signal).catch(ignore);
-      const reply = client.send(args, signal);
-      if (timeoutMs !== undefined) {
-        const acknowledged = client.send(['WAIT', String(host.replicas), String(timeoutMs)], signal);
-        acknowledged.catch(ignore); // read below, or abandoned with the script call
-        waited(acknowledged);
-      }
-      return reply;
-    } catch (error) {
-      return Promise.reject(error); // a client that throws instead of rejecting: the same failure
-    }
-  };
-}
-
-/** Send `call` as one script call and read its replies (EVAL again on NOSCRIPT). */
-export function callScript<R>(host: ScriptHost, call: ScriptCall<R>): Promise<R> {
+export function callScript<R>(host: ScriptHost, call: ScriptCall<R>, source?: string): Promise<R> {
   const { client, withdraw } = call;
-  const tag = TAG_PREFIX + (++lastTag).toString(36);
   // A cluster master's batch may span its slots: its keys go inline (declared keys share one slot).
   const inline = host.shard !== undefined && call.route === 'batch' && call.operations.length > 1;
   const operations = host.clockRead ? [CLOCK_READING, ...call.operations] : call.operations;
   const pick = host.clockRead ? readingClock(host.clockRead, call.pick) : call.pick;
-  const { script: lua, command } = encodeCall(operations, tag, call.announcement, host.shard?.fenceKey, inline);
+  const encoded = encodeCall(operations, undefined, call.announcement, host.shard?.fenceKey, inline);
+  const command = source === undefined ? encoded.command : ['EVAL', source, ...encoded.command.slice(2)];
   // With `replicas`, a batch that may write a grant is followed, pipelined right behind the script
   // call, by a WAIT: it answers how many replicas have every earlier write of this connection, the
   // script's included. (Sent before it, it would count only the writes before this batch.)
   const timeoutMs = host.replicas > 0 ? replicationTimeoutMs(operations) : undefined;
-  let waited: Promise<unknown> | undefined;
-  const script = scriptSender(host, call, timeoutMs, (acknowledged) => {
-    waited = acknowledged;
-  });
+  const signal = withdraw?.signal;
   if (withdraw) host.inFlight.add(withdraw);
   const sentAt = host.stall.began();
+  let reply: Promise<unknown>;
+  let waited: Promise<unknown> | undefined;
+  try {
+    // ASKING lets the next command, the script call right behind it, use a slot this shard imports.
+    if (call.route === 'asking') client.send(['ASKING'], signal).catch(ignore);
+    reply = client.send(command, signal);
+    if (timeoutMs !== undefined) {
+      waited = client.send(['WAIT', String(host.replicas), String(timeoutMs)], signal);
+      waited.catch(ignore); // read below, or abandoned with the script call
+    }
+  } catch (error) {
+    reply = Promise.reject(error); // a client that throws instead of rejecting: the same failure
+  }
   // One reaction per outcome, no async frames nor catch/then chains: this runs for every master
   // on every operation.
   const failed = (error: unknown): never => {
@@ -127,10 +104,10 @@ export function callScript<R>(host: ScriptHost, call: ScriptCall<R>): Promise<R>
     if (error instanceof Error && error.message.includes('READONLY')) host.demoted(client);
     throw error;
   };
-  const decoded = (reply: unknown, acknowledged: unknown): R => {
+  const decoded = (answer: unknown, acknowledged?: unknown): R => {
     let replies: OperationReply[];
     try {
-      replies = decodeReplies(host, client, operations, tag, reply, acknowledged, timeoutMs ?? 0);
+      replies = decodeReplies(host, client, operations, encoded, answer, acknowledged, timeoutMs ?? 0);
     } catch (error) {
       return failed(error);
     }
@@ -139,12 +116,12 @@ export function callScript<R>(host: ScriptHost, call: ScriptCall<R>): Promise<R>
     host.stall.ended(sentAt, true);
     return pick(replies, sentAt);
   };
-  const answered = (reply: unknown): R | Promise<R> =>
-    waited ? waited.then((acknowledged) => decoded(reply, acknowledged), failed) : decoded(reply, undefined);
-  return script(command).then(answered, (error: unknown) => {
-    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) return failed(error);
-    // Flushed or restarted master: EVAL runs it and caches it again (a WAIT follows it too).
-    return script(['EVAL', lua.source, ...command.slice(2)]).then(answered, failed);
+  const answered = waited ? (answer: unknown): Promise<R> => waited.then((acknowledged) => decoded(answer, acknowledged), failed) : decoded;
+  return reply.then(answered, (error: unknown) => {
+    if (source !== undefined || !(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) return failed(error);
+    if (withdraw) host.inFlight.delete(withdraw);
+    host.stall.ended(sentAt, true);
+    return callScript(host, call, encoded.script.source);
   });
 }
 
@@ -168,12 +145,12 @@ function decodeReplies(
   host: ScriptHost,
   client: Connection,
   operations: LockOperation[],
-  tag: string,
+  encoded: EncodedCall,
   reply: unknown,
   acknowledged: unknown,
   timeoutMs: number,
 ): OperationReply[] {
-  const replies = decodeBatch(reply, operations, tag);
+  const replies = decodeCall(reply, operations, encoded);
   if (!replies || (acknowledged !== undefined && typeof acknowledged !== 'number')) {
     // The script's or the WAIT's answer is another command's.
     const misplaced = new MisplacedReplyError(host.label, replies ? acknowledged : reply);

@@ -88,13 +88,13 @@ describe('MasterClock', () => {
 });
 
 describe('an acquire on the wire', () => {
-  const acquire: LockOperation = { kind: 'acquire', keys: ['k'], value: 'v', ttlMs: 100, ticket: '2500-t1', ageMs: 12.3456, placeMs: 1_700_000_000_000.5 };
+  const acquire: LockOperation = { kind: 'acquire', keys: ['k'], value: 'v', ttlMs: 100, fenced: false, ticket: '2500-t1', ageMs: 12.3456, placeMs: 1_700_000_000_000.5 };
 
   it('carries its ticket, its age and its place (empty when not known), the same alone or in a batch', () => {
     const lone = encodeBatch([acquire], 'tag', undefined, undefined, false, ['EVALSHA', 'sha']);
-    expect(lone).toEqual(['EVALSHA', 'sha', '1', 'k', 'a', 'v', '100', '1', '2500-t1', '12.346', '1700000000000.5', '0', 'PUBLISH', 'redlock-quorum:released', 'tag']);
+    expect(lone).toEqual(['EVALSHA', 'sha', '1', 'k', 'a', 'v', '1', '100', '2500-t1', '12.346', '1700000000000.5', '0', 'PUBLISH', 'redlock-quorum:released', 'tag']);
     const batch = encodeBatch([acquire, { ...acquire, keys: ['j'], placeMs: undefined }], 'tag');
-    expect(batch).toEqual(['2', 'k', 'j', 'a', 'v', '100', '1', '2500-t1', '12.346', '1700000000000.5', 'a', 'v', '100', '1', '2500-t1', '12.346', '', '0', 'PUBLISH', 'redlock-quorum:released', 'tag']);
+    expect(batch).toEqual(['2', 'k', 'j', 'a', 'v', '1', '100', '2500-t1', '12.346', '1700000000000.5', 'a', 'v', '1', '100', '2500-t1', '12.346', '', '0', 'PUBLISH', 'redlock-quorum:released', 'tag']);
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { NodeStatus } from '../../../src/protocol/outcomes.js';
-import { Tally, fanOut, type Answer, type NodeOperation } from '../../../src/protocol/fan-out.js';
+import { Tally, fanOut, type Answer, type FanOutTarget } from '../../../src/protocol/fan-out.js';
 
 describe('Tally (vote counting)', () => {
   it('is reached at the quorum and impossible once too many said no', () => {
@@ -58,19 +58,23 @@ describe('Tally (vote counting)', () => {
 
 /** Fake masters: each answers with a status after a delay, or never. */
 function masters(plan: ReadonlyArray<{ status: NodeStatus; afterMs: number } | 'silent'>): {
-  operation: NodeOperation;
+  operation: FanOutTarget<null, Answer>[];
   aborted: boolean[];
 } {
   const aborted = plan.map(() => false);
-  const operation: NodeOperation = (index, cancellation) => {
-    cancellation.onCancel(() => (aborted[index] = true));
-    const step = plan[index]!;
-    if (step === 'silent') return new Promise(() => undefined);
-    const answer: Answer = step.status === 'locked' || step.status === 'queued' ? { status: step.status, pttlMs: 1_000 } : { status: step.status };
-    return new Promise((resolve) => setTimeout(() => resolve(answer), step.afterMs));
-  };
+  const operation = plan.map((step, index): FanOutTarget<null, Answer> => ({
+    submit: (_, cancellation) => {
+      cancellation.onCancel(() => (aborted[index] = true));
+      if (step === 'silent') return new Promise(() => undefined);
+      const answer: Answer = step.status === 'locked' || step.status === 'queued' ? { status: step.status, pttlMs: 1_000 } : { status: step.status };
+      return new Promise((resolve) => setTimeout(() => resolve(answer), step.afterMs));
+    },
+  }));
   return { operation, aborted };
 }
+
+/** The fake masters answer with answers already. */
+const asAnswer = (answer: Answer): Answer => answer;
 
 const labels = (n: number): string[] => Array.from({ length: n }, (_, i) => `m${i}`);
 
@@ -91,7 +95,7 @@ describe('fanOut', () => {
       'silent',
     ]);
     let resolvedAt = -1;
-    const result = fanOut(labels(5), operation, { quorum: 3, timeoutMs: 1000, now: () => Date.now() }).then((r) => {
+    const result = fanOut(labels(5), operation, null, { quorum: 3, timeoutMs: 1000, now: () => Date.now(), coalesce: true }, asAnswer).then((r) => {
       resolvedAt = Date.now();
       return r;
     });
@@ -110,7 +114,7 @@ describe('fanOut', () => {
 
   it('masters timing out together are all timeouts, even when the first of them decides', async () => {
     const { operation } = masters([{ status: 'locked', afterMs: 1 }, { status: 'locked', afterMs: 1 }, 'silent', 'silent', 'silent']);
-    const pending = fanOut(labels(5), operation, { quorum: 3, timeoutMs: 50 });
+    const pending = fanOut(labels(5), operation, null, { quorum: 3, timeoutMs: 50, coalesce: true }, asAnswer);
     await vi.advanceTimersByTimeAsync(50);
     const vote = await pending;
     expect(vote.outcomes.map((o) => o.status)).toEqual(['locked', 'locked', 'timeout', 'timeout', 'timeout']);
@@ -124,7 +128,7 @@ describe('fanOut', () => {
       'silent',
       'silent',
     ]);
-    const pending = fanOut(labels(5), operation, { quorum: 3, timeoutMs: 1000 });
+    const pending = fanOut(labels(5), operation, null, { quorum: 3, timeoutMs: 1000, coalesce: true }, asAnswer);
     await vi.advanceTimersByTimeAsync(2);
     const vote = await pending;
     expect(vote.reached).toBe(false);
@@ -137,7 +141,7 @@ describe('fanOut', () => {
       { status: 'granted', afterMs: 1 },
       { status: 'granted', afterMs: 250 },
     ]);
-    const pending = fanOut(labels(3), operation, { quorum: 3, timeoutMs: 100 });
+    const pending = fanOut(labels(3), operation, null, { quorum: 3, timeoutMs: 100, coalesce: true }, asAnswer);
     await vi.advanceTimersByTimeAsync(100);
     const vote = await pending;
     expect(vote.reached).toBe(false);
@@ -149,15 +153,16 @@ describe('fanOut', () => {
 
   it('never hangs on an even N: 2 of 4 with the other 2 silent fails at the timeout', async () => {
     const { operation } = masters([{ status: 'granted', afterMs: 1 }, { status: 'granted', afterMs: 1 }, 'silent', 'silent']);
-    const pending = fanOut(labels(4), operation, { quorum: 3, timeoutMs: 50 });
+    const pending = fanOut(labels(4), operation, null, { quorum: 3, timeoutMs: 50, coalesce: true }, asAnswer);
     await vi.advanceTimersByTimeAsync(50);
     await expect(pending).resolves.toMatchObject({ reached: false, granted: 2 });
   });
 
   it('an operation that rejects is an error outcome, counted as a no', async () => {
-    const operation: NodeOperation = (index) =>
-      index === 0 ? Promise.reject(new Error('READONLY')) : Promise.resolve({ status: 'granted' });
-    const vote = await fanOut(labels(3), operation, { quorum: 2, timeoutMs: 100, waitForAll: true });
+    const operation = labels(3).map((_, index): FanOutTarget<null, Answer> => ({
+      submit: () => (index === 0 ? Promise.reject(new Error('READONLY')) : Promise.resolve({ status: 'granted' })),
+    }));
+    const vote = await fanOut(labels(3), operation, null, { quorum: 2, timeoutMs: 100, waitForAll: true, coalesce: true }, asAnswer);
     expect(vote.outcomes[0]).toMatchObject({ status: 'error', error: new Error('READONLY') });
     expect(vote.reached).toBe(true);
   });
@@ -169,7 +174,7 @@ describe('fanOut', () => {
       { status: 'lost', afterMs: 30 },
     ]);
     let done = false;
-    const pending = fanOut(labels(3), operation, { quorum: 2, timeoutMs: 100, waitForAll: true }).then((v) => {
+    const pending = fanOut(labels(3), operation, null, { quorum: 2, timeoutMs: 100, waitForAll: true, coalesce: true }, asAnswer).then((v) => {
       done = true;
       return v;
     });
@@ -182,7 +187,7 @@ describe('fanOut', () => {
   it('an aborted signal stops waiting and withdraws the pending commands', async () => {
     const { operation, aborted } = masters(['silent', 'silent', { status: 'granted', afterMs: 1 }]);
     const controller = new AbortController();
-    const pending = fanOut(labels(3), operation, { quorum: 2, timeoutMs: 1000, signal: controller.signal });
+    const pending = fanOut(labels(3), operation, null, { quorum: 2, timeoutMs: 1000, signal: controller.signal, coalesce: true }, asAnswer);
     await vi.advanceTimersByTimeAsync(5);
     controller.abort();
     const vote = await pending;

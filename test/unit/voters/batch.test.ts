@@ -19,7 +19,7 @@ function fakeMaster() {
   return { calls, batcher: new Batcher(send) };
 }
 
-const op = (key: string): LockOperation => ({ kind: 'acquire', keys: [key], value: 'v', ttlMs: 1000 });
+const op = (key: string): LockOperation => ({ kind: 'extend', keys: [key], value: 'v', ttlMs: 1000 });
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('Batcher', () => {
