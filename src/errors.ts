@@ -5,8 +5,17 @@
  */
 import type { AttemptRecord } from './protocol/outcomes.js';
 
+/**
+ * What every error class of this package extends, so a caller can tell "anything from the lock"
+ * apart from their own errors in one `instanceof` check. Bad arguments stay plain TypeErrors and
+ * RangeErrors, as JavaScript's own functions throw them.
+ */
+export class RedlockQuorumError extends Error {
+  override name = 'RedlockQuorumError';
+}
+
 /** Quorum was not reached (acquire within its retries, or extend while the lock was valid). */
-export class ExecutionError extends Error {
+export class ExecutionError extends RedlockQuorumError {
   override name = 'ExecutionError';
   constructor(
     message: string,
@@ -66,7 +75,7 @@ export class LockExpiredError extends ExecutionError {
  * The reason a lock's `signal` aborts: its validity ended, or extending it definitively failed.
  * Past this point the lock no longer protects anything; stop the critical section.
  */
-export class LockLostError extends Error {
+export class LockLostError extends RedlockQuorumError {
   override name = 'LockLostError';
   constructor(
     readonly resources: readonly string[],
@@ -95,7 +104,7 @@ export class LockLostError extends Error {
  * it does not (or ones held by different locks): re-entering is impossible and going to the
  * masters would wait for this very routine. Acquire disjoint resources, or all in the outer call.
  */
-export class ReentrancyError extends Error {
+export class ReentrancyError extends RedlockQuorumError {
   override name = 'ReentrancyError';
   constructor(
     readonly resources: readonly string[],
@@ -117,7 +126,7 @@ export class LockReleasedError extends ExecutionError {
 }
 
 /** A master or its connection reported an error; emitted as Redlock's `error` event. */
-export class NodeError extends Error {
+export class NodeError extends RedlockQuorumError {
   override name = 'NodeError';
   constructor(
     readonly node: string,
@@ -131,7 +140,7 @@ export class NodeError extends Error {
  * The master cannot take commands now (connection down, reconnecting or closed). `cause` is the
  * last connection error seen for it (e.g. `ECONNREFUSED`), if any.
  */
-export class NodeUnavailableError extends Error {
+export class NodeUnavailableError extends RedlockQuorumError {
   override name = 'NodeUnavailableError';
   constructor(
     readonly node: string,
@@ -197,7 +206,7 @@ function shown(reply: unknown): string {
 }
 
 /** (In outcomes) the restart guard withheld this master's vote: it (re)started too recently. */
-export class MasterRestartedError extends Error {
+export class MasterRestartedError extends RedlockQuorumError {
   override name = 'MasterRestartedError';
   constructor(
     readonly node: string,
@@ -215,7 +224,7 @@ export class MasterRestartedError extends Error {
  * allowance less than `graceMs` ago: keys there expired early, so its vote is withheld. A grant
  * answered in the very call that showed the jump is refused this way too (and rolled back).
  */
-export class ClockJumpError extends Error {
+export class ClockJumpError extends RedlockQuorumError {
   override name = 'ClockJumpError';
   constructor(
     readonly node: string,
@@ -236,7 +245,7 @@ export class ClockJumpError extends Error {
  * asked for acknowledged the write in time (WAIT): a failover to a replica without it would forget
  * the lock, so the grant is not counted. An acquire's keys are rolled back as after any failed attempt.
  */
-export class ReplicationError extends Error {
+export class ReplicationError extends RedlockQuorumError {
   override name = 'ReplicationError';
   constructor(
     readonly acknowledged: number,
@@ -251,7 +260,7 @@ export class ReplicationError extends Error {
 }
 
 /** A call on a Redlock after `quit()`. */
-export class RedlockClosedError extends Error {
+export class RedlockClosedError extends RedlockQuorumError {
   override name = 'RedlockClosedError';
   constructor() {
     super('this Redlock has been quit; create a new one');

@@ -18,6 +18,7 @@ export {
   NodeUnavailableError,
   ReentrancyError,
   RedlockClosedError,
+  RedlockQuorumError,
   ReplicationError,
   ResourceLockedError,
 } from './errors.js';

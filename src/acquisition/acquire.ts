@@ -228,7 +228,7 @@ export class Acquisitions {
       dropSpareGroups(context, acquire, group, vote, effective, rule.inLine ? call.ticket : '');
     }
     const token = record.fencing?.token;
-    const lock = new Lock(context.owner, held, acquire.value, expiration, attempt, ttlMs, call.callSettings, token, undefined, effective.quorum, call.ticket, lease);
+    const lock = new Lock(context.owner, { resources: held, value: acquire.value, expiration, attempts: attempt, ttlMs, callSettings: call.callSettings, fencingToken: token, quorum: effective.quorum, ticket: call.ticket, lease });
     lock.acquiredAtMs = context.clock.monotonicMs();
     if (call.autoExtend) {
       lock.keepAlive({ ttlMs, thresholdMs: effective.automaticExtensionThresholdMs, extend: this.extend, scheduler: context.renewals });

@@ -69,6 +69,39 @@ export interface SubscriberClient {
 }
 
 /**
+ * A node-redis cluster client (`createCluster()`'s result) as the cluster voter needs it: where
+ * to ask for the slot map, what each master connection gets, and whether it rewrites keys or
+ * addresses (which our own connections to its masters would not).
+ */
+export interface NodeRedisCluster {
+  readonly rootNodes: readonly RedisClientOptions[];
+  /** Its `defaults`, with its RESP. */
+  readonly defaults: RedisClientOptions;
+  readonly prefixesKeys: boolean;
+  readonly mapsAddresses: boolean;
+}
+
+/**
+ * `input` as a node-redis cluster client, or undefined for anything else. node-redis keeps the
+ * options it was made with only in `_options`, a private field, so this is the one place that reads it.
+ */
+export function nodeRedisClusterOf(input: unknown): NodeRedisCluster | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const cluster = input as {
+    getSlotMaster?: unknown;
+    _options?: { rootNodes?: unknown; defaults?: RedisClientOptions; RESP?: 2 | 3; keyPrefix?: unknown; nodeAddressMap?: unknown };
+  };
+  const options = cluster._options;
+  if (typeof cluster.getSlotMaster !== 'function' || !options || !Array.isArray(options.rootNodes)) return undefined;
+  return {
+    rootNodes: options.rootNodes as RedisClientOptions[],
+    defaults: { ...(options.RESP === undefined ? {} : { RESP: options.RESP }), ...options.defaults },
+    prefixesKeys: Boolean(options.keyPrefix),
+    mapsAddresses: Boolean(options.nodeAddressMap),
+  };
+}
+
+/**
  * Script calls: no queue timeout (node-redis' own 5 s one; ours is per master and shorter), and
  * replies in node-redis' default types whatever your client maps them to (a Buffer mapping would
  * make the echoed tag and the fence errors Buffers).

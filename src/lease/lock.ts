@@ -62,7 +62,41 @@ export interface LockOwner {
   reportLoss(lock: Lock, error: LockLostError): void;
 }
 
+/**
+ * What a Lock is made of, by name (a positional list this long invites a swapped pair): its
+ * acquire's grant, or for a view its outer lock's.
+ */
+type LockFields = Pick<Lock, 'resources' | 'value' | 'attempts' | 'ttlMs' | 'callSettings' | 'fencingToken' | 'quorum' | 'ticket' | 'lease'> & {
+  /** Epoch ms at which its validity ends. */
+  readonly expiration: number;
+  /** For a view: the lock that really holds the resources. */
+  readonly outer?: Lock;
+};
+
 export class Lock {
+  /** The resources (Redis keys) this lock holds, duplicates removed. */
+  readonly resources: readonly string[];
+  /** The random value (128 bits, hex) set on every key; unique to this attempt. */
+  readonly value: string;
+  /** Attempts used to acquire it (1 = first try; 0 = re-entered, no network call). */
+  readonly attempts: number;
+  /** @internal the ttl of the last acquire or extend. */
+  public ttlMs: number;
+  /** @internal the per-call settings this lock was acquired with; extend and release use them too. */
+  readonly callSettings: Partial<Settings>;
+  /**
+   * For a lock acquired with `{ fencing: true }`: a number larger than the token of every earlier
+   * fenced lock on any of these resources. Pass it with each write to the protected storage, which
+   * rejects writes carrying a token below the largest it has seen. Undefined without fencing.
+   * `extend` keeps it.
+   */
+  readonly fencingToken: number | undefined;
+  /** @internal masters that must agree for this lock (its call's quorum). */
+  readonly quorum: number;
+  /** @internal its acquire's ticket: a release takes it out of the masters' queues. */
+  readonly ticket: string;
+  /** An exclusive lock, a shared read hold, or a semaphore's permit. */
+  readonly lease: LeaseKind;
   #expiration: number;
   #released = false;
   #lost = false;
@@ -87,39 +121,25 @@ export class Lock {
   /** @internal locks come from Redlock.acquire */
   constructor(
     private readonly owner: LockOwner,
-    /** The resources (Redis keys) this lock holds, duplicates removed. */
-    readonly resources: readonly string[],
-    /** The random value (128 bits, hex) set on every key; unique to this attempt. */
-    readonly value: string,
-    expiration: number,
-    /** Attempts used to acquire it (1 = first try; 0 = re-entered, no network call). */
-    readonly attempts: number,
-    /** @internal the ttl of the last acquire or extend. */
-    public ttlMs: number,
-    /** @internal the per-call settings this lock was acquired with; extend and release use them too. */
-    readonly callSettings: Partial<Settings>,
-    /**
-     * For a lock acquired with `{ fencing: true }`: a number larger than the token of every earlier
-     * fenced lock on any of these resources. Pass it with each write to the protected storage, which
-     * rejects writes carrying a token below the largest it has seen. Undefined without fencing.
-     * `extend` keeps it.
-     */
-    readonly fencingToken: number | undefined = undefined,
-    outer: Lock | undefined,
-    /** @internal masters that must agree for this lock (its call's quorum). */
-    readonly quorum: number,
-    /** @internal its acquire's ticket: a release takes it out of the masters' queues. */
-    readonly ticket: string,
-    /** An exclusive lock, a shared read hold, or a semaphore's permit. */
-    readonly lease: LeaseKind = EXCLUSIVE,
+    fields: LockFields,
   ) {
-    this.#expiration = expiration;
-    this.#outer = outer;
+    this.resources = fields.resources;
+    this.value = fields.value;
+    this.attempts = fields.attempts;
+    this.ttlMs = fields.ttlMs;
+    this.callSettings = fields.callSettings;
+    this.fencingToken = fields.fencingToken;
+    this.quorum = fields.quorum;
+    this.ticket = fields.ticket;
+    this.lease = fields.lease;
+    this.#expiration = fields.expiration;
+    this.#outer = fields.outer;
   }
 
   /** @internal a view of `outer` for a nested acquire of resources it holds. */
   static viewOf(owner: LockOwner, outer: Lock, resources: readonly string[]): Lock {
-    const view = new Lock(owner, resources, outer.value, outer.expiration, 0, outer.ttlMs, outer.callSettings, outer.fencingToken, outer, outer.quorum, outer.ticket, outer.lease);
+    const { value, expiration, ttlMs, callSettings, fencingToken, quorum, ticket, lease } = outer;
+    const view = new Lock(owner, { resources, value, expiration, attempts: 0, ttlMs, callSettings, fencingToken, outer, quorum, ticket, lease });
     outer.#views.add(view);
     return view;
   }

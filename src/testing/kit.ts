@@ -7,6 +7,7 @@ import { accessSync, constants, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { onExit } from 'signal-exit';
 import type { Settings } from '../config/settings.js';
+import { RedlockQuorumError } from '../errors.js';
 import { Redlock } from '../redlock.js';
 import { FENCE_SUFFIX } from '../script/codec.js';
 import { clockShimProblem, type MasterClockControl } from './clock.js';
@@ -45,12 +46,12 @@ export interface StartMastersOptions {
 }
 
 /** Why the kit cannot do what was asked: nothing to run masters with, or a fault this set-up cannot make. */
-export class TestingKitError extends Error {
+export class TestingKitError extends RedlockQuorumError {
   override readonly name = 'TestingKitError';
 }
 
 /** `expectNoKeysLeft()` found keys: each with its master. */
-export class KeysLeftError extends Error {
+export class KeysLeftError extends RedlockQuorumError {
   override readonly name = 'KeysLeftError';
   constructor(readonly keys: readonly { readonly master: number; readonly key: string }[]) {
     super(`${keys.length} key(s) left on the masters: ${keys.slice(0, 20).map(({ master, key }) => `${JSON.stringify(key)} on master ${master}`).join(', ')}${keys.length > 20 ? ', …' : ''}`);

@@ -1,10 +1,11 @@
 /**
  * Which `nodes[i]` is a Redis Cluster voter, and what it is made of: its seeds (the nodes the slot
  * map is first asked of) and the connection options every master of it gets, read from your
- * cluster client (node-redis `createCluster`, ioredis / iovalkey `Cluster`) or from options.
- * Settings redlock-quorum cannot honour (a keyPrefix, address maps) are refused here.
+ * cluster client (node-redis `createCluster`, whose private options clients/node-redis.ts reads;
+ * ioredis / iovalkey `Cluster`) or from options. Settings redlock-quorum cannot honour (a
+ * keyPrefix, address maps) are refused here.
  */
-import type { RedisClientOptions } from '../../clients/node-redis.js';
+import { nodeRedisClusterOf, type RedisClientOptions } from '../../clients/node-redis.js';
 import { describe } from '../../config/describe.js';
 
 /** What a cluster voter is made of, whichever way it was given. */
@@ -21,7 +22,6 @@ export function clusterConfigOf(input: unknown, index: number): ClusterConfig | 
   const candidate = input as {
     isCluster?: unknown;
     getSlotMaster?: unknown;
-    _options?: { rootNodes?: unknown; defaults?: RedisClientOptions; keyPrefix?: unknown; nodeAddressMap?: unknown };
     startupNodes?: unknown;
     options?: { redisOptions?: Record<string, unknown>; keyPrefix?: unknown; natMap?: unknown };
     rootNodes?: unknown;
@@ -31,13 +31,11 @@ export function clusterConfigOf(input: unknown, index: number): ClusterConfig | 
     throw new TypeError(`nodes[${index}] is a Redis Cluster voter with ${what}, which redlock-quorum does not support`);
   };
   // node-redis createCluster(): its options, as given.
-  if (typeof candidate.getSlotMaster === 'function' && candidate._options && Array.isArray(candidate._options.rootNodes)) {
-    const options = candidate._options;
-    if (options.keyPrefix) refuse('a keyPrefix (prefix the resources instead)');
-    if (options.nodeAddressMap) refuse('a nodeAddressMap (the masters must be reachable at the addresses they announce)');
-    const resp = (options as { RESP?: 2 | 3 }).RESP;
-    const defaults: RedisClientOptions = { ...(resp === undefined ? {} : { RESP: resp }), ...options.defaults };
-    return { seeds: options.rootNodes as RedisClientOptions[], defaults, identity: input };
+  const nodeRedis = nodeRedisClusterOf(input);
+  if (nodeRedis) {
+    if (nodeRedis.prefixesKeys) refuse('a keyPrefix (prefix the resources instead)');
+    if (nodeRedis.mapsAddresses) refuse('a nodeAddressMap (the masters must be reachable at the addresses they announce)');
+    return { seeds: nodeRedis.rootNodes, defaults: nodeRedis.defaults, identity: input };
   }
   // ioredis / iovalkey Cluster: startup nodes and the options every node connection gets.
   if (candidate.isCluster === true && Array.isArray(candidate.startupNodes)) {
