@@ -41,6 +41,7 @@ export interface FanOutCall {
 export class Masters {
   /** Each master as `host:port`, in the order given. */
   readonly labels: readonly string[];
+  readonly count: number;
   /** Each master as votesFor / votesAgainst name it (errors.ts, ExecutionStats). */
   readonly #identities: readonly unknown[];
 
@@ -52,12 +53,10 @@ export class Masters {
     private readonly clock: Clock,
   ) {
     this.labels = voters.map((voter) => voter.label);
+    this.count = voters.length;
     this.#identities = voters.map((voter) => voter.identity);
   }
 
-  get count(): number {
-    return this.voters.length;
-  }
 
   startOfAttempt(): AttemptStart {
     return { monotonicMs: this.clock.monotonicMs(), epochMs: this.clock.epochMs() };

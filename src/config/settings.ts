@@ -177,24 +177,25 @@ export function resolveSettings(
   nodeCount: number,
   ttlMs: number,
 ): EffectiveSettings {
-  const pick = <K extends keyof Settings>(key: K): Settings[K] => call[key] ?? base[key] ?? defaultSettings[key];
-  const nodeTimeoutMs = pick('nodeTimeout') ?? defaultNodeTimeoutMs(ttlMs);
+  // Each setting read once, written out: this runs for every acquire and release.
+  const nodeTimeoutMs = call.nodeTimeout ?? base.nodeTimeout ?? defaultNodeTimeoutMs(ttlMs);
   if (nodeTimeoutMs > ttlMs) {
     throw new RangeError(
       `nodeTimeout ${nodeTimeoutMs} ms is above the ttl ${ttlMs} ms: a lock that waits that long for a master is already expired`,
     );
   }
-  const driftFactor = pick('driftFactor');
+  const driftFactor = call.driftFactor ?? base.driftFactor ?? defaultSettings.driftFactor;
   const effective: EffectiveSettings = {
     driftFactor,
-    retryCount: pick('retryCount'),
-    retryDelayMs: pick('retryDelay'),
-    retryJitterMs: pick('retryJitter'),
+    retryCount: call.retryCount ?? base.retryCount ?? defaultSettings.retryCount,
+    retryDelayMs: call.retryDelay ?? base.retryDelay ?? defaultSettings.retryDelay,
+    retryJitterMs: call.retryJitter ?? base.retryJitter ?? defaultSettings.retryJitter,
     nodeTimeoutMs,
-    quorum: pick('quorum') ?? defaultQuorum(nodeCount),
-    automaticExtensionThresholdMs: pick('automaticExtensionThreshold') ?? defaultExtensionThresholdMs(ttlMs, driftFactor, nodeTimeoutMs),
-    batching: pick('batching'),
-    reentrant: pick('reentrant'),
+    quorum: call.quorum ?? base.quorum ?? defaultQuorum(nodeCount),
+    automaticExtensionThresholdMs:
+      call.automaticExtensionThreshold ?? base.automaticExtensionThreshold ?? defaultExtensionThresholdMs(ttlMs, driftFactor, nodeTimeoutMs),
+    batching: call.batching ?? base.batching ?? defaultSettings.batching,
+    reentrant: call.reentrant ?? base.reentrant ?? defaultSettings.reentrant,
   };
   if (ttlMs <= driftMs(ttlMs, effective.driftFactor)) {
     throw new RangeError(

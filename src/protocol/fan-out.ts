@@ -7,7 +7,8 @@ import { startTimer, type CancelTimer } from './timers.js';
 
 /**
  * Vote counting, pure. Grants may come in groups (a semaphore's slots): only grants of one group
- * count together, and `yes` is the largest group's count (`group` names it).
+ * count together, and `yes` is the largest group's count (`group` names it). Each vote updates the
+ * verdicts (`reached`, `impossible`, `allIn`) once, as fields: the fan-out reads them per answer.
  */
 export class Tally {
   yes = 0;
@@ -16,42 +17,39 @@ export class Tally {
   granted = 0;
   /** The group with the most grants (undefined: grants without groups, or none yet). */
   group: number | undefined;
+  reached: boolean;
+  /** Even if every master still pending granted the leading group, the quorum could not be reached. */
+  impossible: boolean;
+  allIn: boolean;
   #groups: Map<number, number> | undefined;
   constructor(
     readonly total: number,
     readonly quorum: number,
-  ) {}
+  ) {
+    this.reached = quorum <= 0;
+    this.impossible = total < quorum;
+    this.allIn = total === 0;
+  }
 
   add(yes: boolean, group?: number): void {
     if (!yes) {
       this.no++;
-      return;
-    }
-    this.granted++;
-    if (group === undefined) {
+    } else if (group === undefined) {
+      this.granted++;
       this.yes++;
-      return;
+    } else {
+      this.granted++;
+      this.#groups ??= new Map();
+      const count = (this.#groups.get(group) ?? 0) + 1;
+      this.#groups.set(group, count);
+      if (count > this.yes) {
+        this.yes = count;
+        this.group = group;
+      }
     }
-    this.#groups ??= new Map();
-    const count = (this.#groups.get(group) ?? 0) + 1;
-    this.#groups.set(group, count);
-    if (count > this.yes) {
-      this.yes = count;
-      this.group = group;
-    }
-  }
-
-  get reached(): boolean {
-    return this.yes >= this.quorum;
-  }
-
-  /** Even if every master still pending granted the leading group, the quorum could not be reached. */
-  get impossible(): boolean {
-    return this.yes + (this.total - this.no - this.granted) < this.quorum;
-  }
-
-  get allIn(): boolean {
-    return this.granted + this.no === this.total;
+    this.reached = this.yes >= this.quorum;
+    this.impossible = this.yes + (this.total - this.no - this.granted) < this.quorum;
+    this.allIn = this.granted + this.no === this.total;
   }
 }
 
@@ -97,21 +95,23 @@ export type Answer =
  * AbortController, whose EventTarget machinery showed in profiles of the hot path.
  */
 export class Cancellation {
-  aborted = false;
-  reason: unknown;
-  #listener: (() => void) | undefined;
+  // Declared, not initialised (undefined until cancelled): a class with field initialisers runs
+  // an initialiser function per instance, and a fan-out makes one instance per master per call.
+  declare aborted: true | undefined;
+  declare reason: unknown;
+  declare private listener: (() => void) | undefined;
 
   /** The one listener, called once on cancel; a later call replaces an earlier one. */
   onCancel(listener: (() => void) | undefined): void {
-    this.#listener = listener;
+    this.listener = listener;
   }
 
   cancel(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    const listener = this.#listener;
-    this.#listener = undefined;
+    const listener = this.listener;
+    this.listener = undefined;
     listener?.();
   }
 }
@@ -199,7 +199,7 @@ class Round<R> {
       this.failed(index, error);
       return;
     }
-    this.#answered(index, answer.status, answer, undefined);
+    this.#answered(index, answer.status, answer === granted ? undefined : answer, undefined);
   }
 
   failed(index: number, error: unknown): void {
@@ -258,7 +258,10 @@ class Round<R> {
     this.#resolve({ reached: false, granted: this.#tally.yes, slot: this.#tally.group, outcomes: this.#outcomes });
   }
 
-  /** Master `index` answered: its outcome, with the answer's details (or its error), counted once. */
+  /**
+   * Master `index` answered: its outcome, with the answer's details (or its error; none for a plain
+   * grant), counted once. Runs per master per call, so its steps are written out here.
+   */
   #answered(index: number, status: NodeStatus, answer: Answer | undefined, error: Error | undefined): void {
     const outcome = this.#records[index]!;
     if (this.#counted[index]) {
@@ -268,11 +271,12 @@ class Round<R> {
       return;
     }
     this.#record(outcome, status, this.#now() - this.#startMs);
-    if (answer !== granted) fill(outcome, answer, error);
+    if (answer !== undefined || error !== undefined) fill(outcome, answer, error);
     this.options.onAnswer?.(index, status);
     this.#counted[index] = true;
-    this.#tally.add(status === 'granted', answer?.slot);
-    this.#decide();
+    const tally = this.#tally;
+    tally.add(status === 'granted', answer?.slot);
+    if (tally.allIn || (!this.#decided && !this.options.waitForAll && (tally.reached || tally.impossible))) this.#decide();
   }
 }
 

@@ -31,28 +31,29 @@ function checkReply(reply: OperationReply): void {
 
 const lost: Answer = Object.freeze({ status: 'lost' });
 
+// Each judge runs per master per call: checkReply only for a reply that carries something to check.
 function judgeAcquire(reply: OperationReply): Answer {
-  checkReply(reply);
+  if (reply.unreplicated !== undefined || reply.error !== undefined) checkReply(reply);
   if (reply.status === ReplyStatus.GRANTED) return granted;
   return { status: reply.status === ReplyStatus.QUEUED ? 'queued' : 'locked', pttlMs: reply.detail };
 }
 
 /** A grouped rule's grant names its group (a permit: its slot): masters that gave different groups do not count together (fan-out.ts). */
 function judgeGrouped(reply: OperationReply): Answer {
-  checkReply(reply);
+  if (reply.unreplicated !== undefined || reply.error !== undefined) checkReply(reply);
   if (reply.status === ReplyStatus.GRANTED) return { status: 'granted', slot: reply.detail };
   // A fair permit refused by the line alone: slots are free, each for a ticket ahead of it.
   return { status: reply.status === ReplyStatus.QUEUED ? 'queued' : 'locked', pttlMs: reply.detail };
 }
 
 function judgeFencedAcquire(reply: OperationReply): Answer {
-  checkReply(reply);
+  if (reply.unreplicated !== undefined || reply.error !== undefined) checkReply(reply);
   if (reply.status === ReplyStatus.GRANTED) return { status: 'granted', fence: reply.detail };
   return { status: reply.status === ReplyStatus.QUEUED ? 'queued' : 'locked', pttlMs: reply.detail };
 }
 
 /** Extend, release, fence: done on this master, or it did not hold the lock. */
 function judgeHeld(reply: OperationReply): Answer {
-  checkReply(reply);
+  if (reply.unreplicated !== undefined || reply.error !== undefined) checkReply(reply);
   return isDone(reply) ? granted : lost;
 }

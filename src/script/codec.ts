@@ -217,23 +217,6 @@ export function encodeBatch(
 const leanCommands = new WeakMap<LockOperation, string[]>();
 
 /**
- * The EVALSHA command of a lone plain acquire or release on a standalone master (its lean script:
- * KEYS, then the value and its declared fields; no tag, see decodeCall), or undefined for any other
- * call. Made once per operation, whichever master asks first.
- */
-function leanCommand(operation: LockOperation): string[] | undefined {
-  const kind = operation.kind;
-  if (kind !== 'release' && !(kind === 'acquire' && !operation.fenced)) return undefined;
-  let command = leanCommands.get(operation);
-  if (command) return command;
-  const { keys } = operation;
-  command = ['EVALSHA', leanScripts[kind].sha, String(keys.length), ...keys, operation.value];
-  pushFields(command, operation, kindCode[kind]);
-  leanCommands.set(operation, command);
-  return command;
-}
-
-/**
  * Every batch call's tag (see the script's contract): unique in the process whichever node sends
  * it, and across copies of this module sharing a client (the random prefix).
  */
@@ -253,10 +236,18 @@ export function encodeCall(
   fenceKeyOf: FenceKey = fenceKey,
   inline = false,
 ): EncodedCall {
-  if (operations.length === 1 && !inline && announcement === standaloneAnnouncement) {
-    const lone = operations[0]!;
-    const command = leanCommand(lone);
-    if (command) return { script: leanScripts[lone.kind as LeanKind], command, tag: lone.value, lean: lone.kind as LeanKind };
+  const lone = operations.length === 1 && !inline && announcement === standaloneAnnouncement ? operations[0]! : undefined;
+  const lean = lone && (lone.kind === 'release' || (lone.kind === 'acquire' && !lone.fenced)) ? lone.kind : undefined;
+  if (lone && lean) {
+    // A lone plain acquire or release: its lean script (KEYS, then the value and its declared fields;
+    // no tag, see decodeCall), its command made once, whichever master asks first.
+    let command = leanCommands.get(lone);
+    if (!command) {
+      command = ['EVALSHA', leanScripts[lean].sha, String(lone.keys.length), ...lone.keys, lone.value];
+      pushFields(command, lone, kindCode[lean]);
+      leanCommands.set(lone, command);
+    }
+    return { script: leanScripts[lean], command, tag: lone.value, lean };
   }
   const batchTag = tag ?? TAG_PREFIX + (++lastTag).toString(36);
   return { script: lockScript, command: encodeBatch(operations, batchTag, announcement, fenceKeyOf, inline, ['EVALSHA', lockScript.sha]), tag: batchTag, lean: undefined };

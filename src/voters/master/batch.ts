@@ -39,12 +39,6 @@ export const MAX_BATCH_OPERATIONS = 500;
  */
 let openTurns: Batcher[] = [];
 let endOfTurns: NodeJS.Immediate | undefined;
-function endTurns(): void {
-  endOfTurns = undefined;
-  const open = openTurns;
-  openTurns = [];
-  for (const batcher of open) batcher.flush(); // one flushed meanwhile has nothing left to send
-}
 
 export class Batcher {
   #queue: Waiting[] = [];
@@ -67,8 +61,20 @@ export class Batcher {
     // all get to queue their next operation first. (node-redis writes on setImmediate too.)
     this.#turnOpen = true;
     openTurns.push(this);
-    endOfTurns ??= setImmediate(endTurns);
+    endOfTurns ??= setImmediate(Batcher.#endTurns);
     return true;
+  }
+
+  /** The end of an event-loop turn: every open turn closes, and those with operations queued send them. */
+  static #endTurns(): void {
+    endOfTurns = undefined;
+    const open = openTurns;
+    openTurns = [];
+    for (const batcher of open) {
+      // Most turns hold their first operation alone: nothing queued, nothing to send.
+      if (batcher.#queue.length > 0) batcher.flush();
+      else batcher.#turnOpen = false;
+    }
   }
 
   /**

@@ -37,7 +37,8 @@ export class ConnectionKeeper {
   #failedConnects = 0;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #readinessTimer: NodeJS.Timeout | undefined;
-  #closed = false;
+  /** Stopped for good (close()). Read on every submit, so a field rather than a getter; only this class sets it. */
+  closed = false;
 
   constructor(
     private readonly driver: Driver,
@@ -47,13 +48,9 @@ export class ConnectionKeeper {
     this.client = driver.connection();
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   /** `client` is still the connection in use, and the master is not closed. */
   current(client: Connection): boolean {
-    return client === this.client && !this.#closed;
+    return client === this.client && !this.closed;
   }
 
   /** Listen to `client`. The listeners ignore it once it is replaced or this node is closed. */
@@ -101,7 +98,7 @@ export class ConnectionKeeper {
    * once, and two loops leave a connected socket that nothing closes.
    */
   reconnect(why?: string): void {
-    if (this.#closed) return;
+    if (this.closed) return;
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
     const stale = this.client;
@@ -119,7 +116,7 @@ export class ConnectionKeeper {
    */
   scheduleReconnect(failures?: number): void {
     if (failures !== undefined) this.#failedConnects = failures;
-    if (this.#closed || this.#reconnectTimer) return;
+    if (this.closed || this.#reconnectTimer) return;
     const delayMs = reconnectDelayMs(this.#failedConnects++);
     this.#reconnectTimer = setTimeout(() => this.reconnect(), delayMs).unref();
   }
@@ -137,7 +134,7 @@ export class ConnectionKeeper {
 
   /** The master is closed: no more resets nor reconnects (end() closes the connection). */
   stop(): void {
-    this.#closed = true;
+    this.closed = true;
     clearTimeout(this.#readinessTimer);
     clearTimeout(this.#reconnectTimer);
   }

@@ -10,7 +10,6 @@ import { reconnectDelayMs } from './connection-keeper.js';
 
 export class ReleaseAnnouncements {
   /** How the script announces releases here (a shard's channel is set by its cluster voter). */
-  #announcement: Announcement;
   /** Release subscriptions open on this master, reopened when the announcement channel changes. */
   readonly #subscriptions = new Set<() => void>();
 
@@ -19,18 +18,16 @@ export class ReleaseAnnouncements {
     shard: boolean,
     private readonly closed: () => boolean,
   ) {
-    this.#announcement = shard ? { command: 'SPUBLISH', channel: '' } : standaloneAnnouncement;
+    this.current = shard ? { command: 'SPUBLISH', channel: '' } : standaloneAnnouncement;
   }
 
-  /** How the script announces releases here. */
-  get current(): Announcement {
-    return this.#announcement;
-  }
+  /** How the script announces releases here. Read on every script call, so a field; only this class sets it. */
+  current: Announcement;
 
   /** A shard's announcement channel (one of its own slots), set or changed by its cluster voter. */
   announceOn(channel: string): void {
-    if (this.#announcement.channel === channel) return;
-    this.#announcement = { command: 'SPUBLISH', channel };
+    if (this.current.channel === channel) return;
+    this.current = { command: 'SPUBLISH', channel };
     for (const reopen of this.#subscriptions) reopen();
   }
 
@@ -47,7 +44,7 @@ export class ReleaseAnnouncements {
     let closed = false;
     const open = (): void => {
       // A shard without its channel yet has nothing to subscribe to (announceOn reopens).
-      const { command, channel } = this.#announcement;
+      const { command, channel } = this.current;
       const client = closed || this.closed() || channel === '' ? undefined : this.driver.subscriber();
       if (!client) return;
       subscriber = client;

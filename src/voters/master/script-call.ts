@@ -105,11 +105,14 @@ export function callScript<R>(host: ScriptHost, call: ScriptCall<R>, source?: st
     throw error;
   };
   const decoded = (answer: unknown, acknowledged?: unknown): R => {
-    let replies: OperationReply[];
-    try {
-      replies = decodeReplies(host, client, operations, encoded, answer, acknowledged, timeoutMs ?? 0);
-    } catch (error) {
-      return failed(error);
+    // The usual answer decodes in one step; a misplaced one, or one with a WAIT's, in decodeReplies.
+    let replies = acknowledged === undefined ? decodeCall(answer, operations, encoded) : undefined;
+    if (replies === undefined) {
+      try {
+        replies = decodeReplies(host, client, operations, encoded, answer, acknowledged, timeoutMs ?? 0);
+      } catch (error) {
+        return failed(error);
+      }
     }
     // Bookkeeping first: ended may emit nodeUp, whose listener could throw.
     if (withdraw) host.inFlight.delete(withdraw);
