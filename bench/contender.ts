@@ -2,6 +2,8 @@
  * What the scenarios drive: a contender (a library set up one way) that acquires and releases. And
  * ours as one, over a Redlock of any build (bench/libraries.ts's `ours`, bench/versions.ts's two builds).
  */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Redlock } from '../src/index.js';
 
 export interface Held {
@@ -32,4 +34,16 @@ export function redlockContender(redlock: Redlock, fencing = false, afterQuit?: 
       await afterQuit?.();
     },
   };
+}
+
+/** A contender label for ours from another build (bench/versions.ts): this, then the path of its dist/index.js. */
+export const BUILD_LABEL = 'ours@';
+
+/**
+ * The bench's `ours` (bench/libraries.ts: node-redis clients it makes from `urls`, batching on), from
+ * the build at `path` (a dist/index.js) rather than ../dist: each of bench/versions.ts's two builds.
+ */
+export async function oursFromBuild(path: string, urls: readonly string[]): Promise<Contender> {
+  const { Redlock: Built } = (await import(pathToFileURL(resolve(path)).href)) as typeof import('../src/index.js');
+  return redlockContender(new Built([...urls], { batching: true }));
 }

@@ -1,9 +1,27 @@
 /**
- * What one slice of `npm run bench:own` measured, as the IPC message and the JSON record carry it:
- * made from a Tally by the contender's process (S1, S2, S3) or by the parent from the merged rounds
- * of a contender's processes (S6).
+ * One slice of `npm run bench:own`: the work asked of a contender (OwnWork, what its process,
+ * bench/own-process.ts, is sent) and what it measured (OwnSlice), as the IPC message and the JSON
+ * record carry it: made from a Tally by the contender's process (S1, S2, S3), by the parent from
+ * the merged rounds of a contender's processes (S6), or in the measuring process itself
+ * (`npm run bench:versions -- --in-process`).
  */
-import { jainIndex, type Tally } from './scenarios.js';
+import type { Contender } from './contender.js';
+import { concurrentSlice, hotKeySlice, jainIndex, newTally, sequentialSlice, type Tally } from './scenarios.js';
+
+export type OwnWork =
+  /** Cycles not measured: before the first round, and before each slice after the others ran. */
+  | { readonly kind: 'warm'; readonly cycles: number; readonly keyPrefix: string; readonly deadlineMs: number }
+  | { readonly kind: 'S1'; readonly cycles: number; readonly keyPrefix: string; readonly deadlineMs: number }
+  | { readonly kind: 'S2'; readonly workers: number; readonly durationMs: number; readonly keyPrefix: string; readonly deadlineMs: number }
+  /** The hot key: `workers` workers of this process on the one key `keyPrefix`, `sectionMs` held. */
+  | {
+      readonly kind: 'S3';
+      readonly workers: number;
+      readonly durationMs: number;
+      readonly sectionMs: number;
+      readonly keyPrefix: string;
+      readonly deadlineMs: number;
+    };
 
 export interface OwnSlice {
   readonly cycles: number;
@@ -50,4 +68,16 @@ export function ownSlice(tally: Tally, cpuUs: number, hotKey: boolean): OwnSlice
         }
       : {}),
   };
+}
+
+/** Does `work` on `contender`, in this process: its figures, and this process' CPU over it (process.cpuUsage). */
+export async function ownWork(contender: Contender, work: OwnWork): Promise<OwnSlice> {
+  const tally = newTally();
+  const options = { contender, tally, keyPrefix: work.keyPrefix, deadlineMs: work.deadlineMs };
+  const cpuBefore = process.cpuUsage();
+  if (work.kind === 'S2') await concurrentSlice(options, work.workers, work.durationMs);
+  else if (work.kind === 'S3') await hotKeySlice(options, work.workers, work.durationMs, work.sectionMs);
+  else await sequentialSlice(options, work.cycles);
+  const cpu = process.cpuUsage(cpuBefore);
+  return ownSlice(tally, cpu.user + cpu.system, work.kind === 'S3');
 }

@@ -1,10 +1,11 @@
 /**
- * The bench's contender processes, child side: one contender of bench/libraries.ts, set up from
- * argv (its label, the masters' URLs comma-separated, the profile), warmed by one cycle, then doing
- * each piece of work the parent (bench/children.ts) sends, one at a time, until `stop`.
+ * The bench's contender processes, child side: one contender of bench/libraries.ts, or ours from
+ * another build (`ours@<its dist/index.js>`: bench/versions.ts), set up from argv (its label, the
+ * masters' URLs comma-separated, the profile), warmed by one cycle, then doing each piece of work
+ * the parent (bench/children.ts) sends, one at a time, until `stop`.
  */
-import type { Contender } from './contender.js';
-import { contenders, type Profile } from './libraries.js';
+import { BUILD_LABEL, oursFromBuild, type Contender } from './contender.js';
+import type { Profile } from './libraries.js';
 import { TTL_MS } from './scenarios.js';
 
 export type ChildRequest<Work> = { readonly type: 'go'; readonly work: Work } | { readonly type: 'stop' };
@@ -22,6 +23,21 @@ function send<Result>(message: ChildReply<Result>): Promise<void> {
   });
 }
 
+/**
+ * The contender `label` names. bench/libraries.ts is loaded only for its own labels: it loads
+ * ../dist and the bench's peers, which a process running another build has no use for.
+ */
+async function contenderFor(label: string, urls: readonly string[], profile: Profile): Promise<Contender> {
+  if (label.startsWith(BUILD_LABEL)) {
+    if (profile !== 'distinct') throw new Error(`${label}: another build runs as the bench's ours, profile distinct only`);
+    return oursFromBuild(label.slice(BUILD_LABEL.length), urls);
+  }
+  const { contenders } = await import('./libraries.js');
+  const spec = contenders.find((candidate) => candidate.label === label);
+  if (!spec) throw new Error(`no contender labelled ${label} in bench/libraries.ts`);
+  return spec.create(urls, profile);
+}
+
 /** Serves `work` for the parent: `doWork` runs each request on this process' contender. */
 export async function serveContender<Work, Result>(
   script: string,
@@ -31,12 +47,11 @@ export async function serveContender<Work, Result>(
   // If the parent goes away without stopping us (it normally kills us by pid), stop too.
   process.once('disconnect', () => process.exit(0));
   const [label, urls, profile] = process.argv.slice(2);
-  const spec = contenders.find((candidate) => candidate.label === label);
   try {
-    if (!spec || !urls || !PROFILES.includes(profile as Profile)) {
+    if (!label || !urls || !PROFILES.includes(profile as Profile)) {
       throw new Error(`usage: ${script} <contender label> <url,url,…> <${PROFILES.join('|')}>; got ${process.argv.slice(2).join(' ')}`);
     }
-    const contender = await spec.create(urls.split(','), profile as Profile);
+    const contender = await contenderFor(label, urls.split(','), profile as Profile);
     // Connections up and scripts loaded before any clock starts: one cycle on a key of its own.
     await (await contender.acquire(`bench:child:warm:${process.pid}`, TTL_MS)).release();
     process.on('message', (message: ChildRequest<Work>) => {
