@@ -137,12 +137,14 @@ export class MasterVoter implements Voter {
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route = 'batch'): Promise<OperationReply> {
     const client = this.#keeper.client;
     if (!client.isReady) return this.#awaitFirstConnection(cancellation).then(() => this.#checked(operation, cancellation, coalesce, route));
-    // The usual case: a standalone master with no gate to pass (#admit's), a client with no offline
-    // queue to withdraw from (#send's) and nothing queued ahead. It goes straight to the script
-    // call, in as few steps as the path allows: this runs per master per operation.
-    const plain = route === 'batch' && !this.#guard && !this.#shard && !this.#clusterMode && this.#onReplica !== client && !this.#driver.withdraws;
+    // The usual case: a standalone master with no gate to pass (#admit's) and nothing queued ahead.
+    // It goes straight to the script call (through #send only for a client whose offline queue a
+    // cancelled call must be withdrawn from), in as few steps as the path allows: this runs per
+    // master per operation.
+    const plain = route === 'batch' && !this.#guard && !this.#shard && !this.#clusterMode && this.#onReplica !== client;
     if (!plain || this.#keeper.closed || this.#infoGate.pending || !this.#batcher.takesAlone(coalesce)) return this.#checked(operation, cancellation, coalesce, route);
     if (cancellation.aborted) return Promise.reject(cancellation.reason);
+    if (this.#driver.withdraws) return this.#send([operation], route, first, cancellation).replies;
     return callScript(this.#script, { client, announcement: this.#releases.current, operations: [operation], route, withdraw: undefined, pick: first });
   }
 
@@ -199,8 +201,8 @@ export class MasterVoter implements Voter {
     return answer;
   }
 
-  /** One script call for a batch. */
-  #send<R>(operations: LockOperation[], route: Route, pick: (replies: OperationReply[]) => R): SentBatch<R> {
+  /** One script call for a batch; a lone operation's `cancellation` withdraws it while it is unsent, as Batcher.submit's do. */
+  #send<R>(operations: LockOperation[], route: Route, pick: (replies: OperationReply[]) => R, cancellation?: Cancellation): SentBatch<R> {
     const client = this.#keeper.client;
     if (this.#keeper.closed || !client.isReady) return { replies: Promise.reject(this.#unavailable()) };
     // With an offline queue (node-redis clients of yours, by default), an unsent command would
@@ -210,7 +212,9 @@ export class MasterVoter implements Voter {
     if (!this.#driver.withdraws) return { replies: callScript(this.#script, { client, announcement: this.#releases.current, operations, route, withdraw: undefined, pick }) };
     const withdraw = new AbortController();
     const replies = callScript(this.#script, { client, announcement: this.#releases.current, operations, route, withdraw, pick });
-    return { replies, withdraw: () => withdraw.abort() };
+    const abort = (): void => withdraw.abort();
+    cancellation?.onCancel(abort);
+    return { replies, withdraw: abort };
   }
 
   /**
