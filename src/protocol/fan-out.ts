@@ -191,9 +191,9 @@ class Round<R> {
   }
 
   replied(index: number, reply: R): void {
-    this.options.onReply?.(index, reply);
     let answer: Answer;
     try {
+      this.options.onReply?.(index, reply);
       answer = this.judge(reply);
     } catch (error) {
       this.failed(index, error);
