@@ -217,8 +217,8 @@ export class MasterRestartedError extends RedlockQuorumError {
 
 /**
  * (In outcomes, with `restartGuard.clockJumps`) the master's clock jumped forward beyond the drift
- * allowance less than `graceMs` ago: keys there expired early, so its vote is withheld (a grant in
- * the call that showed the jump too, and it is rolled back).
+ * allowance less than `graceMs` ago: keys there expired early, so its vote is withheld (also a grant
+ * answered in the call that showed the jump, which is rolled back).
  */
 export class ClockJumpError extends RedlockQuorumError {
   override name = 'ClockJumpError';

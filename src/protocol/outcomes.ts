@@ -59,7 +59,7 @@ export interface OtherOutcome extends OutcomeDetails {
 /** One master's answer to one operation: narrow on `status` (`locked` and `queued` always have `pttlMs`). */
 export type NodeOutcome = LockedOutcome | QueuedOutcome | OtherOutcome;
 
-/** @internal An outcome as the fan-out fills it in; it sets `locked` and `pttlMs` in one step. */
+/** @internal An outcome as the fan-out fills it in: it sets `locked` and `pttlMs` in one step, so each is a NodeOutcome. */
 export interface OutcomeRecord {
   readonly node: string;
   status: NodeStatus;
