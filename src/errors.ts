@@ -1,14 +1,12 @@
 /**
- * Typed errors. Each carries the data a caller needs to act (per-master outcomes, resources),
- * and none carries a secret: masters are named by `host:port` only, never by a URL with a password.
- * The outcomes and attempt records they carry are src/protocol/outcomes.ts.
+ * Typed errors, each with the data a caller needs to act on (per-master outcomes, resources) and no
+ * secret: masters are named by `host:port`, never by a URL with a password.
  */
 import type { AttemptRecord } from './protocol/outcomes.js';
 
 /**
- * What every error class of this package extends, so a caller can tell "anything from the lock"
- * apart from their own errors in one `instanceof` check. Bad arguments stay plain TypeErrors and
- * RangeErrors, as JavaScript's own functions throw them.
+ * What every error class of this package extends: one `instanceof` tells "anything from the lock"
+ * from a caller's own errors. Bad arguments stay plain TypeErrors and RangeErrors, as in JavaScript.
  */
 export class RedlockQuorumError extends Error {
   override name = 'RedlockQuorumError';
@@ -27,9 +25,9 @@ export class ExecutionError extends RedlockQuorumError {
 }
 
 /**
- * An acquire that failed because the resources are held: in its last attempt so many masters
- * answered `locked` (or `queued`: others waited longer) that a quorum was impossible. (Other failures — masters down, timing out or
- * erroring — are plain ExecutionErrors.) Never emitted as an `error` event.
+ * An acquire that failed because the resources are held: in its last attempt so many masters answered
+ * `locked` (or `queued`: others waited longer) that a quorum was impossible. Masters down, timing out
+ * or erroring give a plain ExecutionError. Never emitted as an `error` event.
  */
 export class ResourceLockedError extends ExecutionError {
   override name = 'ResourceLockedError';
@@ -37,8 +35,8 @@ export class ResourceLockedError extends ExecutionError {
 
 /**
  * An acquire that failed because so many masters refused the credentials (`WRONGPASS`, `NOAUTH`) that
- * a quorum was impossible: not retried, since a password does not become right by waiting. `nodes`
- * are the masters that refused them (`host:port`); the message names the server's reply, never the password.
+ * a quorum was impossible; not retried. `nodes` are those masters (`host:port`); the message quotes
+ * the server's reply, never the password.
  */
 export class AuthenticationError extends ExecutionError {
   override name = 'AuthenticationError';
@@ -155,10 +153,9 @@ export class NodeUnavailableError extends RedlockQuorumError {
 }
 
 /**
- * A master given as a standalone one (a client, URL or options) that runs in cluster mode
- * (`cluster_enabled:1`): it holds only its own slots, so it gets no lock command. Its outcomes
- * carry this error, and it is emitted as an `error` event on each connection. Pass the cluster as
- * one voter instead (its createCluster / ioredis Cluster client, or `{ rootNodes }`).
+ * A master given as a standalone one that runs in cluster mode (`cluster_enabled:1`): it holds only
+ * its own slots, so it gets no lock command; its outcomes carry this error, also emitted as an `error`
+ * event. Pass the cluster as one voter (its createCluster / ioredis Cluster client, or `{ rootNodes }`).
  */
 export class ClusterModeError extends NodeError {
   override name = 'ClusterModeError';
@@ -172,9 +169,8 @@ export class ClusterModeError extends NodeError {
 }
 
 /**
- * (In outcomes) the master's connection answered a lock call with a reply that belongs to another
- * command: its replies no longer line up with its commands (bytes lost between us and the master,
- * which TCP itself never does; a middlebox might). Never counted as a vote. A connection we own is
+ * (In outcomes) the connection answered a lock call with another command's reply: its replies no
+ * longer line up with its commands (bytes lost on the way). Never a vote. A connection we own is
  * reset at once; on one of yours, an `error` event says so and every call fails until it is.
  */
 export class MisplacedReplyError extends NodeError {
@@ -221,8 +217,8 @@ export class MasterRestartedError extends RedlockQuorumError {
 
 /**
  * (In outcomes, with `restartGuard.clockJumps`) the master's clock jumped forward beyond the drift
- * allowance less than `graceMs` ago: keys there expired early, so its vote is withheld. A grant
- * answered in the very call that showed the jump is refused this way too (and rolled back).
+ * allowance less than `graceMs` ago: keys there expired early, so its vote is withheld (also a grant
+ * answered in the call that showed the jump, which is rolled back).
  */
 export class ClockJumpError extends RedlockQuorumError {
   override name = 'ClockJumpError';
@@ -241,9 +237,8 @@ export class ClockJumpError extends RedlockQuorumError {
 }
 
 /**
- * (In outcomes, with the `replicas` setting) the master granted, but fewer of its replicas than
- * asked for acknowledged the write in time (WAIT): a failover to a replica without it would forget
- * the lock, so the grant is not counted. An acquire's keys are rolled back as after any failed attempt.
+ * (In outcomes, with the `replicas` setting) the master granted, but fewer of its replicas than asked
+ * acknowledged the write in time (WAIT): a failover would forget the lock, so the grant is not counted.
  */
 export class ReplicationError extends RedlockQuorumError {
   override name = 'ReplicationError';

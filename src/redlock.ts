@@ -1,12 +1,10 @@
 /**
- * Redlock: the public calls, and the wiring that hands each to its layer (docs/architecture.md).
- * Acquire, extend, release and `using` are acquisition/'s; the masters are voters/; the semaphore
- * and the read-write lock are primitives/; inspect and force release are operator/.
+ * Redlock: the public calls, each handed to its layer (docs/architecture.md): acquisition/ for
+ * acquire, extend, release and `using`; voters/ for the masters; primitives/; operator/.
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { LockLostError, RedlockClosedError } from './errors.js';
 import { Acquisitions } from './acquisition/acquire.js';
-import type { Admission } from './acquisition/admission.js';
 import { assertOpen, lose, type CallContext } from './acquisition/context.js';
 import { extendLock } from './acquisition/extend.js';
 import { MasterClock } from './acquisition/master-clock.js';
@@ -34,13 +32,9 @@ import { clusterKeysProblem } from './voters/cluster/slots.js';
 import type { HealthHooks, MasterHealth } from './voters/master/health.js';
 
 export class Redlock extends EventEmitter<RedlockEvents> {
-  readonly #settings: Partial<Settings>;
   readonly #masters: Masters;
   readonly #context: CallContext;
   readonly #acquisitions: Acquisitions;
-  readonly #renewals = new RenewalScheduler();
-  readonly #notifier: Notifier;
-  readonly #stats: StatsRecorder;
   /** Aborted by quit(): wakes every acquire or extend sleeping between attempts (one listener each: no limit). */
   readonly #closing = new AbortController();
 
@@ -54,7 +48,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     if (!Array.isArray(nodes)) throw new TypeError('nodes must be an array of node-redis clients, URLs or client options');
     if (nodes.length === 0) throw new RangeError('nodes must name at least one redis master');
     const own: Partial<Settings> = { ...validateSettings(settings, nodes.length, false) };
-    this.#settings = own;
     const hooks: HealthHooks = {
       onError: (error) => this.#emit('error', () => error),
       onDown: (event) => this.#emit('nodeDown', () => event),
@@ -67,29 +60,28 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     };
     const { voters, clustered } = assembleVoters(nodes, { restartGuard: own.restartGuard, driftFactor: own.driftFactor ?? defaultSettings.driftFactor, replicasOf }, hooks);
     const clock = systemClock;
-    this.#stats = new StatsRecorder(voters.map((voter) => voter.label));
-    this.#notifier = new Notifier(voters.map((voter) => (listener) => voter.subscribeReleases(listener)));
-    this.#masters = new Masters(voters, own, this.#notifier, this.#stats, clock);
+    const stats = new StatsRecorder(voters.map((voter) => voter.label));
+    const notifier = new Notifier(voters.map((voter) => (listener) => voter.subscribeReleases(listener)));
+    this.#masters = new Masters(voters, own, notifier, stats, clock);
     this.#context = {
       masters: this.#masters,
       settings: own,
       clock,
-      stats: this.#stats,
-      notifier: this.#notifier,
+      stats,
+      notifier,
       masterClock: new MasterClock(() => clock.monotonicMs()),
-      renewals: this.#renewals,
+      renewals: new RenewalScheduler(),
       scope: new ReentrancyScope(() => clock.epochMs()),
       closing: this.#closing.signal,
       clustered,
       owner: this,
       emit: (event, payload) => this.#emit(event, payload),
     };
-    const extend = (lock: Lock, ttl: number, onFailedAttempt?: Parameters<typeof extendLock>[3]): Promise<Lock> => extendLock(this.#context, lock, ttl, onFailedAttempt);
-    this.#acquisitions = new Acquisitions(this.#context, extend);
+    this.#acquisitions = new Acquisitions(this.#context, (lock, ttl, onFailedAttempt) => extendLock(this.#context, lock, ttl, onFailedAttempt));
     registerLeaseOwner(this, {
       clustered,
       acquireLease: (admission, ttl, settings) => this.#acquisitions.acquire(admission, ttl, settings),
-      usingLease: (admission, ttl, settings, routine) => this.#using(admission, ttl, settings, routine),
+      usingLease: (admission, ttl, settings, routine) => usingLease(this.#acquisitions, this.#context.scope, admission, ttl, settings, routine),
     });
     for (const voter of voters) voter.start();
   }
@@ -147,16 +139,15 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
   /** Counts and percentiles since this Redlock was created; see `RedlockStats`. */
   stats(): RedlockStats {
-    return this.#stats.snapshot();
+    return this.#context.stats.snapshot();
   }
 
   /**
-   * Run `routine(signal, lock)` while holding `resources`, extending the lock automatically before
-   * its validity falls below `automaticExtensionThreshold` (with these settings). `signal` aborts
-   * with a `LockLostError` if the lock is lost. Resolves to the routine's result (with
-   * `{ onLost: 'reject' }`, rejects with that LockLostError instead if the lock was lost meanwhile), or
-   * rejects with the routine's error; the lock is released on every path, and a release problem never
-   * hides the routine's outcome.
+   * Run `routine(signal, lock)` while holding `resources`, extending the lock automatically before its
+   * validity falls below `automaticExtensionThreshold`; `signal` aborts with a `LockLostError` if the
+   * lock is lost. Resolves to the routine's result (with `{ onLost: 'reject' }`, rejects with that
+   * LockLostError if the lock was lost meanwhile) or rejects with its error. The lock is released on
+   * every path, and a release problem never hides the routine's outcome.
    */
   using<T>(resources: string | readonly string[], ttl: number, routine: Routine<T>): Promise<T>;
   using<T>(resources: string | readonly string[], ttl: number, settings: UsingSettings & FencedSettings, routine: Routine<T, FencedLock>): Promise<T>;
@@ -168,10 +159,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     maybeRoutine?: Routine<T, FencedLock>,
   ): Promise<T> {
     const [settings, routine] = splitUsing(settingsOrRoutine, maybeRoutine, 'using(resources, ttl, [settings,] (signal, lock) => …)');
-    return this.#using({ keys: normalizeResources(resources), lease: EXCLUSIVE }, ttl, settings, routine);
-  }
-
-  #using<T>(admission: Admission, ttl: number, settings: UsingSettings | undefined, routine: Routine<T, FencedLock>): Promise<T> {
+    const admission = { keys: normalizeResources(resources), lease: EXCLUSIVE };
     return usingLease(this.#acquisitions, this.#context.scope, admission, ttl, settings, routine);
   }
 
@@ -179,10 +167,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   async quit(): Promise<void> {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort(new RedlockClosedError());
-    this.#renewals.closed = true;
-    for (const lifetime of this.#renewals.scheduled) lifetime.abandon('the Redlock was quit, so it is no longer extended');
+    const { renewals, notifier } = this.#context;
+    renewals.closed = true;
+    for (const lifetime of renewals.scheduled) lifetime.abandon('the Redlock was quit, so it is no longer extended');
     await this.#acquisitions.drained();
-    await this.#notifier.close();
+    await notifier.close();
     await Promise.all(this.#masters.voters.map((voter) => voter.close()));
   }
 
@@ -197,12 +186,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
   /**
    * What each master holds for each of `resources` now (holder, PTTL, fence counter, waiters), and
-   * whether a quorum holds it and until when at the latest. Read-only; each master's answer is
-   * bounded by the per-master timeout (a master that gives none is `unavailable`). See operator/inspect.ts.
+   * whether a quorum holds it and until when at the latest. Read-only; a master that gives no answer
+   * within the per-master timeout is `unavailable`.
    */
   async inspect(resources: string | readonly string[], options?: InspectOptions): Promise<ResourceInspection[]> {
     const { keys, settings } = this.#operatorCall(resources, options);
-    return inspectOn(this.#masters, keys, this.#settings.quorum, settings);
+    return inspectOn(this.#masters, keys, this.#context.settings.quorum, settings);
   }
 
   /**
@@ -228,7 +217,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         if (problem) throw problem;
       }
     }
-    const settings = { ...operatorSettings(options, this.#settings.nodeTimeout, extra), batching: this.#settings.batching ?? true };
+    const own = this.#context.settings;
+    const settings = { ...operatorSettings(options, own.nodeTimeout, extra), batching: own.batching ?? true };
     assertOpen(this.#context);
     settings.signal?.throwIfAborted();
     return { keys, settings };
@@ -241,13 +231,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
   /**
    * Emit an event and publish it on its diagnostics channel, building the payload only if someone
-   * listens. With no listener an 'error' event would crash the process, so none is emitted then
-   * (master errors are also in the outcomes). A listener runs inside an acquire, extend, release or
-   * a connection's handler: its throw must change no call's outcome (an acquire that rejected would
-   * leave its lock held, and auto-extended, by a Lock no one has) nor keep the later listeners from
-   * the event. So each listener is called on its own, and its throw is reported as Node reports a
-   * diagnostics_channel subscriber's or an EventTarget listener's: an uncaught exception on the
-   * next tick (observability/events.ts). publish() already does that for subscribers.
+   * listens (an 'error' event with no listener would crash the process, so none is emitted then). A
+   * listener's throw must change no call's outcome (a rejected acquire would leave its lock held by no
+   * one) nor silence later listeners: it is reported as an uncaught exception on the next tick, as
+   * Node reports a diagnostics_channel subscriber's (observability/events.ts).
    */
   #emit<E extends keyof RedlockEvents>(event: E, payload: () => RedlockEvents[E][0]): void {
     const channel = channels[event];

@@ -1,8 +1,4 @@
-/**
- * What every acquire, extend and release of one Redlock shares: its masters, settings, clocks,
- * stats, waiters and events. redlock.ts makes one and hands it to each call's module
- * (acquire.ts, extend.ts, release.ts, using.ts); none of them sees the Redlock itself.
- */
+/** What every call of one Redlock shares (masters, settings, clocks, stats, waiters, events), without the Redlock itself. */
 import { RedlockClosedError, type LockLostError } from '../errors.js';
 import type { Settings } from '../config/settings.js';
 import type { RenewalScheduler } from '../lease/lifetime.js';
@@ -17,7 +13,6 @@ import type { Notifier } from './waiting.js';
 
 /** Emit a Redlock event, building its payload only if someone listens (redlock.ts). */
 type Emit = <E extends keyof RedlockEvents>(event: E, payload: () => RedlockEvents[E][0]) => void;
-
 
 export interface CallContext {
   readonly masters: Masters;

@@ -15,8 +15,8 @@ import { describeVote, remember } from './failure.js';
 import { fallbackDelayMs } from './retry.js';
 
 /**
- * `onFailedAttempt` lets a lock's Lifetime keep the outcomes for its LockLostError. Extends of one
- * lock run one at a time, so one that lowered the expiration is decided before another raises it.
+ * `onFailedAttempt`: a Lifetime keeps the outcomes for its LockLostError. Extends of one lock run one
+ * at a time, so one that lowered the expiration is decided before another raises it.
  */
 export async function extendLock(
   context: CallContext,
@@ -28,33 +28,25 @@ export async function extendLock(
   const ttlMs = validateTtl(ttl);
   const effective = resolveSettings(context.settings, lock.callSettings, context.masters.count, ttlMs);
   assertOpen(context);
-  return lock.queueExtend(() => extendNow(context, lock, ttlMs, effective, onFailedAttempt));
-}
-
-async function extendNow(
-  context: CallContext,
-  lock: Lock,
-  ttlMs: number,
-  effective: EffectiveSettings,
-  onFailedAttempt: ((record: AttemptRecord) => void) | undefined,
-): Promise<Lock> {
   const { clock, stats } = context;
-  const startMs = clock.monotonicMs();
-  const attempts: AttemptRecord[] = [];
-  const automatic = onFailedAttempt !== undefined;
-  try {
-    const record = await extendAttempts(context, lock, ttlMs, effective, attempts, onFailedAttempt);
-    stats.extensions.succeeded++;
-    if (automatic) stats.extensions.automatic++;
-    const durationMs = clock.monotonicMs() - startMs;
-    context.emit('extended', () => ({ lock, resources: lock.resources, automatic, durationMs, attempt: record }));
-    return lock;
-  } catch (error) {
-    stats.extensions.failed++;
-    const durationMs = clock.monotonicMs() - startMs;
-    context.emit('failed', () => ({ operation: 'extend', lock, resources: lock.resources, durationMs, error, attempts }));
-    throw error;
-  }
+  return lock.queueExtend(async () => {
+    const startMs = clock.monotonicMs();
+    const attempts: AttemptRecord[] = [];
+    const automatic = onFailedAttempt !== undefined;
+    try {
+      const record = await extendAttempts(context, lock, ttlMs, effective, attempts, onFailedAttempt);
+      stats.extensions.succeeded++;
+      if (automatic) stats.extensions.automatic++;
+      const durationMs = clock.monotonicMs() - startMs;
+      context.emit('extended', () => ({ lock, resources: lock.resources, automatic, durationMs, attempt: record }));
+      return lock;
+    } catch (error) {
+      stats.extensions.failed++;
+      const durationMs = clock.monotonicMs() - startMs;
+      context.emit('failed', () => ({ operation: 'extend', lock, resources: lock.resources, durationMs, error, attempts }));
+      throw error;
+    }
+  });
 }
 
 async function extendAttempts(

@@ -1,7 +1,4 @@
-/**
- * What a failed acquire says: the attempts it keeps, and the message of its ResourceLockedError or
- * ExecutionError (how the last attempt's vote went).
- */
+/** What a failed acquire says: the attempts it keeps, and its error's message (how the last attempt's vote went). */
 import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 
@@ -37,11 +34,7 @@ export function acquireFailure(description: string, attempts: number, effective:
   );
 }
 
-/**
- * A server's refusal of the credentials (a wrong password or user, or none where one is needed), in
- * an error or its causes: node-redis and ioredis both pass the reply on as the message, and our
- * NodeUnavailableError keeps it as its cause.
- */
+/** A server's refusal of the credentials; the clients pass the reply on as the message, NodeUnavailableError as its cause. */
 const CREDENTIALS_REFUSED = /\b(?:WRONGPASS|NOAUTH)\b|\bERR (?:invalid password|AUTH .* called without any password configured)/;
 
 function credentialsReply(error: unknown): string | undefined {
@@ -60,9 +53,8 @@ export interface CredentialsRefused {
 }
 
 /**
- * The masters that refused the credentials, when they alone leave too few masters for a quorum: a
- * password does not become right by waiting, so the acquire is not retried. Undefined otherwise
- * (a minority that refuses them is reported by `error` events, and the others may still grant).
+ * The masters that refused the credentials, when they alone make a quorum impossible: a password
+ * does not become right by waiting. Undefined otherwise (the others may still grant).
  */
 export function credentialsRefused(record: AttemptRecord, masters: number, quorum: number): CredentialsRefused | undefined {
   const nodes: string[] = [];

@@ -1,9 +1,8 @@
 /**
- * A fenced acquire's second round. The first round's granting masters each incremented their
- * counters; the token is the largest they answered. Raising the counters to it on a quorum of the
- * masters that hold the lock means any later quorum includes one of them, whose increment then
- * answers more than this token (docs/safety.md, "Fencing tokens"). Validity counts both rounds, from
- * round one's start.
+ * A fenced acquire's second round. Each granting master incremented its counter; the token is the
+ * largest they answered. Raised to it on a quorum of the masters that hold the lock, any later quorum
+ * includes one of them, whose increment answers more (docs/safety.md, "Fencing tokens"). Validity
+ * counts both rounds.
  */
 import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';

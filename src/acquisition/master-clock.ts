@@ -6,7 +6,7 @@ export interface ClockReading {
 
 /** How fast the offset may move, at most, between the client's monotonic clock and a master's (100 ppm). */
 const DRIFT_RATE = 1e-4;
-/** The first readings of a process (`FIRST_READINGS`), and a loose one, are followed by another this soon. */
+/** A process' first `FIRST_READINGS` readings, and a loose one, are followed by another this soon. */
 const RETRY_MS = 1_000;
 const FIRST_READINGS = 3;
 /** A reading is loose when its error bound is this much above twice the tightest one seen (ms). */
@@ -15,19 +15,14 @@ const LOOSE_SLACK_MS = 0.5;
 /**
  * The masters' clock as this process reads it: where its waiters stand in the masters' lines.
  *
- * A ticket's place must not depend on any client's wall clock (a process 10 minutes behind would
- * otherwise always go first), yet every master must give a ticket the same place, or masters that
- * order two near-simultaneous waiters differently split their votes and wake neither. So a place is
- * when the acquire began on the masters' clock: this process' monotonic start plus the offset from
- * its monotonic clock to the median of the masters' TIME. The median is the masters' own (a minority
- * of masters with wild clocks does not move it); a client's clock enters only through its rate.
+ * A ticket's place must not depend on a client's wall clock (one 10 minutes behind would always go
+ * first), yet every master must give it the same place, or masters ordering two waiters differently
+ * split their votes and wake neither. So a place is the acquire's monotonic start plus the offset to
+ * the median of the masters' TIME, which a minority of wild master clocks does not move.
  *
- * A reading is only as good as its round trip: the master read TIME somewhere inside it, so half the
- * round trip bounds the error. A process whose event loop was busy while it read (at start-up, under
- * load) would otherwise place its waiters up to half that stall early, for the whole `refreshMs`,
- * and go first in every line of a hot key. So the
- * tightest reading is kept, its bound growing with the drift allowance as it ages; the first readings
- * and any loose one are followed by another a second later, and every reading is renewed after `refreshMs`.
+ * Half a reading's round trip bounds its error, and a reading taken while the event loop was busy
+ * would place waiters early for the whole `refreshMs`. So the tightest reading is kept, its bound
+ * growing by the drift allowance as it ages; loose ones are retried, and all renewed after `refreshMs`.
  */
 export class MasterClock {
   #offsetMs: number | undefined;
@@ -59,10 +54,9 @@ export class MasterClock {
   }
 
   /**
-   * Read the masters' clocks with `read`, which resolves to the answers of the masters that
-   * answered. The reading's offset is their median, its bound half their median round trip; it
-   * replaces the kept one when its bound is no wider than the kept one's aged bound, or the kept one
-   * is older than `refreshMs`. Concurrent calls share one reading; no answer keeps what there was.
+   * Read the masters' clocks with `read`: offset their median, bound half their median round trip.
+   * It replaces the kept reading if no looser than its aged bound, or if that one is older than
+   * `refreshMs`. Concurrent calls share one reading; no answer keeps what there was.
    */
   sample(read: () => Promise<readonly ClockReading[]>): Promise<void> {
     this.#sampling ??= read()

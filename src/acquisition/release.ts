@@ -1,7 +1,6 @@
 /**
  * Release: compare-and-delete on every master, resolved once a quorum deleted (or could not); the
- * rest are delivered in the background, so `confirmedBy` counts the deletes confirmed by then. The
- * lock's ticket leaves the masters' lines with it.
+ * rest are delivered in the background. The lock's ticket leaves the masters' lines with it.
  */
 import { LockLostError } from '../errors.js';
 import { resolveSettings } from '../config/settings.js';

@@ -1,16 +1,9 @@
-/**
- * How long an acquire waits between attempts, and how long its ticket keeps its place in line
- * meanwhile: the retry policy, from the call's effective settings. Pure but for Math.random.
- */
+/** The retry policy: how long an acquire waits between attempts, and how long its ticket keeps its place meanwhile. */
 import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 import { retryDelayMs } from '../protocol/validity.js';
 
-/**
- * How long a ticket keeps its place without a new attempt: two of the longest sleeps between
- * attempts and one attempt. A waiter renews it on every attempt, so only a dead waiter's lapses
- * (and it blocks the line no longer than this).
- */
+/** How long a ticket keeps its place: two of the longest sleeps and one attempt (each renews it; a dead waiter's lapses). */
 export function ticketTtlOf(effective: EffectiveSettings): number {
   return Math.ceil(2 * (effective.retryDelayMs + effective.retryJitterMs) + effective.nodeTimeoutMs);
 }
@@ -20,12 +13,10 @@ export function fallbackDelayMs(effective: EffectiveSettings): number {
 }
 
 /**
- * How long a refused attempt sleeps (a release announcement wakes it sooner): retryDelay ± jitter,
- * or less when a quorum of masters could grant sooner than that. A master that granted (the grant
- * was rolled back) is free now; one that refused is free once what refused it lapses: the blocking
- * key's ttl, or the place of the waiter ahead in line, which lapses unless that waiter tries again.
- * A waiter cut off or gone no longer does, and nothing announces the lapse: without this, the line
- * stood still for up to one more retry sleep after it (the kernel lab's partitions, issue 27).
+ * How long a refused attempt sleeps (a release wakes it sooner): retryDelay ± jitter, or less when
+ * a quorum could grant sooner. A master that granted (rolled back) is free now; one that refused is
+ * free once the blocking key's ttl, or the place of the waiter ahead, lapses: nothing announces the
+ * lapse of a waiter cut off or gone, and the line would stand still until the next retry.
  */
 export function waitMs(record: AttemptRecord, effective: EffectiveSettings): number {
   const fallback = fallbackDelayMs(effective);
@@ -35,8 +26,7 @@ export function waitMs(record: AttemptRecord, effective: EffectiveSettings): num
     // A permit's master that gave another slot than the leading one is not free for that slot.
     if (outcome.status === 'granted') {
       if (outcome.slot === undefined || outcome.slot === record.slot) freeInMs.push(0);
-    }
-    else if ((outcome.status === 'locked' || outcome.status === 'queued') && outcome.pttlMs >= 0) freeInMs.push(outcome.pttlMs);
+    } else if ((outcome.status === 'locked' || outcome.status === 'queued') && outcome.pttlMs >= 0) freeInMs.push(outcome.pttlMs);
   }
   if (freeInMs.length < effective.quorum) return fallback;
   freeInMs.sort((a, b) => a - b);

@@ -1,7 +1,6 @@
 /**
  * `using`: a lease held (and extended automatically) while a routine runs, released on every path.
- * The routine's async chain is a reentrancy scope (lease/reentrancy.ts): nested calls see what it
- * holds, exclusively or to read.
+ * The routine's async chain is a reentrancy scope: nested calls see what it holds.
  */
 import { LockLostError } from '../errors.js';
 import { describe } from '../config/describe.js';
@@ -24,14 +23,10 @@ export async function usingLease<T>(
   if (onLost !== 'resolve' && onLost !== 'reject') throw new TypeError(`onLost must be 'resolve' or 'reject', got ${describe(onLost)}`);
   const lock = await acquisitions.acquire(admission, ttl, { ...callSettings, autoExtend: true });
   try {
-    let result: T;
+    const run = (): Promise<T> | T => routine(lock.signal, lock as FencedLock);
     // A rule that is never re-entered (a permit) holds nothing in the scope.
     const { rule } = admission;
-    if (rule && !rule.shared) {
-      result = await routine(lock.signal, lock as FencedLock);
-    } else {
-      result = await scope.run(lock, () => routine(lock.signal, lock as FencedLock));
-    }
+    const result = await (rule && !rule.shared ? run() : scope.run(lock, run));
     const lost: unknown = lock.signal.reason;
     if (onLost === 'reject' && lost instanceof LockLostError) throw lost.withResult(result);
     return result;

@@ -1,7 +1,6 @@
 /**
- * Between an acquire's attempts: wait in line until woken (a release, our turn) or the retry timer;
- * read the masters' clocks when this process has no recent reading (master-clock.ts); and, after a
- * grouped grant, free the groups some masters gave that the quorum did not.
+ * Between an acquire's attempts: wait in line until woken or the retry timer, reading the masters'
+ * clocks when due; after a grouped grant, free the groups some masters gave that the quorum did not.
  */
 import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
@@ -33,9 +32,8 @@ export interface WaitingCall {
 }
 
 /**
- * After a refused attempt (`value` its lock value): wait in line until woken (a release, our turn)
- * or the retry timer, counting the retry unless a release woke it within the call's patience.
- * `unplaced`: the ticket has no place on the masters' clock yet (the first reading gives it one).
+ * After a refused attempt (`value` its lock value): wait until woken or the retry timer, counting the
+ * retry unless a release woke it within the call's patience. `unplaced`: no place on the masters' clock yet.
  */
 export async function waitAfterRefusal(context: CallContext, call: WaitingCall, value: string, record: AttemptRecord, unplaced: boolean): Promise<void> {
   const { ticket, effective, signal } = call;
@@ -46,19 +44,16 @@ export async function waitAfterRefusal(context: CallContext, call: WaitingCall, 
   waiter.ownValue = value;
   const wokenBy = await waiter.sleep(waitMs(record, effective), signal, closing);
   if ((wokenBy !== 'turn' && wokenBy !== 'released') || clock.monotonicMs() - call.startMs > call.patienceMs) call.retries++;
-  // A release with nobody in line woke the oldest waiter of every process: a random pause of
-  // up to two of our attempts' durations keeps them from all asking at once and splitting
-  // the votes. (Named first in line, it goes at once.)
+  // A release with nobody in line woke the oldest waiter of every process: a random pause keeps
+  // them from all asking at once and splitting the votes. (Named first in line, it goes at once.)
   if (wokenBy === 'released' || wokenBy === 'subscribed') {
     await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal, closing);
   }
 }
 
 /**
- * The first wait of this process, or the first in a while: read the masters' clocks in the
- * background (the waiter sleeps meanwhile), so tickets get the place every master agrees on
- * (master-clock.ts). A ticket that was `unplaced` (each master placed it by its own clock) is then
- * given that place where it stands in line: a 'clock' operation with the ticket, not an attempt.
+ * Read the masters' clocks in the background, while the waiter sleeps, so tickets get the place every
+ * master agrees on. An `unplaced` ticket (each master placed it by its own clock) is then moved there.
  */
 function readMasterClocks(context: CallContext, keys: readonly string[], ticket: string, startMs: number, unplaced: boolean, effective: EffectiveSettings): void {
   const { masters, clock, masterClock } = context;
@@ -66,8 +61,7 @@ function readMasterClocks(context: CallContext, keys: readonly string[], ticket:
   const reading = masterClock.sample(async () => {
     const answers: ClockReading[] = [];
     const read = (_: number, reply: OperationReply): void => {
-      // The master's TIME against the midpoint of the round trip on our monotonic clock (every
-      // master's part leaves at once, when the fan-out starts).
+      // The master's TIME against the round trip's midpoint (every master's part leaves at once).
       const receivedMs = clock.monotonicMs();
       if (isGranted(reply)) answers.push({ offsetMs: reply.detail - (sentMs + receivedMs) / 2, roundTripMs: receivedMs - sentMs });
     };
@@ -86,13 +80,11 @@ function readMasterClocks(context: CallContext, keys: readonly string[], ticket:
 }
 
 /**
- * A grouped rule's lease holds group `group` on a quorum (a permit: its slot). Every master that
- * did not give it this group or refuse it (another group; no answer yet, whose grant may still
- * land; an error, which may follow a write) releases the other groups' keys of this value, in the
- * background, best effort: a key held for nobody would otherwise wait out the ttl. A rule in line
- * (a fair permit, `ticket`) also leaves the line there, and on the masters that refused it: a
- * master that gave it its group took it out of the line itself, and elsewhere it would count as
- * ahead of every waiter until it lapsed.
+ * A grouped lease holds `group` on a quorum (a permit: its slot). In the background, best effort,
+ * every master that did not give it this group or refuse it (another group; no answer yet; an error,
+ * which may follow a write) frees the other groups' keys, or they would wait out the ttl held for
+ * nobody. A rule in line (a fair permit, `ticket`) also leaves the line there and where refused: it
+ * would otherwise stand ahead of every waiter until it lapsed.
  */
 export function dropSpareGroups(context: CallContext, acquire: LockOperation, group: number, vote: FanOutResult, effective: EffectiveSettings, ticket = ''): void {
   const { keys, value } = acquire;

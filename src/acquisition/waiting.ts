@@ -1,15 +1,10 @@
 /**
- * Waiting without polling, in the order of the masters' queues. Every exclusive waiter holds a
- * ticket in each of its keys' queues on the masters (the script's contract); readers and permits
- * wait outside them. The release script announces every key it frees (a PUBLISH on each master)
- * with the ticket first in line there; a waiter sleeps until the first of: a majority of masters
- * naming its ticket (or naming nobody, where their queue is empty, for this process' waiter with
- * the oldest ticket of the key, and for every reader of it), the blocking key's PTTL, or
- * retryDelay ± jitter as a fallback (which also renews its ticket before it expires).
- *
- * So one release wakes one waiter, whichever process it is in, instead of every process's first
- * waiter, which split the masters' votes between them. Subscriber connections exist only while
- * someone waits.
+ * Waiting without polling, in the order of the masters' queues. Exclusive waiters hold a ticket in
+ * their keys' queues on the masters; readers and permits wait outside them. A release announces each
+ * key it frees with the ticket now first in line there, and a waiter wakes once a majority of masters
+ * named it (or nobody: then this process' oldest waiter of the key, and its readers), or at its
+ * timer. So one release wakes one waiter, in whichever process, rather than one per process that
+ * would split the votes. Subscriber connections exist only while someone waits.
  */
 import { parseReleased } from '../script/codec.js';
 import { onAnyAbort, startTimer } from '../protocol/timers.js';
@@ -19,7 +14,7 @@ export type Subscribe = (listener: ReleaseListener) => Subscription;
 
 /** How long subscriptions outlive the last waiter, so a burst of waits does not churn connections. */
 const IDLE_CLOSE_MS = 1_000;
-/** What subscriptions taking count as, for a waiter: one release, reported by each master whose subscription took. */
+/** Subscriptions taking count, for a waiter, as one release reported by each master whose subscription took. */
 const SUBSCRIBED = 'subscribed';
 
 /**
@@ -32,8 +27,8 @@ export type WakeSource = 'turn' | 'released' | 'subscribed' | 'timeout';
 export class Waiter {
   #wake: ((source: WakeSource) => void) | undefined;
   #pendingWake: WakeSource | undefined;
-  /** Masters (a bit each) that reported a release naming it since it last woke. */
-  #reportedBy = 0;
+  /** Masters that reported a release naming it since it last woke. */
+  readonly #reportedBy = new Set<number>();
   /** The release that woke it last: the other masters' reports of it wake it no more. */
   #wokenFor: string | undefined;
   /** The value of this waiter's latest attempt: the rollback of its own attempt wakes nobody. */
@@ -51,9 +46,8 @@ export class Waiter {
   ) {}
 
   /**
-   * Sleep up to `ms`; resolves early when it is woken (at once if that happened since the last
-   * sleep), saying what woke it. Rejects with the reason of the first of `signals` to abort (the
-   * caller's signal, the Redlock being quit).
+   * Sleep up to `ms`, resolving early with what woke it (at once if woken since the last sleep);
+   * rejects with the reason of the first of `signals` to abort.
    */
   sleep(ms: number, ...signals: readonly (AbortSignal | undefined)[]): Promise<WakeSource> {
     const aborted = signals.find((signal) => signal?.aborted);
@@ -85,16 +79,14 @@ export class Waiter {
   }
 
   /**
-   * @internal master number `master` reports that `released` (a lock's or a ticket's release) left
-   * one of the keys. It wakes once `needed` masters have (whatever releases they reported): an
-   * attempt made at the first report would find the key still held on the others, and be refused.
+   * @internal master `master` reports that `released` (a lock's value or a ticket) left one of the keys.
+   * It wakes once `needed` masters have: at the first report, the key would still be held elsewhere.
    */
   report(released: string, master: number, needed: number, source: WakeSource): void {
     if (released === this.ownValue || released === this.#wokenFor) return;
-    const bit = 2 ** master;
-    if (Math.floor(this.#reportedBy / bit) % 2 === 0) this.#reportedBy += bit;
-    if (bitCount(this.#reportedBy) < needed) return;
-    this.#reportedBy = 0;
+    this.#reportedBy.add(master);
+    if (this.#reportedBy.size < needed) return;
+    this.#reportedBy.clear();
     this.#wokenFor = released;
     this.wake(source);
   }
@@ -111,25 +103,13 @@ export class Waiter {
   }
 }
 
-/**
- * The waiter of `queue` (not empty) with the oldest ticket: the one the masters' queues put first
- * among this process' waiters. A master whose queue is empty (it granted that waiter's attempt, or
- * never saw its ticket) announces a release naming nobody; reported to this waiter, it adds to the
- * masters that name it, so a waiter named by a minority, the others naming nobody, still wakes.
- */
+/** The waiter of `queue` with the oldest ticket (of those `among` accepts): the one the masters' queues put first. */
 function oldest(queue: readonly Waiter[], among: (waiter: Waiter) => boolean = () => true): Waiter | undefined {
   let first: Waiter | undefined;
   for (const waiter of queue) if (among(waiter) && (!first || waiter.startedMs < first.startedMs)) first = waiter;
   return first;
 }
 const exclusive = (waiter: Waiter): boolean => !waiter.shared;
-
-/** The number of bits set in `bits` (a non-negative integer below 2^53). */
-function bitCount(bits: number): number {
-  let count = 0;
-  for (let rest = bits; rest > 0; rest = Math.floor(rest / 2)) count += rest % 2;
-  return count;
-}
 
 export class Notifier {
   /** Masters that must report a release before its waiter wakes: a majority. */
@@ -166,17 +146,16 @@ export class Notifier {
   }
 
   /**
-   * `released` (a lock's value, or a ticket that left the queue) left `key` on master number
-   * `master`, where `head` is first in line now: that waiter, if it is here, or with nobody in line
-   * this process' waiter with the oldest ticket of the key, wakes once a majority of masters said so.
+   * `released` (a lock's value, or a ticket) left `key` on master `master`, where `head` is first in
+   * line now: that waiter, or with nobody in line this process' oldest of the key, wakes once a majority said so.
    */
   released(key: string, released: string, head: string | undefined, master: number): void {
     if (head !== undefined) this.turn(head, released, master);
     else {
       const queue = this.#queues.get(key);
       if (!queue) return;
-      // The oldest exclusive waiter: the one a master's line would name (readers are not in it), so
-      // these reports add up with those of masters that name it. Readers share: all of them wake.
+      // The oldest exclusive waiter, whom a master's line would name (readers are not in it): a master
+      // whose queue is empty names nobody, and its report adds up with theirs. Readers: all of them wake.
       oldest(queue, exclusive)?.report(released, master, this.#needed, 'released');
       for (const waiter of queue) if (waiter.shared) waiter.report(released, master, this.#needed, 'released');
     }
@@ -194,11 +173,9 @@ export class Notifier {
 
   unregister(waiter: Waiter): void {
     for (const key of waiter.keys) {
-      const queue = this.#queues.get(key);
-      if (!queue) continue;
+      const queue = this.#queues.get(key) ?? [];
       const index = queue.indexOf(waiter);
-      if (index < 0) continue;
-      queue.splice(index, 1);
+      if (index >= 0) queue.splice(index, 1);
       if (queue.length === 0) this.#queues.delete(key);
     }
     this.#tickets.delete(waiter.ticket);

@@ -1,7 +1,4 @@
-/**
- * How an error message names a value the caller passed: its kind, and a short look at strings and
- * numbers. Used wherever input is checked (settings, clients, cluster configuration, operator calls).
- */
+/** How an error message names a value the caller passed: its kind, and a short look at strings and numbers. */
 export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

@@ -1,7 +1,4 @@
-/**
- * Validation of every setting and argument. Everything here runs before any network call, so bad
- * input fails fast with a TypeError or RangeError and leaves nothing behind.
- */
+/** Validation of every setting and argument, before any network call: bad input fails fast and leaves nothing behind. */
 import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../script/codec.js';
 import { describe } from './describe.js';
 import { defaultQuorum, defaultSettings, type CallSettings, type ConstructorOnlySetting } from './settings.js';
@@ -10,11 +7,9 @@ import { defaultQuorum, defaultSettings, type CallSettings, type ConstructorOnly
 const companionSuffixes = [[FENCE_SUFFIX, 'fence counters'], [QUEUE_SUFFIX, 'wait queues']] as const;
 
 /**
- * The most bytes (UTF-8) a resource name may have — a semaphore's or read-write lock's name too.
- * Each is sent to every master in each call, and error messages quote it: a name of megabytes would
- * spend the per-master timeouts on its transfer, so it is refused before any network call. The keys on
- * the masters add to it at most a suffix the library adds (`:redlock-queue`, a permit's number) and
- * an ioredis client's `keyPrefix`.
+ * The most bytes (UTF-8) a resource name may have, a semaphore's or read-write lock's name too: a
+ * name of megabytes would spend the per-master timeouts on its transfer. The keys on the masters add
+ * at most a suffix of the library's (`:redlock-queue`, a permit's number) and an ioredis `keyPrefix`.
  */
 export const MAX_RESOURCE_BYTES = 4096;
 
@@ -31,10 +26,7 @@ function knownNames(allowCallOnly: boolean): string[] {
   return [...settingNames].filter((name) => !constructorOnlyNames.has(name)).concat([...callOnlyNames]);
 }
 
-/**
- * Check a partial settings object (constructor or call). Unknown keys are rejected so a typo
- * such as `retryDelayMs` does not silently fall back to a default.
- */
+/** Check a partial settings object (constructor or call); unknown keys are refused, so a typo is no silent default. */
 export function validateSettings(
   settings: unknown,
   nodeCount: number,
@@ -167,16 +159,13 @@ export function normalizeResources(resources: unknown): string[] {
   return [...new Set(list as string[])];
 }
 
-/**
- * A semaphore's or read-write lock's name: one string, checked as a resource is (a list of names
- * would otherwise reach the masters as one odd key).
- */
+/** A semaphore's or read-write lock's name: one string (a list would reach the masters as one odd key), checked as a resource. */
 export function checkName(name: unknown): asserts name is string {
   if (typeof name !== 'string') throw new TypeError(`name must be a string (one resource), got ${describe(name)}`);
   checkResource(name, -1);
 }
 
-/** How errors name a resource: `index` −1 is a primitive's name (checkName). Built only for an error. */
+/** How errors name a resource: `index` −1 is a primitive's name (checkName). */
 function resourceLabel(index: number): string {
   return index < 0 ? 'name' : `resources[${index}]`;
 }

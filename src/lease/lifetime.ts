@@ -1,17 +1,13 @@
 /**
- * A lock's life after acquire: whatever keeps it alive (renewal) and whatever reports its loss
- * (the lock-lost AbortSignal) lives here, and is stopped here — one object per lock, as an etcd
- * Session owns its lease. Renewals are gathered into time slots so the renewals of many locks leave
- * in the same event-loop turn, and batching turns them into one script call per master.
+ * A lock's life after acquire: its renewal and its loss signal start and stop here, one object per
+ * lock (as an etcd Session owns its lease). Renewals due together leave in one event-loop turn, so
+ * batching sends them as one script call per master.
  */
 import { ExecutionError, LockExpiredError, LockLostError } from '../errors.js';
 import type { AttemptRecord } from '../protocol/outcomes.js';
 import { startTimer, type CancelTimer } from '../protocol/timers.js';
 
-/**
- * How a lifetime renews its lock: Redlock's extend, which retries while the lock is valid and
- * reports each failed attempt (kept for the LockLostError).
- */
+/** Redlock's extend, which retries while the lock is valid and reports each failed attempt. */
 type Extend<L extends Leased> = (lock: L, ttlMs: number, onFailedAttempt: (record: AttemptRecord) => void) => Promise<unknown>;
 
 export interface Renewal<L extends Leased> {
@@ -39,10 +35,7 @@ export interface Leased {
  */
 export type LockSignal = AbortSignal & { readonly error: LockLostError | undefined };
 
-/**
- * AbortSignal's prototype, plus `error`: one getter for every lock's signal, where an own accessor
- * defined on each signal allocated an accessor pair and a getter closure per lock.
- */
+/** AbortSignal's prototype plus `error`: one getter shared by every lock's signal, not one allocated per lock. */
 const lockSignalPrototype = Object.create(AbortSignal.prototype, {
   error: {
     get(this: AbortSignal): unknown {
@@ -57,10 +50,7 @@ export function lockSignal(controller: AbortController): LockSignal {
 }
 
 export class Lifetime<L extends Leased = Leased> {
-  /**
-   * Made when the signal is first read: most held locks' signals never are, and an AbortSignal with
-   * its hidden class costs ~600 bytes of heap per lock. Read after a loss, it is born aborted.
-   */
+  /** Made when the signal is first read, as most locks' never are (an AbortSignal is heavy); born aborted after a loss. */
   #controller: AbortController | undefined;
   #signal: LockSignal | undefined;
   #lostWith: LockLostError | undefined;
@@ -94,10 +84,7 @@ export class Lifetime<L extends Leased = Leased> {
     this.#scheduleRenewal();
   }
 
-  /**
-   * An extend is about to be sent and lowered the expiration: the signal aborts at the new one, and
-   * a scheduled renewal moves up (one in progress reschedules itself when it succeeds).
-   */
+  /** An extend about to be sent lowered the expiration: the signal aborts then, and a scheduled renewal moves up. */
   lowered(): void {
     if (this.#stopped) return;
     this.#armExpiry();
@@ -176,10 +163,9 @@ export interface Scheduled {
 }
 
 /**
- * Renewals due in the same slot (50 ms) fire from one timer, in one event-loop turn, so batching
- * sends them to each master as one script call. A slot fires at its start: a renewal is never late,
- * at most one slot early. A renewal due within one slot keeps its own time: rounded down, a short
- * lock's next renewal would often be due at once, and it would be extending back to back.
+ * Renewals due in the same slot fire from one timer, in one event-loop turn, so batching sends them
+ * to each master as one script call. A slot fires at its start: a renewal is at most one slot early,
+ * never late. One due within a slot keeps its own time, or a short lock would renew back to back.
  */
 export class RenewalScheduler {
   readonly #slots = new Map<number, { lifetimes: Set<Scheduled>; cancel: CancelTimer }>();

@@ -1,13 +1,11 @@
 /**
- * A held lock. Its methods delegate to the Redlock that made it; its timers (renewal, the
- * lock-lost signal) belong to its Lifetime. A lock re-entered inside a `using()` routine that
- * already holds its resources is a view of the outer lock: same value and expiration, its release
- * frees nothing, and it follows the outer lock's end — its signal aborts when the outer lock is
- * lost, or released while the view is still in use.
+ * A held lock: its methods delegate to the Redlock that made it, its timers to its Lifetime. A lock
+ * re-entered inside a `using()` routine that holds its resources is a view of the outer lock: same
+ * value and expiration, its release frees nothing, and its signal aborts when the outer lock is lost,
+ * or released while the view is still in use.
  *
- * `expiration` only moves as the algorithm says: set from an attempt's start, lowered before an
- * extend is sent, raised only by a successful extend, and "now" once the lock is lost. (Release
- * keeps it: `released` says so.)
+ * `expiration` moves only as the algorithm says: set from an attempt's start, lowered before an
+ * extend is sent, raised only by a successful extend, and "now" once the lock is lost.
  */
 import { setMaxListeners } from 'node:events';
 import { LockLostError, LockReleasedError } from '../errors.js';
@@ -19,10 +17,9 @@ export interface ReleaseResult {
   /** A quorum of masters deleted the lock's keys. False for a lock that had already expired. */
   readonly released: boolean;
   /**
-   * Masters that had confirmed the delete (still held the lock, and deleted it) when the release
-   * resolved — once a quorum had, or could not. Masters still on their way are `pending` in
-   * `outcomes`, their answers recorded in its `late` when they come; so a lock held on all 5 of 5
-   * may resolve with 3 here. (It does not wait for them: a paused master would hold every release.)
+   * Masters that had confirmed the delete when the release resolved (once a quorum had, or could
+   * not), so a lock held on 5 of 5 may resolve with 3. The rest are `pending` in `outcomes`, their
+   * answers recorded in `late` as they come: a paused master must not hold every release.
    */
   readonly confirmedBy: number;
   /** @deprecated The same count as `confirmedBy`, by its former name (it never counted every master that held the lock). */
@@ -34,11 +31,9 @@ export interface ReleaseResult {
 export type Routine<T, L extends Lock = Lock> = (signal: LockSignal, lock: L) => Promise<T> | T;
 
 /**
- * What kind of lease a Lock is: `lock`, an exclusive hold (`acquire`, and a read-write lock's write
- * hold, which is the same thing), or a primitive's kind, which its file adds to `LeaseKinds`
- * (primitives/read-write.ts: `read`, a shared hold; primitives/semaphore.ts: `permit`, one of a
- * semaphore's `limit` permits, which holds the semaphore's slot number `slot`, its `resources`
- * naming the slot's key).
+ * What kind of lease a Lock is: `lock`, an exclusive hold (also a read-write lock's write hold), or
+ * a primitive's kind from `LeaseKinds`: `read`, a shared hold, or `permit`, one of a semaphore's
+ * permits, holding slot number `slot` (its `resources` name the slot's key).
  */
 export type LeaseKind = LeaseKinds[keyof LeaseKinds];
 
@@ -62,10 +57,7 @@ export interface LockOwner {
   reportLoss(lock: Lock, error: LockLostError): void;
 }
 
-/**
- * What a Lock is made of, by name (a positional list this long invites a swapped pair): its
- * acquire's grant, or for a view its outer lock's.
- */
+/** What a Lock is made of: its acquire's grant, or for a view its outer lock's. */
 type LockFields = Pick<Lock, 'resources' | 'value' | 'attempts' | 'ttlMs' | 'callSettings' | 'fencingToken' | 'quorum' | 'ticket' | 'lease'> & {
   /** Epoch ms at which its validity ends. */
   readonly expiration: number;
@@ -85,10 +77,9 @@ export class Lock {
   /** @internal the per-call settings this lock was acquired with; extend and release use them too. */
   readonly callSettings: Partial<Settings>;
   /**
-   * For a lock acquired with `{ fencing: true }`: a number larger than the token of every earlier
-   * fenced lock on any of these resources. Pass it with each write to the protected storage, which
-   * rejects writes carrying a token below the largest it has seen. Undefined without fencing.
-   * `extend` keeps it.
+   * With `{ fencing: true }`: larger than the token of every earlier fenced lock on any of these
+   * resources (`extend` keeps it). Pass it with each write to the protected storage, which rejects
+   * tokens below the largest it has seen. Undefined without fencing.
    */
   readonly fencingToken: number | undefined;
   /** @internal masters that must agree for this lock (its call's quorum). */
@@ -270,7 +261,7 @@ export class Lock {
     (this.#lifetime ??= new Lifetime<Lock>(this, undefined)).lose(error);
   }
 
-  /** @internal its lifetime aborted the signal (after ending its validity): tell the Redlock. (`lose` is the command that ends it.) */
+  /** @internal its lifetime aborted the signal (after ending its validity): tell the Redlock. */
   reportLoss(error: LockLostError): void {
     this.#lost = true;
     this.owner.reportLoss(this, error);
@@ -286,12 +277,9 @@ export class Lock {
 
   /** Extend to `ttl` ms from now on a quorum; resolves to this lock with `expiration` moved. */
   async extend(ttl: number): Promise<this> {
-    if (this.#outer) {
-      if (this.released) throw new LockReleasedError(this.resources);
-      await this.owner.extend(this.#outer, ttl);
-      return this;
-    }
-    await this.owner.extend(this, ttl); // resolves to this very lock
+    // A view extends the lock that holds the resources, unless it (or that lock) was released.
+    if (this.#outer && this.released) throw new LockReleasedError(this.resources);
+    await this.owner.extend(this.#outer ?? this, ttl);
     return this;
   }
 

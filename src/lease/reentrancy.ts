@@ -1,7 +1,6 @@
 /**
- * Reentrancy: the resources held by the `using()` routines enclosing an async chain, and by which
- * lock, so that a nested acquire of what an outer routine holds re-enters it instead of waiting for
- * itself (redlock.ts #acquire asks, #using runs a routine in its lock's scope).
+ * The resources held by the `using()` routines enclosing an async chain, and by which lock, so a
+ * nested acquire of what an outer routine holds re-enters it instead of waiting for itself.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ReentrancyError } from '../errors.js';

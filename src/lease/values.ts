@@ -1,7 +1,6 @@
 /**
- * Lock values: 128 bits from the CSPRNG, as 32 hex characters, new for every attempt.
- * Drawn from a pooled buffer refilled 256 values at a time: one randomFillSync per value showed
- * in profiles (each call crosses into C++ and the OS), and the pool keeps the same source.
+ * Lock values: 128 bits from the CSPRNG, as 32 hex characters, new for every attempt. A pool
+ * refilled 256 values at a time, as one randomFillSync call per value showed in profiles.
  */
 import { randomFillSync } from 'node:crypto';
 

@@ -1,15 +1,13 @@
 /**
- * An attempt's record as the caller gets it (AttemptRecord, outcomes.ts), with node-redlock's vote
- * view of it computed on demand. Apart from outcomes.ts because the view makes errors (a refusal is a
- * ResourceLockedError) and the errors carry attempt records: one file would make a circle.
+ * An attempt's record with node-redlock's vote view of it. Apart from outcomes.ts because the view
+ * makes errors and errors carry records: one file would make an import cycle.
  */
 import { formatResources, ResourceLockedError } from '../errors.js';
 import type { AttemptFields, AttemptRecord, FencingRound, NodeOutcome } from './outcomes.js';
 
 /**
- * An attempt record: `fields` as its own properties, and the ExecutionStats view as getters,
- * computed when read (records are made on every attempt; the view is rarely read). The context the
- * view needs is private: a record still compares, prints and serialises as its fields.
+ * `fields` as own properties, the ExecutionStats view as getters: records are made on every attempt,
+ * the view is rarely read. Its context is private, so a record compares and prints as its fields.
  */
 export function attemptRecord(
   fields: AttemptFields,
@@ -69,6 +67,8 @@ class Attempt implements AttemptRecord {
   }
 }
 
+const HELD = { locked: 'held by another lock', queued: 'promised to a waiter ahead in line', lost: 'no longer held by this lock' } as const;
+
 function reasonAgainst(outcome: NodeOutcome, resources: readonly string[]): Error | undefined {
   switch (outcome.status) {
     case 'granted':
@@ -76,10 +76,8 @@ function reasonAgainst(outcome: NodeOutcome, resources: readonly string[]): Erro
       return undefined;
     case 'locked':
     case 'queued':
-    case 'lost': {
-      const held = { locked: 'held by another lock', queued: 'promised to a waiter ahead in line', lost: 'no longer held by this lock' }[outcome.status];
-      return new ResourceLockedError(`redis master ${outcome.node}: ${formatResources(resources)} ${held}`, resources, []);
-    }
+    case 'lost':
+      return new ResourceLockedError(`redis master ${outcome.node}: ${formatResources(resources)} ${HELD[outcome.status]}`, resources, []);
     default:
       return outcome.error ?? new Error(`redis master ${outcome.node}: ${outcome.status}`);
   }

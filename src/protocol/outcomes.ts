@@ -1,22 +1,20 @@
 /**
  * What the masters answered: one master's outcome of one operation, and one attempt's record of
- * them all (with node-redlock's vote view of it). Pure data, no I/O: the fan-out (fan-out.ts) fills
- * the outcomes in, the errors (src/errors.ts) and the events carry them to the caller.
+ * them all. Pure data: the fan-out fills it in; errors and events carry it to the caller.
  */
 
 /**
  * What one master answered to one operation.
  * - `granted`: acquire set the keys / extend moved their expiry / release deleted them.
  * - `locked`:  acquire refused: a key already exists (`pttlMs` is its remaining time, −1 = no expiry).
- * - `queued`:  acquire refused: the keys are free there, but a waiter placed earlier is in line for
- *              one of them; this acquire waits in that key's line (and leaves the others' lines).
- *              `pttlMs` is how long that waiter's place lasts unless it tries again (−1 = unknown).
+ * - `queued`:  acquire refused: the keys are free, but a waiter placed earlier is in line for one of
+ *              them (`pttlMs`: how long its place lasts unless it tries again, −1 = unknown).
  * - `lost`:    extend or release found the keys no longer holding this lock's value.
  * - `timeout`: no answer within the per-master timeout (`late` records what arrived afterwards).
  * - `error`:   the master or connection failed the call (`error` says how).
  * - `pending`: no answer yet when the operation was decided (`late` records what arrived afterwards).
  *
- * Outcomes are a snapshot of the decision: a status never changes after it.
+ * A status never changes once the operation is decided.
  */
 export type NodeStatus = 'granted' | 'locked' | 'queued' | 'lost' | 'timeout' | 'error' | 'pending';
 
@@ -26,18 +24,14 @@ interface OutcomeDetails {
   readonly node: string;
   /** For a fenced acquire's `granted`: this master's fence counter after the increment (largest over the resources). */
   readonly fence?: number;
-  /**
-   * For a semaphore permit's `granted`: the slot this master gave (0-based). Only masters that gave
-   * the same slot count together; a master that gave another one is not a vote for the permit.
-   */
+  /** For a semaphore permit's `granted`: the slot this master gave (0-based); only masters that gave the same slot count together. */
   readonly slot?: number;
   readonly error?: Error;
   /** Time from sending to this answer. */
   readonly latencyMs?: number;
   /**
-   * For `pending`: what arrived after the decision (`timeout` for one that then timed out; its
-   * `error`, `pttlMs` or `fence` are filled in too). For `timeout`: the status of an answer that
-   * arrived after the timeout.
+   * For `pending`: what arrived after the decision (`timeout` if nothing did in time; its `error`,
+   * `pttlMs` or `fence` are filled in too). For `timeout`: the status of an answer that came after it.
    */
   readonly late?: NodeStatus;
 }
@@ -65,10 +59,7 @@ export interface OtherOutcome extends OutcomeDetails {
 /** One master's answer to one operation: narrow on `status` (`locked` and `queued` always have `pttlMs`). */
 export type NodeOutcome = LockedOutcome | QueuedOutcome | OtherOutcome;
 
-/**
- * @internal An outcome as the fan-out fills it in (fan-out.ts): it sets `status: 'locked'` and
- * `pttlMs` in the same step, so every record it hands out is a NodeOutcome.
- */
+/** @internal An outcome as the fan-out fills it in: it sets `locked` and `pttlMs` in one step, so each is a NodeOutcome. */
 export interface OutcomeRecord {
   readonly node: string;
   status: NodeStatus;
@@ -81,11 +72,9 @@ export interface OutcomeRecord {
 }
 
 /**
- * node-redlock's view of one attempt (its `ExecutionStats`), so that code written for it — e.g.
- * `for (const r of await Promise.allSettled(error.attempts)) r.value.votesAgainst…` — keeps
- * working. A voter is the node as you passed it: your client, or for a URL or client options the
- * master's `host:port` (a URL may carry a password). A master still unanswered when the attempt was
- * decided is in neither collection.
+ * node-redlock's view of one attempt (its `ExecutionStats`), so code written for it keeps working.
+ * A voter is the node as you passed it: your client, or for a URL or client options the master's
+ * `host:port` (a URL may carry a password). A master unanswered at the decision is in neither collection.
  */
 export interface ExecutionStats {
   readonly membershipSize: number;
@@ -106,10 +95,7 @@ export interface AttemptRecord extends ExecutionStats {
   readonly granted: number;
   /** A semaphore permit's attempt: the slot that the most masters gave. */
   readonly slot?: number | undefined;
-  /**
-   * Fenced acquires whose first round reached a quorum: the token (largest counter of the granting
-   * masters) and the second round, which raised the counters to it on the masters that hold the lock.
-   */
+  /** A fenced acquire whose first round reached a quorum: its token, and the round that raised the counters to it. */
   readonly fencing?: FencingRound;
 }
 

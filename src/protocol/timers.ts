@@ -1,7 +1,6 @@
 /**
- * Timers for any delay. Node's setTimeout holds at most 2³¹−1 ms (~24.8 days) and fires a longer
- * delay after 1 ms; a ttl, retryDelay or nodeTimeout may be far longer (Redis' PX takes any
- * 64-bit ms count), so longer delays are chained in steps of at most that.
+ * Timers for any delay: Node's setTimeout fires anything above 2³¹−1 ms (~24.8 days) after 1 ms,
+ * and a ttl, retryDelay or nodeTimeout may be longer, so longer delays are chained in steps.
  */
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -9,10 +8,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Cancels a timer started by `startTimer`; calling it again, or after it fired, does nothing. */
 export type CancelTimer = () => void;
 
-/**
- * Call `callback` after `delayMs` (≤ 0: on the next timer turn). `unref`: the timer does not keep
- * the process alive (for timers that only matter while something else does).
- */
+/** Call `callback` after `delayMs` (≤ 0: on the next timer turn); `unref`: it does not keep the process alive. */
 export function startTimer(callback: () => void, delayMs: number, unref = false): CancelTimer {
   if (delayMs <= MAX_TIMER_MS) {
     const timer = setTimeout(callback, Math.max(0, delayMs));
@@ -34,10 +30,7 @@ export function startTimer(callback: () => void, delayMs: number, unref = false)
 export function sleep(ms: number, ...signals: readonly (AbortSignal | undefined)[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const aborted = signals.find((signal) => signal?.aborted);
-    if (aborted) {
-      reject(aborted.reason);
-      return;
-    }
+    if (aborted) return reject(aborted.reason);
     const stopListening = onAnyAbort(signals, (reason) => {
       cancel();
       reject(reason);

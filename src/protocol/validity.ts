@@ -1,7 +1,4 @@
-/**
- * Timing maths of the Redlock algorithm. Pure functions: every input is a number the caller
- * measured on its own clock, so tests drive them with made-up times.
- */
+/** Timing maths of the Redlock algorithm: pure functions of measured times, so tests drive them with made-up ones. */
 
 /** A source of time. `monotonicMs` never goes backwards; `epochMs` is wall-clock (`Date.now()`). */
 export interface Clock {
@@ -14,29 +11,20 @@ export const systemClock: Clock = {
   epochMs: () => Date.now(),
 };
 
-/**
- * The allowance for clock drift between this process and the masters, plus 2 ms for the
- * granularity of Redis' expiry clock (the Redlock paper's figure).
- */
+/** The allowance for clock drift between this process and the masters, plus 2 ms for Redis' expiry granularity (the paper's). */
 export function driftMs(ttlMs: number, driftFactor: number): number {
   return Math.floor(ttlMs * driftFactor) + 2;
 }
 
-/**
- * How long a lock taken with `ttlMs` stays safe to use after an attempt that took `elapsedMs`:
- * validity = ttl − elapsed − drift. Zero or less means the lock must not be used.
- */
+/** How long a lock taken with `ttlMs` is safe to use after an attempt that took `elapsedMs`; ≤ 0: not at all. */
 export function validityMs(ttlMs: number, elapsedMs: number, driftFactor: number): number {
   return ttlMs - elapsedMs - driftMs(ttlMs, driftFactor);
 }
 
 /**
- * Epoch ms at which a lock's validity ends: the attempt's start (read on the epoch clock before
- * its first command left) + ttl − drift. Every key was set at or after that start, so on every
- * master it expires no earlier than start + ttl (within the drift allowance). Anchored to the
- * start, never to a clock read after the decision: time spent between the decision and such a
- * read (other locks of the batch, listeners, a GC pause) would otherwise count as validity.
- * Equals the attempt's end + its validity. Rounded down.
+ * Epoch ms at which a lock's validity ends: the attempt's start + ttl − drift, rounded down. Every
+ * key was set at or after that start, so none expires before start + ttl (within the drift); a clock
+ * read after the decision would count as validity the time spent since (a GC pause, listeners).
  */
 export function expirationMs(startEpochMs: number, ttlMs: number, driftFactor: number): number {
   return Math.floor(startEpochMs + ttlMs - driftMs(ttlMs, driftFactor));
