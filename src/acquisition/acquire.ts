@@ -40,8 +40,7 @@ export type Extender = (lock: Lock, ttl: number, onFailedAttempt: (record: Attem
  * The acquires of one Redlock. quit() waits for those under way (drained()) before it closes the
  * connections: their sleeps are woken, an attempt on the wire decides within the per-master
  * timeout, and each rolls back, so a cancelled acquire leaves nothing on the masters. A count, not
- * a set of promises: one more promise and its reactions per acquire cost 13 µs of CPU per acquire +
- * release in S2.
+ * a set of promises: a promise per acquire would cost every acquire its reactions.
  */
 export class Acquisitions {
   #underWay = 0;
