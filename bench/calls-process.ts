@@ -45,7 +45,7 @@ export interface CountsResult {
   readonly instrument: 'counts';
   /** Calls per cycle of the library's own functions. */
   readonly calls: number;
-  /** Calls per cycle of the build's module plumbing (esbuild's CommonJS export getters and helpers). */
+  /** Calls per cycle of the build's module plumbing (TypeScript's CommonJS helpers and the getters of its `export … from`). */
   readonly interopCalls: number;
   /** The library's own functions called at least once over the measured cycles. */
   readonly distinct: number;
@@ -145,13 +145,12 @@ function countCalls(coverage: Profiler.ScriptCoverage[], folder: string, cycleCo
     if (!script.url.startsWith(prefix)) continue;
     const file = fileURLToPath(script.url);
     const text = readFileSync(file, 'utf8');
-    // esbuild's CommonJS modules start with its helpers and the export getters, up to this line.
-    const plumbingEnd = text.indexOf('module.exports = __toCommonJS(');
+    const plumbing = plumbingRanges(text);
     const locate = locator(file, text, folder);
     for (const fn of script.functions) {
       const { startOffset, count } = fn.ranges[0]!;
       if (count === 0) continue;
-      if (startOffset < plumbingEnd) {
+      if (plumbing.some(([start, end]) => startOffset >= start && startOffset < end)) {
         interopCalls += count;
         continue;
       }
@@ -161,6 +160,20 @@ function countCalls(coverage: Profiler.ScriptCoverage[], folder: string, cycleCo
   }
   functions.sort((a, b) => b.perCycle - a.perCycle);
   return { calls: calls / cycleCount, interopCalls: interopCalls / cycleCount, distinct: functions.length, functions };
+}
+
+/**
+ * Where a built CommonJS module (TypeScript's, scripts/build.ts) holds plumbing rather than the
+ * library's code: the helpers before its `__esModule` mark (their getters for `import * as` of a
+ * plain CommonJS package included) and the getter of each `export … from`, one call per read of
+ * the name through this module.
+ */
+function plumbingRanges(text: string): (readonly [start: number, end: number])[] {
+  const ranges: (readonly [number, number])[] = [[0, Math.max(0, text.indexOf('Object.defineProperty(exports, "__esModule"'))]];
+  for (const reexport of text.matchAll(/Object\.defineProperty\(exports, "[^"]+", \{ enumerable: true, get: function \(\) \{ return [\w$.]+; \} \}\);/g)) {
+    ranges.push([reexport.index, reexport.index + reexport[0].length]);
+  }
+  return ranges;
 }
 
 /** `offset` in the built `file` as a place to read: its source under the repository (source map), else the built file's line. */

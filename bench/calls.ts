@@ -105,8 +105,8 @@ function markdown(figures: readonly Figures[], commit: string | undefined): stri
     summaryTable(figures),
     '',
     '- calls: invocations of the library\'s own functions (V8 precise block coverage, run without TurboFan, whose inlining drops counts), ' +
-      'the replies that land after the quorum included; module plumbing: the build\'s CommonJS export getters (esbuild), two per ' +
-      'use of another module\'s export.',
+      'the replies that land after the quorum included; module plumbing: the build\'s CommonJS interop (TypeScript\'s helpers, ' +
+      'and the getter of an `export … from`, one call per read of a re-exported name).',
     `- promises: async_hooks PROMISE inits of the whole process, one per \`await\` included (a throwaway V8 makes only while a hook is on), ` +
       `less the measuring loop's own ${fixed(loop.loopPromises, 1)}.`,
     `- bytes: V8's sampling heap profiler (a sample every ${loop.samplingInterval} bytes on average, collected objects kept), the whole process less the loop's own ` +

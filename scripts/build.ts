@@ -9,9 +9,14 @@
  *
  * An `import` and a `require` of the package in one process therefore share one copy of every
  * module: one Redlock class, one set of error classes for instanceof, one batching turn. Node gives
- * an ES module the named exports of a CommonJS one that its lexer (cjs-module-lexer) finds; esbuild
- * writes the annotation the lexer reads, and the packaging test checks that import and require see
- * the same names and the same objects.
+ * an ES module the named exports of a CommonJS one that its lexer (cjs-module-lexer) finds; the
+ * modules are TypeScript's own CommonJS (`exports.name = …`, and for `export … from` the
+ * `Object.defineProperty(exports, …)` getter), both forms the lexer reads, and the packaging test
+ * checks that import and require see the same names and the same objects.
+ *
+ * Why TypeScript's and not esbuild's CommonJS: esbuild exposes every export through a getter, so
+ * each use of another module's export at run time cost two calls (issue 37). TypeScript's exports are
+ * plain properties, read as `module_1.name`; only `export … from` re-exports stay getters.
  *
  * Types: tsc writes the declarations once, into dist/cjs (CommonJS declarations, by the package.json
  * there); each ES entry's .d.ts re-exports its CommonJS one, so both conditions see the same types.
@@ -21,7 +26,7 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, 
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transform } from 'esbuild';
+import ts from 'typescript';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const src = join(root, 'src');
@@ -31,6 +36,25 @@ const cjs = join(dist, 'cjs');
 const ENTRIES = ['index', 'opentelemetry', 'prometheus', 'testing'];
 /** Run as a program: `bin` in package.json, built when src/cli.ts exists. */
 const CLI = 'cli';
+/**
+ * The declarations' options (tsconfig.build.json: target, esModuleInterop for the default imports of
+ * CommonJS packages, strict…), for CommonJS JavaScript with maps; class fields defined as ES2022
+ * defines them, as the tests on src run them (`declare` fields emit nothing). Comments stay in the
+ * sources the maps carry, not in the JavaScript.
+ */
+const compilerOptions: ts.CompilerOptions = {
+  ...compilerOptionsOf(join(root, 'tsconfig.build.json')),
+  module: ts.ModuleKind.CommonJS,
+  moduleResolution: ts.ModuleResolutionKind.Node10,
+  useDefineForClassFields: true,
+  declaration: false,
+  declarationMap: false,
+  emitDeclarationOnly: false,
+  noEmit: false,
+  sourceMap: true,
+  inlineSources: true,
+  removeComments: true,
+};
 
 rmSync(dist, { recursive: true, force: true });
 
@@ -39,7 +63,7 @@ execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '
 
 // Each module on its own (no bundling): one file per module, as in src, so every entry requires the same ones.
 const modules = sourceFiles(src);
-await Promise.all(modules.map(compile));
+modules.forEach(compile);
 // Sources the modules read at run time, beside them as in src (the kit's clock shim: clock.ts builds it).
 for (const asset of sourceFiles(src, '.c')) {
   const target = join(cjs, relative(src, asset));
@@ -65,28 +89,56 @@ function sourceFiles(directory: string, extension = '.ts'): string[] {
   });
 }
 
-async function compile(source: string): Promise<void> {
+function compilerOptionsOf(tsconfig: string): ts.CompilerOptions {
+  const parsed = ts.getParsedCommandLineOfConfigFile(tsconfig, {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+      throw new Error(`${tsconfig}: ${textOf([diagnostic])}`);
+    },
+  });
+  if (!parsed || parsed.errors.length > 0) throw new Error(`${tsconfig}: ${textOf(parsed?.errors ?? [])}`);
+  return parsed.options;
+}
+
+function textOf(diagnostics: readonly ts.Diagnostic[]): string {
+  return diagnostics.map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')).join('; ');
+}
+
+function compile(source: string): void {
   const target = join(cjs, relative(src, source)).replace(/\.ts$/, '.js');
   mkdirSync(dirname(target), { recursive: true });
-  const code = readFileSync(source, 'utf8');
-  // import.meta does not exist in CommonJS (a syntax error there): its url is this file's.
-  const usesImportMeta = code.includes('import.meta');
   const isCli = relative(src, source) === `${CLI}.ts`;
-  const result = await transform(code, {
-    loader: 'ts',
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: 'external',
-    sourcefile: relative(dirname(target), source),
-    tsconfigRaw: { compilerOptions: { target: 'ES2022', useDefineForClassFields: true } },
-    ...(usesImportMeta
-      ? { define: { 'import.meta.url': '__importMetaUrl' }, banner: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' }
-      : {}),
+  // rootDir and outDir (from the tsconfig) place the map's source and the sourceMappingURL comment.
+  const result = ts.transpileModule(readFileSync(source, 'utf8'), {
+    fileName: source,
+    compilerOptions,
+    reportDiagnostics: true,
+    transformers: { before: [importMetaUrlForCommonJs] },
   });
-  if (result.warnings.length > 0) throw new Error(`${source}: ${result.warnings.map((warning) => warning.text).join('; ')}`);
-  const shebang = isCli && !result.code.startsWith('#!') ? '#!/usr/bin/env node\n' : '';
-  writeFileSync(target, `${shebang}${result.code}//# sourceMappingURL=${target.split('/').at(-1)}.map\n`);
-  writeFileSync(`${target}.map`, result.map);
+  if (result.diagnostics?.length) throw new Error(`${source}: ${textOf(result.diagnostics)}`);
+  if (result.sourceMapText === undefined) throw new Error(`${source}: no source map`);
+  // TypeScript keeps the source's own shebang; a CLI without one still gets it.
+  const shebang = isCli && !result.outputText.startsWith('#!') ? '#!/usr/bin/env node\n' : '';
+  writeFileSync(target, `${shebang}${result.outputText}\n`);
+  writeFileSync(`${target}.map`, result.sourceMapText);
   if (isCli) chmodSync(target, 0o755);
+}
+
+/**
+ * import.meta does not exist in CommonJS (a syntax error there): its url is the module file's,
+ * `require("node:url").pathToFileURL(__filename).href`, written where the source reads it.
+ */
+function importMetaUrlForCommonJs(context: ts.TransformationContext): ts.Transformer<ts.SourceFile> {
+  const { factory } = context;
+  return (file) => {
+    const visit = (node: ts.Node): ts.Node => {
+      const meta = ts.isPropertyAccessExpression(node) ? node.expression : node;
+      if (!ts.isMetaProperty(meta) || meta.keywordToken !== ts.SyntaxKind.ImportKeyword) return ts.visitEachChild(node, visit, context);
+      if (!ts.isPropertyAccessExpression(node) || node.name.text !== 'url') throw new Error(`${file.fileName}: only import.meta.url has a CommonJS equivalent here`);
+      const nodeUrl = factory.createCallExpression(factory.createIdentifier('require'), undefined, [factory.createStringLiteral('node:url')]);
+      const fileUrl = factory.createCallExpression(factory.createPropertyAccessExpression(nodeUrl, 'pathToFileURL'), undefined, [factory.createIdentifier('__filename')]);
+      return ts.setTextRange(factory.createPropertyAccessExpression(fileUrl, 'href'), node);
+    };
+    return ts.visitEachChild(file, visit, context);
+  };
 }
