@@ -1,5 +1,6 @@
 /** Validation of every setting and argument, before any network call: bad input fails fast and leaves nothing behind. */
-import { FENCE_SUFFIX, QUEUE_SUFFIX } from '../script/codec.js';
+import { FENCE_SUFFIX } from '../script/codec.js';
+import { QUEUE_SUFFIX } from '../script/marks.js';
 import { describe } from './describe.js';
 import { defaultQuorum, defaultSettings, type CallSettings, type ConstructorOnlySetting } from './settings.js';
 

@@ -10,7 +10,6 @@ import { lean } from './lean.generated.js';
 import { FIELDS, source } from './lua.generated.js';
 
 export { FIELDS };
-export { grants } from './operations.js';
 export type * from './operations.js';
 import type { LockOperation, OperationKind } from './operations.js';
 import { RELEASED_CHANNEL } from './marks.js';

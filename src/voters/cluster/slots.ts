@@ -5,7 +5,8 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { shownResource } from '../../errors.js';
-import { FENCE_SUFFIX, QUEUE_SUFFIX, releasedChannel, type LockOperation } from '../../script/codec.js';
+import { FENCE_SUFFIX, releasedChannel, type LockOperation } from '../../script/codec.js';
+import { QUEUE_SUFFIX } from '../../script/marks.js';
 
 export const SLOTS = 16384;
 

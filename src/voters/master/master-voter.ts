@@ -14,7 +14,8 @@ import { ClusterModeError, NodeError, NodeUnavailableError, type MisplacedReplyE
 import type { Connection, Driver } from '../../clients/connection.js';
 import { driverFor } from '../../clients/inputs.js';
 import type { Cancellation } from '../../protocol/fan-out.js';
-import { allScripts, grants, type LockOperation } from '../../script/codec.js';
+import { allScripts, type LockOperation } from '../../script/codec.js';
+import { grants } from '../../script/operations.js';
 import type { OperationReply } from '../../script/replies.js';
 import type { ReleaseListener, Subscription } from '../voter.js';
 import type { Voter } from '../voter.js';

@@ -5,7 +5,8 @@
  */
 import { MisplacedReplyError } from '../../errors.js';
 import { ignore, type Connection } from '../../clients/connection.js';
-import { decodeCall, encodeCall, grants, type Announcement, type EncodedCall, type LockOperation } from '../../script/codec.js';
+import { decodeCall, encodeCall, type Announcement, type EncodedCall, type LockOperation } from '../../script/codec.js';
+import { grants } from '../../script/operations.js';
 import { isGranted, type OperationReply } from '../../script/replies.js';
 import type { ClockReading } from './clock-jumps.js';
 import type { Route, ShardRole } from './shard.js';
