@@ -11,6 +11,8 @@
  */
 import { withoutKeyPrefix } from '../script/codec.js';
 import { ignore, labelOf, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
+import { describe } from '../config/describe.js';
+import type { ClusterClient, RedisClientOptions } from './node-redis.js';
 
 /** What we need of an ioredis (5, 6) or iovalkey client; `new Redis()`'s result fits. */
 export interface IORedisLike {
@@ -155,4 +157,47 @@ class IORedisOwnConnection implements Connection {
     this.client.on('error', ignore);
     this.client.disconnect();
   }
+}
+
+/**
+ * `input` as an ioredis or iovalkey `Cluster` (`isCluster`, its startup nodes and the options every
+ * node connection gets), or undefined for anything else. Throws for a startup node it cannot read.
+ */
+export function ioredisClusterOf(input: unknown, index: number): ClusterClient | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const cluster = input as { isCluster?: unknown; startupNodes?: unknown; options?: { redisOptions?: Record<string, unknown>; keyPrefix?: unknown; natMap?: unknown } };
+  if (cluster.isCluster !== true || !Array.isArray(cluster.startupNodes)) return undefined;
+  const options = cluster.options ?? {};
+  const redisOptions = options.redisOptions ?? {};
+  return {
+    rootNodes: cluster.startupNodes.map((node: unknown) => seedOf(node, index)),
+    defaults: fromIORedisOptions(redisOptions),
+    prefixesKeys: Boolean(options.keyPrefix || redisOptions['keyPrefix']),
+    mapsAddresses: Boolean(options.natMap),
+  };
+}
+
+/** An ioredis startup node ('host:port', a port, a URL or { host, port }) as node-redis options. */
+function seedOf(node: unknown, index: number): RedisClientOptions {
+  if (typeof node === 'number') return { socket: { host: 'localhost', port: node } };
+  if (typeof node === 'string') {
+    if (/^rediss?:\/\//i.test(node)) return { url: node };
+    const colon = node.lastIndexOf(':');
+    return colon < 0 ? { socket: { host: node, port: 6379 } } : { socket: { host: node.slice(0, colon), port: Number(node.slice(colon + 1)) } };
+  }
+  if (typeof node === 'object' && node !== null) {
+    const { host, port } = node as { host?: unknown; port?: unknown };
+    return { socket: { host: typeof host === 'string' ? host : 'localhost', port: typeof port === 'number' ? port : Number(port ?? 6379) } };
+  }
+  throw new TypeError(`nodes[${index}] is an ioredis Cluster with a startup node redlock-quorum cannot read: ${describe(node)}`);
+}
+
+/** The connection options of an ioredis Cluster's redisOptions that our node-redis connections need. */
+function fromIORedisOptions(options: Record<string, unknown>): RedisClientOptions {
+  const result: RedisClientOptions = {};
+  if (typeof options['username'] === 'string') result.username = options['username'];
+  if (typeof options['password'] === 'string') result.password = options['password'];
+  const tls = options['tls'];
+  if (tls) result.socket = { tls: true, ...(typeof tls === 'object' ? tls : {}) };
+  return result;
 }

@@ -69,11 +69,12 @@ export interface SubscriberClient {
 }
 
 /**
- * A node-redis cluster client (`createCluster()`'s result) as the cluster voter needs it: where
- * to ask for the slot map, what each master connection gets, and whether it rewrites keys or
- * addresses (which our own connections to its masters would not).
+ * A cluster client of yours (node-redis `createCluster()`'s result; ioredis.ts reads ioredis' and
+ * iovalkey's `Cluster`) as the cluster voter needs it: where to ask for the slot map, what each
+ * master connection (a node-redis one of ours) gets, and whether it rewrites keys or addresses
+ * (which our own connections to its masters would not).
  */
-export interface NodeRedisCluster {
+export interface ClusterClient {
   readonly rootNodes: readonly RedisClientOptions[];
   /** Its `defaults`, with its RESP. */
   readonly defaults: RedisClientOptions;
@@ -85,7 +86,7 @@ export interface NodeRedisCluster {
  * `input` as a node-redis cluster client, or undefined for anything else. node-redis keeps the
  * options it was made with only in `_options`, a private field, so this is the one place that reads it.
  */
-export function nodeRedisClusterOf(input: unknown): NodeRedisCluster | undefined {
+export function nodeRedisClusterOf(input: unknown): ClusterClient | undefined {
   if (typeof input !== 'object' || input === null) return undefined;
   const cluster = input as {
     getSlotMaster?: unknown;
