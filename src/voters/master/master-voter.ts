@@ -210,9 +210,9 @@ export class MasterVoter implements Voter {
     // survive a dropped connection and be sent after the reconnect. Such calls carry an AbortSignal:
     // aborted when the connection drops (#handleError) or when nobody waits for them any more, the
     // client withdraws them. Connections we own have no offline queue (clients/node-redis.ts, clients/ioredis.ts).
-    if (!this.#driver.withdraws) return { replies: callScript(this.#script, { client, announcement: this.#releases.current, operations, route, withdraw: undefined, pick }) };
-    const withdraw = new AbortController();
+    const withdraw = this.#driver.withdraws ? new AbortController() : undefined;
     const replies = callScript(this.#script, { client, announcement: this.#releases.current, operations, route, withdraw, pick });
+    if (!withdraw) return { replies };
     const abort = (): void => withdraw.abort();
     cancellation?.onCancel(abort);
     return { replies, withdraw: abort };

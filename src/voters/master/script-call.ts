@@ -1,7 +1,7 @@
 /**
  * The script call for one master: a batch of operations as one EVALSHA (EVAL again on NOSCRIPT),
- * tagged so its reply is known to be its own, followed by a WAIT with `replicas`, and decoded into
- * one answer per operation. The one helper with the EVALSHA fallback.
+ * tagged so its reply is known to be its own (a lean call's tag is its value: codec.ts), followed by
+ * a WAIT with `replicas`, and decoded into one answer per operation. The one helper with the EVALSHA fallback.
  */
 import { MisplacedReplyError } from '../../errors.js';
 import { ignore, type Connection } from '../../clients/connection.js';
