@@ -94,10 +94,13 @@ const PEERS = ['node-redlock', 'redlock-universal', 'redis-semaphore'];
 /** The hot-key scenarios of this mode: S3 in one process, S6 across processes. */
 export const HOT_KEY_SCENARIOS = ['S3', 'S6'];
 
-/** The issue's targets for the own-process mode (issue 28); the hand-off ones only with a round trip measured. */
+/** The targets for the own-process mode (issues 28 and 37); the hand-off ones only with a round trip measured. */
 export function ownTargets(rttMs = Number.NaN): OwnTarget[] {
-  const s1 = (id: string, ours: string, peer: string, metric: Metric): OwnTarget =>
-    ({ kind: 'ratio', id, scenario: 'S1', ours, peers: [peer], metric, goal: '≤ 1.00×' });
+  const s1 = (id: string, ours: string, peer: string, metric: Metric, goal = '≤ 1.00×'): OwnTarget =>
+    ({ kind: 'ratio', id, scenario: 'S1', ours, peers: [peer], metric, goal });
+  // Issue 37: the masters' command time within 10 % of node-redlock's (a release also checks the
+  // key's queue, one command more than its compare-and-delete).
+  const commandGoal = '≤ 1.10×';
   const hot = (scenario: string): OwnTarget[] => {
     const common = { scenario, ours: 'ours', peers: PEERS };
     return [
@@ -121,9 +124,9 @@ export function ownTargets(rttMs = Number.NaN): OwnTarget[] {
     s1('S1 CPU/cycle, ioredis: ours ÷ node-redlock', 'ours (ioredis)', 'node-redlock', metrics.cpu),
     s1('S1 CPU/cycle, node-redis: ours ÷ node-redlock', 'ours', 'node-redlock', metrics.cpu),
     s1('S1 server CPU/cycle, ioredis: ours ÷ node-redlock', 'ours (ioredis)', 'node-redlock', metrics.serverCpu),
-    s1('S1 server command µs/cycle, ioredis: ours ÷ node-redlock', 'ours (ioredis)', 'node-redlock', metrics.serverCommands),
+    s1('S1 server command µs/cycle, ioredis: ours ÷ node-redlock', 'ours (ioredis)', 'node-redlock', metrics.serverCommands, commandGoal),
     s1('S1 server CPU/cycle, node-redis: ours ÷ node-redlock', 'ours', 'node-redlock', metrics.serverCpu),
-    s1('S1 server command µs/cycle, node-redis: ours ÷ node-redlock', 'ours', 'node-redlock', metrics.serverCommands),
+    s1('S1 server command µs/cycle, node-redis: ours ÷ node-redlock', 'ours', 'node-redlock', metrics.serverCommands, commandGoal),
     ...S2_WORKERS.map((workers): OwnTarget => ({
       kind: 'ratio',
       id: `S2 @ ${workers}: ours ÷ best peer`,
