@@ -191,13 +191,15 @@ describe('the batch codec through the real script', () => {
           expect(shape(viaLean!)).toEqual(shape(viaBatch!));
           viaLean!.forEach(({ detail }, i) => expect(Math.abs(detail - viaBatch![i]!.detail)).toBeLessThanOrEqual(50));
         }
-        // What the masters hold, per name: the value or read holds, and who stands in its line.
+        // What the masters hold, per name: the value or read holds, and who stands in its line. Members
+        // compared as sets: a set's order is by deadline or place on the master's TIME, which the two
+        // sides read a few ms apart (two readers in one ms on one side and not the other swap places).
         for (const name of ['k0', 'k1', 'k2', 'k3']) {
           const held = await Promise.all(
             sides.map(async (key) => ({
               type: await master.type(key(name)),
-              value: (await master.type(key(name))) === 'string' ? await master.get(key(name)) : await master.zRange(key(name), 0, -1),
-              line: await master.zRange(key(name) + QUEUE_SUFFIX, 0, -1),
+              value: (await master.type(key(name))) === 'string' ? await master.get(key(name)) : (await master.zRange(key(name), 0, -1)).sort(),
+              line: (await master.zRange(key(name) + QUEUE_SUFFIX, 0, -1)).sort(),
               fence: await master.get(key(name) + FENCE_SUFFIX),
             })),
           );
