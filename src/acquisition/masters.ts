@@ -83,7 +83,9 @@ export class Masters {
         // A release's reply names who is first in line now: one of ours is woken without waiting for
         // the announcement on its subscription (which may still be connecting).
         const released = operation.ticket || operation.value; // as the script announces it
+        const caller = onReply; // a caller's own hook is kept, not replaced
         onReply = (index, reply) => {
+          caller?.(index, reply);
           if (reply.head !== undefined) this.notifier.turn(reply.head, released, index);
         };
       }
