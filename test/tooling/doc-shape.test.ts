@@ -3,7 +3,8 @@
  * no list item of 100 words or more and no paragraph of 120 (a run-on bullet hides its facts), api.md's settings are one
  * table (setting, type, default, meaning) with a row for every setting and the plain defaults as
  * src/config/settings.ts has them, and api.md names every entry point `npm run docs` (typedoc)
- * builds. Reads only.
+ * builds. The node-redlock migration guide's `NodeInput` names every kind of master the type takes
+ * (it left out ioredis, the one its readers use). Reads only.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,5 +96,31 @@ describe('docs/api.md and the typedoc reference', () => {
     expect(entries.length).toBeGreaterThan(1);
     const intro = read('docs/api.md').split('\n## ')[0] ?? '';
     expect(entries.filter((entry) => !intro.includes(`\`${entry}\``))).toEqual([]);
+  });
+});
+
+describe("the node-redlock migration guide's types table", () => {
+  /** How the table names each member of `NodeInput` (src/clients/inputs.ts); a new member needs a name here and in the row. */
+  const NAMES: Readonly<Record<string, string>> = {
+    RedisClientLike: 'node-redis client',
+    IORedisLike: 'ioredis',
+    BunRedisClientLike: 'Bun.RedisClient',
+    GlideClientLike: 'GLIDE client',
+    GlideConfiguration: 'configuration',
+    string: 'URL',
+    RedisClientOptions: 'client options',
+    ClusterInput: 'Cluster',
+    SentinelOptions: 'Sentinel',
+  };
+
+  it('names every kind of master NodeInput takes in its NodeInput cell, ioredis among them', () => {
+    const union = /export type NodeInput =([^;]+);/.exec(read('src/clients/inputs.ts'))?.[1] ?? '';
+    const members = union.split('|').map((member) => member.trim());
+    expect(members.length).toBeGreaterThan(3);
+    expect(members.filter((member) => NAMES[member] === undefined)).toEqual([]);
+    // Our column's cell only: node-redlock's beside it names ioredis too.
+    const cell = read('docs/migrating-from-node-redlock.md').replace(/\\\|/g, '¦').split(/[|\n]/).map((text) => text.trim())
+      .find((text) => text.startsWith('`NodeInput`')) ?? '';
+    expect(members.map((member) => NAMES[member] ?? member).filter((name) => !cell.includes(name))).toEqual([]);
   });
 });
