@@ -83,9 +83,9 @@ describe("docs/api.md's settings table", () => {
   });
 
   it('gives the plain defaults as src/config/settings.ts has them', () => {
-    const plain = Object.entries(defaultSettings).filter(([, value]) => typeof value === 'number' || typeof value === 'boolean');
+    const plain = Object.entries(defaultSettings).flatMap(([name, value]) => (typeof value === 'number' || typeof value === 'boolean' ? [[name, value] as const] : []));
     expect(plain.length).toBeGreaterThan(5);
-    for (const [name, value] of plain) expect(rows.get(name)?.[2], name).toBe(`\`${String(value)}\``);
+    for (const [name, value] of plain) expect(rows.get(name)?.[2], name).toBe(`\`${value}\``);
   });
 });
 
