@@ -215,6 +215,8 @@ interface SummaryFigure {
   readonly ratio: string;
   /** Ours is the better of the two (faster, shorter, less). */
   readonly ahead: boolean;
+  /** Peers that hung, acquisitions given up: what a ratio alone does not say. */
+  readonly notes: string;
   readonly row: string;
 }
 
@@ -239,7 +241,7 @@ function ownLine(own: OwnRunRecord, line: SummaryLine & { readonly metric: Metri
   const shown = (value: number): string => fixed(value, line.metric.digits);
   const row = `| ${line.what} | ${line.unit} | ${shown(median(result.ours))} | ${best} ${shown(median(result.peer))} | ` +
     `${fixed(result.value)}× (${fixed(min)}–${fixed(max)}) | ${verdict(line, result.value)} | ${notes.join('; ')} |`;
-  return { what: line.what, unit: line.unit, ratio: fixed(result.value), ahead: isAhead(line, result.value), row };
+  return { what: line.what, unit: line.unit, ratio: fixed(result.value), ahead: isAhead(line, result.value), notes: notes.join('; '), row };
 }
 
 /** A line from the in-process run (scenarios the own-process run did not measure), marked so. */
@@ -259,7 +261,7 @@ function inProcessLine(run: StoredRun, line: SummaryLine & { readonly value: (ro
   if (line.givesUp) notes.push(`gave up: ours ${ours.failures}, ${peers.map((row) => `${name(row)} ${row.failures}`).join(', ')}`);
   const what = `${line.what} (in process)`;
   const row = `| ${what} | ${line.unit} | ${shown(ours)} | ${name(best)} ${shown(best)} | ${ratio.toFixed(2)}× | ${verdict(line, ratio)} | ${notes.join('; ')} |`;
-  return { what, unit: line.unit, ratio: ratio.toFixed(2), ahead: isAhead(line, ratio), row };
+  return { what, unit: line.unit, ratio: ratio.toFixed(2), ahead: isAhead(line, ratio), notes: notes.join('; '), row };
 }
 
 /** The scenario group a scenario or a measure belongs to: 'S2' of 'S2 64 workers' and of 'S2 @ 64 vs best peer'. */
@@ -294,7 +296,7 @@ export function benchSummarySection(resultsDir: string): string {
   const figures = summaryFigures(own, run);
   const list = (ahead: boolean): string[] => {
     const picked = figures.filter((figure) => figure.ahead === ahead);
-    return picked.length ? picked.map((figure) => `  - ${figure.what}: ${figure.ratio}× (${figure.unit})`) : ['  - none'];
+    return picked.length ? picked.map((figure) => `  - ${figure.what}: ${figure.ratio}× (${[figure.unit, figure.notes].filter(Boolean).join('; ')})`) : ['  - none'];
   };
   return [
     BENCH_MARKERS.start,
