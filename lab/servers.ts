@@ -72,7 +72,7 @@ export interface ProvisionedServer {
   readonly how: string;
 }
 
-export function serversCache(): string {
+function serversCache(): string {
   return process.env['REDLOCK_SERVERS_CACHE'] || join(process.env['XDG_CACHE_HOME'] || join(homedir(), '.cache'), 'redlock-quorum', 'servers');
 }
 
