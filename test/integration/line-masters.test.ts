@@ -53,7 +53,7 @@ describe('places in line with a wild master clock', () => {
       await eventually(async () => {
         const places = await Promise.all([0, 1, 2].map((index) => placesOn(index, key)));
         return places.every((line) => line.length === 1) && new Set(places.map((line) => line[0])).size === 1;
-      });
+      }, 10_000);
       // Its process' first three readings are done (one per wait): it reads no clock while the master is paused.
       await sleep(4_000);
       healthy.pause();
@@ -61,8 +61,10 @@ describe('places in line with a wild master clock', () => {
         order.push('second');
         await lock.release();
       });
+      // Awaited below; a failure before that must not surface as an unhandled rejection when the Redlocks quit.
+      for (const waiting of [first, second]) waiting.catch(() => undefined);
       // Its attempt and its first reading of the clocks miss the paused master: two answers, one 60 s behind.
-      await eventually(async () => (await placesOn(1, key)).length === 2);
+      await eventually(async () => (await placesOn(1, key)).length === 2, 10_000);
       await sleep(800);
       // Released while that master is still paused: the other two say who is first.
       await held.release();
@@ -73,5 +75,29 @@ describe('places in line with a wild master clock', () => {
     } finally {
       wild.clock!.reset();
     }
+  });
+});
+
+describe('a waiter in line on fewer masters than a majority', () => {
+  it('is woken by the release, not by its timer: one master lost the key (restarted), another is paused', async () => {
+    const key = uniquePrefix('minority-line')('r');
+    const held = await own.lockOn().acquire(key, 30_000);
+    await heldEverywhere(key, held);
+    // Master 0 restarts empty (no persistence): the key is free there. Master 2 stops answering.
+    await own.masters[0]!.restart();
+    await eventually(() => own.direct[0]!.isReady);
+    own.masters[2]!.pause();
+    // A long timer: only a release's announcement can wake it soon.
+    const waiter = own.lockOn({ retryDelay: 15_000, retryJitter: 0, retryCount: 2, nodeTimeout: 300 });
+    const acquiring = waiter.acquire(key, 5_000);
+    acquiring.catch(() => undefined); // awaited below
+    // Granted on master 0 (rolled back), refused on master 1 (in line there, alone), no answer from master 2.
+    await eventually(async () => (await placesOn(1, key)).length === 1, 10_000);
+    await sleep(500); // its rollback and its sleep
+    const releasedAtMs = performance.now();
+    await held.release().catch(() => undefined); // master 2 cannot confirm it
+    const lock = await acquiring;
+    expect(performance.now() - releasedAtMs).toBeLessThan(5_000);
+    await lock.release().catch(() => undefined);
   });
 });
