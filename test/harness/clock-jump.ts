@@ -11,7 +11,7 @@ import { eventually, redlockOn, uniquePrefix } from './cluster.js';
 /** Why a clock cannot be moved here (no gcc), or undefined. */
 export const clockJumpProblem = clockShimProblem();
 
-export const JUMP_BACK_MS = 3_000;
+const JUMP_BACK_MS = 3_000;
 
 /**
  * Make master 0 of three jump back, `observe` having been called with the watching Redlock first;
