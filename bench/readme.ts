@@ -5,15 +5,19 @@
  *   in-process ones (bench/results/latest.md, the secondary tables), the spread of both modes'
  *   targets over the last full runs (bench/results/runs/) and the latest `npm run bench:held`
  *   (bench/results/held.md);
- * - README.md, between the same markers: one table, per scenario ours against the best peer, saying
- *   where we are slower, from the own-process run (own-latest.json; the in-process run for the
- *   scenarios only it measures, marked so), and the targets missed;
+ * - docs/benchmarks.md, between `<!-- bench-summary:start -->` and `<!-- bench-summary:end -->`: one
+ *   table, per scenario ours against the best peer, saying where we are slower, from the
+ *   own-process run (own-latest.json; the in-process run for the scenarios only it measures, marked
+ *   so), and the targets missed;
+ * - README.md, between `<!-- bench:start -->` and `<!-- bench:end -->`: that table's ratios as two
+ *   short lists, where we lead and where we do not (targets and tables are ours to track, in the docs);
  * - docs/chaos.md and README.md, between `<!-- chaos:start -->` and `<!-- chaos:end -->`: the long
  *   chaos run's tables (chaos/results/latest.md, the saved output of `npm run chaos`), whole in the
- *   docs, its totals in the README;
+ *   docs, its totals as one line in the README;
  * - docs/chaos.md and README.md, between `<!-- chaos-classes:start -->` and `<!-- chaos-classes:end -->`:
  *   the kernel fault lab's table by fault class (chaos/results/kernel-latest.md, written by
- *   `npm run chaos:classes`), whole in both;
+ *   `npm run chaos:classes`), whole in the docs, its verdict and the sums outside the assumptions in
+ *   the README;
  * - docs/scaling.md, between `<!-- scaling:start -->` and `<!-- scaling:end -->`: the latest full
  *   `npm run bench:scaling` (bench/results/scaling.md), whole.
  * `npm run bench` calls `updateReadme` after a full run; `npm run bench:readme` regenerates every
@@ -30,6 +34,7 @@ import { median, range } from './rounds.js';
 import { measures, spreadMarkdown, targetsMarkdown, type RunRecord, type SpreadColumn } from './targets.js';
 
 export const BENCH_MARKERS = { start: '<!-- bench:start -->', end: '<!-- bench:end -->' } as const;
+export const BENCH_SUMMARY_MARKERS = { start: '<!-- bench-summary:start -->', end: '<!-- bench-summary:end -->' } as const;
 export const CHAOS_MARKERS = { start: '<!-- chaos:start -->', end: '<!-- chaos:end -->' } as const;
 export const CLASSES_MARKERS = { start: '<!-- chaos-classes:start -->', end: '<!-- chaos-classes:end -->' } as const;
 export const SCALING_MARKERS = { start: '<!-- scaling:start -->', end: '<!-- scaling:end -->' } as const;
@@ -136,7 +141,7 @@ export function benchmarksSection(resultsDir: string): string {
   ].join('\n');
 }
 
-/** One line of the README's summary: a scenario's figure, ours against the best of the peers. */
+/** One line of the summary (docs/benchmarks.md's table, the README's lists): a scenario's figure, ours against the best of the peers. */
 interface SummaryLine {
   readonly scenario: string;
   readonly what: string;
@@ -193,15 +198,30 @@ const SHORT_NAMES: Readonly<Record<string, string>> = {
 };
 const shortName = (label: string): string => SHORT_NAMES[label] ?? label;
 
+const isAhead = (line: SummaryLine, ratio: number): boolean => (line.higherIsBetter ? ratio >= 1 : ratio <= 1);
+
 function verdict(line: SummaryLine, ratio: number): string {
-  const better = line.higherIsBetter ? ratio >= 1 : ratio <= 1;
+  const better = isAhead(line, ratio);
   if (line.unit === 'max wait ms') return better ? 'shorter' : '**longer**';
   if (line.unit === 'µs') return better ? 'less' : '**more**';
   return better ? 'faster' : '**slower**';
 }
 
+/** One summary line as measured: its row in docs/benchmarks.md's table, and the ratio the README lists. */
+interface SummaryFigure {
+  readonly what: string;
+  readonly unit: string;
+  /** Ours ÷ the best peer, as the table shows it. */
+  readonly ratio: string;
+  /** Ours is the better of the two (faster, shorter, less). */
+  readonly ahead: boolean;
+  /** Peers that hung, acquisitions given up: what a ratio alone does not say. */
+  readonly notes: string;
+  readonly row: string;
+}
+
 /** A line from the own-process run: medians over its rounds, the median of the per-round ratios and their range. */
-function ownLine(own: OwnRunRecord, line: SummaryLine & { readonly metric: Metric }): string | undefined {
+function ownLine(own: OwnRunRecord, line: SummaryLine & { readonly metric: Metric }): SummaryFigure | undefined {
   const target = {
     kind: 'ratio' as const, id: line.what, scenario: line.scenario, ours: line.ours, peers: OWN_PEERS, metric: line.metric, goal: '',
     ...(line.rankBy ? { rankBy: line.rankBy } : {}),
@@ -219,12 +239,13 @@ function ownLine(own: OwnRunRecord, line: SummaryLine & { readonly metric: Metri
     notes.push(`gave up: ours ${gaveUp(line.ours)}, ${OWN_PEERS.map((label) => `${shortName(label)} ${gaveUp(label)}`).join(', ')}`);
   }
   const shown = (value: number): string => fixed(value, line.metric.digits);
-  return `| ${line.what} | ${line.unit} | ${shown(median(result.ours))} | ${best} ${shown(median(result.peer))} | ` +
+  const row = `| ${line.what} | ${line.unit} | ${shown(median(result.ours))} | ${best} ${shown(median(result.peer))} | ` +
     `${fixed(result.value)}× (${fixed(min)}–${fixed(max)}) | ${verdict(line, result.value)} | ${notes.join('; ')} |`;
+  return { what: line.what, unit: line.unit, ratio: fixed(result.value), ahead: isAhead(line, result.value), notes: notes.join('; '), row };
 }
 
 /** A line from the in-process run (scenarios the own-process run did not measure), marked so. */
-function inProcessLine(run: StoredRun, line: SummaryLine & { readonly value: (row: Row) => number }): string | undefined {
+function inProcessLine(run: StoredRun, line: SummaryLine & { readonly value: (row: Row) => number }): SummaryFigure | undefined {
   const usable = (row: Row | undefined): row is Row => row !== undefined && row.cycles > 0 && row.hung === 0;
   const name = (row: Row): string => shortName(row.label);
   const scenarioRows = run.rows.filter((row) => row.scenario === line.scenario);
@@ -238,34 +259,69 @@ function inProcessLine(run: StoredRun, line: SummaryLine & { readonly value: (ro
   const hung = scenarioRows.filter((row) => line.peers.includes(row.label) && row.hung > 0);
   if (hung.length) notes.push(`${hung.map(name).join(', ')}: hang`);
   if (line.givesUp) notes.push(`gave up: ours ${ours.failures}, ${peers.map((row) => `${name(row)} ${row.failures}`).join(', ')}`);
-  return `| ${line.what} (in process) | ${line.unit} | ${shown(ours)} | ${name(best)} ${shown(best)} | ${ratio.toFixed(2)}× | ${verdict(line, ratio)} | ${notes.join('; ')} |`;
+  const what = `${line.what} (in process)`;
+  const row = `| ${what} | ${line.unit} | ${shown(ours)} | ${name(best)} ${shown(best)} | ${ratio.toFixed(2)}× | ${verdict(line, ratio)} | ${notes.join('; ')} |`;
+  return { what, unit: line.unit, ratio: ratio.toFixed(2), ahead: isAhead(line, ratio), notes: notes.join('; '), row };
 }
 
 /** The scenario group a scenario or a measure belongs to: 'S2' of 'S2 64 workers' and of 'S2 @ 64 vs best peer'. */
 const groupOf = (name: string): string | undefined => /^(S\d)\b/.exec(name)?.[1];
 
 /** The own-process run's lines where it measured them, the in-process run's for the rest. */
-function summaryTable(own: OwnRunRecord, run: StoredRun | undefined): string {
+function summaryFigures(own: OwnRunRecord, run: StoredRun | undefined): SummaryFigure[] {
   const measuredOwn = new Set(own.records.map((record) => record.scenario));
-  const lines = SUMMARY.flatMap((line) => {
-    const text = line.metric && measuredOwn.has(line.scenario)
+  return SUMMARY.flatMap((line) => {
+    const figure = line.metric && measuredOwn.has(line.scenario)
       ? ownLine(own, { ...line, metric: line.metric })
       : line.value && run ? inProcessLine(run, { ...line, value: line.value }) : undefined;
-    return text === undefined ? [] : [text];
+    return figure === undefined ? [] : [figure];
   });
+}
+
+function summaryTable(figures: readonly SummaryFigure[]): string {
   return [
     '| scenario | measure | redlock-quorum | best peer | ours ÷ peer (range) | ours is | notes |',
     '|---|---|---:|---:|---:|---|---|',
-    ...lines,
+    ...figures.map((figure) => figure.row),
   ].join('\n');
 }
 
 /**
- * README's generated benchmark summary: per scenario ours against the best peer, from the latest
+ * README's generated benchmark summary: the summary table's ratios, where we lead and where we do
+ * not, and where the figures behind them are.
+ */
+export function benchSummarySection(resultsDir: string): string {
+  const own = ownLatest(resultsDir);
+  const run = fullRuns(resultsDir).at(-1);
+  const figures = summaryFigures(own, run);
+  const list = (ahead: boolean): string[] => {
+    const picked = figures.filter((figure) => figure.ahead === ahead);
+    return picked.length ? picked.map((figure) => `  - ${figure.what}: ${figure.ratio}× (${[figure.unit, figure.notes].filter(Boolean).join('; ')})`) : ['  - none'];
+  };
+  return [
+    BENCH_MARKERS.start,
+    '<!-- generated by bench/readme.ts from bench/results: edit those, not this -->',
+    '',
+    `Ours ÷ the best peer in each scenario, from the latest run with each library in its own process (\`${own.command}\`, ${runName(own)}); ` +
+      `"in process": scenarios only the full \`npm run bench\`${run ? ` (${runName(run)})` : ''} measures, every library in one process.`,
+    '',
+    '- **Where we lead:**',
+    ...list(true),
+    '- **Where we do not:**',
+    ...list(false),
+    '',
+    'The figures behind each ratio, their range over rounds, every table and our targets: ' +
+      '[docs/benchmarks.md](docs/benchmarks.md#ours-against-the-best-peer).',
+    BENCH_MARKERS.end,
+  ].join('\n');
+}
+
+/**
+ * docs/benchmarks.md's summary: per scenario ours against the best peer, from the latest
  * own-process run (the in-process run for the scenarios it does not measure), and the targets
  * missed: the own-process run's, then the in-process run's of the scenarios only it measured.
  */
-export function benchSummarySection(resultsDir: string): string {
+export function benchSummaryTableSection(resultsDir: string): string {
   const own = ownLatest(resultsDir);
   const run = fullRuns(resultsDir).at(-1);
   const ownGroups = new Set(own.records.map((record) => groupOf(record.scenario)));
@@ -278,7 +334,7 @@ export function benchSummarySection(resultsDir: string): string {
     ? targetsMarkdown(missed).replace(/^### Targets\n/, '').trim()
     : '- none';
   return [
-    BENCH_MARKERS.start,
+    BENCH_SUMMARY_MARKERS.start,
     '<!-- generated by bench/readme.ts from bench/results: edit those, not this -->',
     '',
     `Each library alone in its own process, as users run it (\`${own.command}\`, ${runName(own)}${own.machine ? `, ${own.machine}` : ''}, ` +
@@ -287,12 +343,12 @@ export function benchSummarySection(resultsDir: string): string {
       'in each round (a peer that hangs is left out). Rows marked "in process" are scenarios that run did not measure, from the latest full ' +
       `\`npm run bench\`${run ? ` (${runName(run)})` : ''} with every library in one process, where @sesamecare-oss/redlock 1.4.0 is a peer too.`,
     '',
-    summaryTable(own, run),
+    summaryTable(summaryFigures(own, run)),
     '',
     'Targets missed (own process; "in process": scenarios only that mode measured):',
     '',
     missedLines,
-    BENCH_MARKERS.end,
+    BENCH_SUMMARY_MARKERS.end,
   ].join('\n');
 }
 
@@ -348,20 +404,19 @@ const CHAOS_TOTALS = [
   'liveness violations',
 ];
 
-/** README's generated chaos summary: a few totals of the latest long run. */
+/** The cells of a markdown table's line, trimmed. */
+const cells = (line: string): string[] => line.split('|').slice(1, -1).map((cell) => cell.trim());
+
+/** README's generated chaos summary: a few totals of the latest long run, on one line. */
 export function chaosSummarySection(latestPath: string): string {
   const run = chaosRun(latestPath);
-  const totals = run.tables[run.tables.length - 1] ?? [];
-  const picked = CHAOS_TOTALS.map((name) => totals.find((line) => line.startsWith(`| ${name} |`)))
-    .filter((line): line is string => line !== undefined);
+  const totals = (run.tables[run.tables.length - 1] ?? []).map(cells);
+  const picked = CHAOS_TOTALS.flatMap((name) => totals.filter(([measure]) => measure === name).map(([, value]) => `${name}: ${value ?? ''}`));
   return [
     CHAOS_MARKERS.start,
     '<!-- generated by bench/readme.ts from chaos/results/latest.md: edit that, not this -->',
     '',
-    `Latest long chaos run (\`${run.command}\`):`,
-    '',
-    ...(totals.slice(0, 2)),
-    ...picked,
+    `Latest long chaos run (\`${run.command}\`): ${picked.join('; ')} ([every table](docs/chaos.md#results)).`,
     CHAOS_MARKERS.end,
   ].join('\n');
 }
@@ -385,6 +440,33 @@ export function classesSection(path: string, link: string): string {
     ...table,
     '',
     verdict,
+    CLASSES_MARKERS.end,
+  ].join('\n');
+}
+
+/**
+ * README's line of the kernel fault lab's run by fault class: its verdict, and each count summed
+ * over the classes outside the assumptions (what breaks there is the point of running them).
+ */
+export function classesSummarySection(path: string): string {
+  const lines = readFileSync(path, 'utf8').split('\n');
+  const run = lines.find((line) => line.includes('per class'));
+  const [header, , ...rows] = lines.filter((line) => line.startsWith('|')).map(cells);
+  const verdict = lines.find((line) => line.startsWith('Inside the assumptions'));
+  if (!run || !header || rows.length === 0 || !verdict) throw new Error(`${path}: expected the run line, the table and the verdict of npm run chaos:classes`);
+  const within = header.indexOf('within the assumptions');
+  const outside = rows.filter((row) => row[within] === 'no');
+  // The counts only: a column whose cells are whole numbers, the sections aside (no fault of theirs).
+  const sums = header.flatMap((name, column) =>
+    name !== 'sections' && outside.length > 0 && outside.every((row) => /^\d+$/.test(row[column] ?? ''))
+      ? [`${outside.reduce((sum, row) => sum + Number(row[column]), 0)} ${name}`]
+      : []);
+  return [
+    CLASSES_MARKERS.start,
+    '<!-- generated by bench/readme.ts from chaos/results/kernel-latest.md: edit that, not this -->',
+    '',
+    `By fault class, in the kernel fault lab (${run.split(' · ')[0] ?? run}): ${verdict} ` +
+      `Outside the assumptions (${outside.length} of ${rows.length} classes): ${sums.join(', ')} ([by fault class](docs/chaos.md#by-fault-class)).`,
     CLASSES_MARKERS.end,
   ].join('\n');
 }
@@ -425,6 +507,7 @@ function benchSections(root: string): GeneratedSection[] {
   const resultsDir = `${root}bench/results/`;
   return [
     { file: 'README.md', markers: BENCH_MARKERS, text: benchSummarySection(resultsDir) },
+    { file: 'docs/benchmarks.md', markers: BENCH_SUMMARY_MARKERS, text: benchSummaryTableSection(resultsDir) },
     { file: 'docs/benchmarks.md', markers: BENCH_MARKERS, text: benchmarksSection(resultsDir) },
   ];
 }
@@ -436,7 +519,7 @@ function chaosSections(root: string): GeneratedSection[] {
     { file: 'docs/chaos.md', markers: CHAOS_MARKERS, text: chaosSection(latest) },
     ...(existsSync(`${root}chaos/results/kernel-latest.md`)
       ? [
-          { file: 'README.md', markers: CLASSES_MARKERS, text: classesSection(`${root}chaos/results/kernel-latest.md`, 'chaos/results/kernel-latest.md') },
+          { file: 'README.md', markers: CLASSES_MARKERS, text: classesSummarySection(`${root}chaos/results/kernel-latest.md`) },
           { file: 'docs/chaos.md', markers: CLASSES_MARKERS, text: classesSection(`${root}chaos/results/kernel-latest.md`, '../chaos/results/kernel-latest.md') },
         ]
       : []),
@@ -464,7 +547,10 @@ function write(root: string, sections: readonly GeneratedSection[]): void {
 
 /** After a full bench run: the benchmark sections of README.md and docs/benchmarks.md. */
 export function updateReadme(resultsDir: string, root = ROOT): void {
-  write(root, benchSections(root).map((section) => ({ ...section, text: section.file === 'README.md' ? benchSummarySection(resultsDir) : benchmarksSection(resultsDir) })));
+  const made = (section: GeneratedSection): string =>
+    section.file === 'README.md' ? benchSummarySection(resultsDir)
+      : section.markers === BENCH_SUMMARY_MARKERS ? benchSummaryTableSection(resultsDir) : benchmarksSection(resultsDir);
+  write(root, benchSections(root).map((section) => ({ ...section, text: made(section) })));
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -79,7 +79,7 @@ import {
 import { FENCE_SUFFIX } from '../src/script/codec.js';
 import type { OracleCounts } from '../lab/oracle.js';
 import { RedisMaster, startMasters } from '../src/testing/redis-server.js';
-import { labNamespace, Partitions, runInNamespace, type PartitionDirection } from '../lab/kernel-lab.js';
+import { labNamespace, Partitions, runInNamespace, workerIdentity, type PartitionDirection } from '../lab/kernel-lab.js';
 import { FAULT_CLASSES, FAULT_CLASS_NAMES, kernelRunProblem, type FaultClass } from './fault-classes.js';
 
 const arg = (name: string, fallback: number): number => {
@@ -126,7 +126,6 @@ if (KERNEL && !labNamespace()) {
   process.exit(await runInNamespace(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)]));
 }
 /** In the kernel lab: each worker's and each master's user (the firewall tells them apart by it). */
-const workerUid = (worker: number): number => 60_001 + worker;
 const masterUid = (master: number): number => 60_101 + master;
 const TTL_MS = 1_000;
 const CLOCK_OFFSET_MS = arg('clock-offset-ms', -10 * 60_000);
@@ -170,7 +169,7 @@ const persistence = FENCING && !UNGUARDED ? { args: ['--appendonly', 'yes', '--a
 const masters: RedisMaster[] = KERNEL ? await startKernelMasters() : await startMasters(5, persistence);
 const proxies = await ProxyProcess.start(masters.map((master) => master.port));
 /** The kernel lab's firewall: workers reach a master through its proxy's port, which is what a partition cuts. */
-const partitions = KERNEL ? new Partitions(Array.from({ length: WORKERS }, (_, worker) => ({ uid: workerUid(worker) }))) : undefined;
+const partitions = KERNEL ? new Partitions(Array.from({ length: WORKERS }, (_, worker) => workerIdentity(worker))) : undefined;
 const proxyOf = (index: number): { port: number } => ({ port: proxies.ports[index]! });
 const workers: ChildProcess[] = [];
 const stats: WorkerStats[] = [];
@@ -212,7 +211,9 @@ try {
   const done = Array.from({ length: WORKERS }, (_, worker) => {
     const child = fork(fileURLToPath(new URL('./worker.ts', import.meta.url)), {
       execArgv: ['--import', 'tsx'],
-      ...(KERNEL ? { uid: workerUid(worker), gid: workerUid(worker) } : {}),
+      ...(KERNEL ? workerIdentity(worker) : {}),
+      // Its errors still reach this terminal, and the last of them the crash's line (below).
+      stdio: ['inherit', 'inherit', 'pipe', 'ipc'],
       env: {
         ...process.env,
         CHAOS_NODES: proxies.ports.map((port) => `redis://127.0.0.1:${port}`).join(','),
@@ -227,6 +228,11 @@ try {
       },
     });
     workers.push(child);
+    let stderrTail = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      stderrTail = (stderrTail + chunk.toString()).slice(-2_000);
+    });
     // Every instant a worker reports is on its clock: converted to real time here, once.
     const real = (ms: number): number => realMs(ms, offsetOf(worker));
     child.on('message', (message: { type: string } & Record<string, unknown>) => {
@@ -258,7 +264,8 @@ try {
       child.once('exit', (code, signal) => {
         if (code !== 0) {
           const reported = stats.some((s) => s.worker === worker);
-          crashes.push(`worker ${worker} exited with ${code ?? signal}${reported ? ' (after reporting its stats: it did not exit after quit())' : ''}`);
+          const why = /^\w*Error\b.*$|^\s*code: .*$/m.exec(stderrTail)?.[0].trim() ?? stderrTail.trim().split('\n').at(-1);
+          crashes.push(`worker ${worker} exited with ${code ?? signal}${reported ? ' (after reporting its stats: it did not exit after quit())' : ''}${why ? `: ${why}` : ''}`);
         }
         resolve();
       }),

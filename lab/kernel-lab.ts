@@ -1,10 +1,12 @@
 /**
  * The kernel fault lab: partitions made by the kernel's firewall, not by a proxy. A run happens
  * inside a network namespace of its own (`rqlab-<pid>`), so its firewall rules and everything on
- * its loopback live and die with the namespace. Inside, masters and workers run as users of their
- * own (`uid`), which is how the firewall tells them apart:
+ * its loopback live and die with the namespace. Inside, masters run as users of their own (`uid`)
+ * and workers as root in a group of their own (`gid`), which is how the firewall tells them apart.
+ * A worker keeps root's user because it loads the code from the checkout, which may be in a folder
+ * only root can enter (a 0700 home, a `mktemp -d` folder); a master needs nothing from it.
  *
- * - worker → master: its packets to the master's port are dropped (`-m owner --uid-owner`);
+ * - worker → master: its packets to the master's port are dropped (`-m owner --gid-owner`);
  * - master → worker: every connection a worker opens carries its mark (CONNMARK, set on the
  *   worker's packets), and the master's packets on marked connections are dropped.
  *
@@ -119,9 +121,17 @@ export function labNamespace(): string | undefined {
   return process.env.RQ_KERNEL_LAB;
 }
 
-/** One side of a partition: a worker by its user id, a master by its port (and user id). */
+/** One side of a partition: a worker by its group id, a master by its port (and user id). */
 export interface LabWorker {
-  readonly uid: number;
+  readonly gid: number;
+}
+
+/**
+ * How to spawn worker `worker` of a run: root's user, its own group (the only group it has: Node
+ * drops supplementary groups when it sets one), so its sockets carry that group for the firewall.
+ */
+export function workerIdentity(worker: number): LabWorker {
+  return { gid: 60_001 + worker };
 }
 export interface LabMaster {
   readonly port: number;
@@ -140,7 +150,7 @@ export class Partitions {
   constructor(private readonly workers: readonly LabWorker[]) {
     if (!labNamespace()) throw new Error('Partitions work inside the kernel lab only (runInNamespace)');
     workers.forEach((worker, index) => {
-      iptables(['-t', 'mangle', '-A', 'OUTPUT', '-m', 'owner', '--uid-owner', String(worker.uid), '-j', 'CONNMARK', '--set-mark', String(index + 1)]);
+      iptables(['-t', 'mangle', '-A', 'OUTPUT', '-m', 'owner', '--gid-owner', String(worker.gid), '-j', 'CONNMARK', '--set-mark', String(index + 1)]);
     });
   }
 
@@ -148,9 +158,9 @@ export class Partitions {
   cut(worker: number, master: LabMaster, direction: PartitionDirection = 'both'): void {
     const key = `${worker}:${master.port}`;
     if (this.#cuts.has(key)) this.heal(worker, master);
-    const uid = this.workers[worker]!.uid;
+    const gid = this.workers[worker]!.gid;
     const rules: string[][] = [];
-    if (direction !== 'from-master') rules.push(['-o', 'lo', '-p', 'tcp', '-m', 'owner', '--uid-owner', String(uid), '--dport', String(master.port), '-j', 'DROP']);
+    if (direction !== 'from-master') rules.push(['-o', 'lo', '-p', 'tcp', '-m', 'owner', '--gid-owner', String(gid), '--dport', String(master.port), '-j', 'DROP']);
     if (direction !== 'to-master') rules.push(['-o', 'lo', '-p', 'tcp', '--sport', String(master.port), '-m', 'connmark', '--mark', String(worker + 1), '-j', 'DROP']);
     for (const rule of rules) iptables(['-A', CHAIN, ...rule]);
     this.#cuts.set(key, rules);

@@ -2,8 +2,8 @@
  * Migrating from node-redlock 5.0.0-beta.2 (docs/migrating-from-node-redlock.md). The usage
  * patterns of node-redlock's README — the Configuration settings object, acquire / extend / release
  * in try/finally, `using` on two resources with the signal check, the `error` event handler — run
- * on redlock-quorum against the shared masters, with only the import and the client construction
- * adapted; then, as a control, the same patterns run on node-redlock itself with ioredis on the
+ * on redlock-quorum against the shared masters, with the README's own ioredis clients and only the
+ * import adapted; then, as a control, the same patterns run on node-redlock itself with ioredis on the
  * same masters. The snippets are node-redlock's README examples (node-redlock © Mike Marcacci, MIT;
  * node_modules/redlock/README.md), reproduced only to show whether they run.
  *

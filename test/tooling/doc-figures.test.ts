@@ -58,13 +58,13 @@ const claims: Claim[] = [
   {
     file: 'docs/api.md',
     what: 'settings table: automaticExtensionThreshold',
-    pattern: /\| `automaticExtensionThreshold` \| a third of `ttl − drift allowance`, at most (\d+) ms or `nodeTimeout` \+ (\d+) ms, whichever is larger \(so (\d+) ms for ttls ≥ (\d+) s at default settings\)/,
+    pattern: /\| `automaticExtensionThreshold` \| `number` \| a third of `ttl − drift allowance`, at most (\d+) ms or `nodeTimeout` \+ (\d+) ms, whichever is larger \(so (\d+) ms for ttls ≥ (\d+) s at default settings\)/,
     figures: () => [thresholdCapMs, thresholdAboveNodeTimeoutMs, longTtlThresholdMs, secondsFromWhichThresholdIs(longTtlThresholdMs)],
   },
   {
     file: 'docs/api.md',
     what: 'settings table: nodeTimeout',
-    pattern: /\| `nodeTimeout` \| (\d+) % of the ttl, at least (\d+) ms, at most (\d+) ms \|/,
+    pattern: /\| `nodeTimeout` \| `number` \| (\d+) % of the ttl, at least (\d+) ms, at most (\d+) ms \|/,
     figures: () => [(atDefaults(3_000).nodeTimeoutMs / 3_000) * 100, atDefaults(50).nodeTimeoutMs, atDefaults(600_000).nodeTimeoutMs],
   },
   {
@@ -76,13 +76,13 @@ const claims: Claim[] = [
   {
     file: 'docs/api.md',
     what: 'settings table: driftFactor',
-    pattern: /\| `driftFactor` \| `([\d.]+)` \| clock drift allowance as a fraction of the ttl; validity loses `ttl·driftFactor \+ (\d+) ms`/,
+    pattern: /\| `driftFactor` \| `number` \| `([\d.]+)` \| clock drift allowance as a fraction of the ttl; validity loses `ttl·driftFactor \+ (\d+) ms`/,
     figures: () => [driftFactor, driftMs(0, driftFactor)],
   },
   ...(['retryCount', 'retryDelay', 'retryJitter'] as const).map((name) => ({
     file: 'docs/api.md',
     what: `settings table: ${name}`,
-    pattern: new RegExp(`\\| \`${name}\` \\| \`(-?\\d+)\` \\|`),
+    pattern: new RegExp(`\\| \`${name}\` \\| \`number\` \\| \`(-?\\d+)\` \\|`),
     figures: () => [defaultSettings[name]],
   })),
   {

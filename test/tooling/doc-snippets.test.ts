@@ -6,7 +6,9 @@
  *
  * Most snippets are fragments: a snippet takes as given the names in `fragmentContext` below (a
  * `redlock`, the reader's own functions such as `readBalance`) that it uses and neither declares nor
- * imports; each is imported into it from a context module. Everything else it uses it must import.
+ * imports; each is imported into it from a context module. Everything else it uses it must import,
+ * the package's own exports above all: a reader who copies a snippet gets no `ExecutionError` from
+ * a context, so the context gives none of them.
  * A snippet whose fence has a `<!-- snippet: not compiled (why) -->` line just above is not
  * compiled: only node-redlock's own code in the migration guide, whose types do not resolve.
  */
@@ -17,6 +19,10 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../bench/readme.js';
+import * as index from '../../src/index.js';
+import * as opentelemetry from '../../src/opentelemetry.js';
+import * as prometheus from '../../src/prometheus.js';
+import * as testing from '../../src/testing.js';
 
 const run = promisify(execFile);
 
@@ -52,8 +58,7 @@ const snippets = ['README.md', ...markdownFiles('docs')].flatMap(snippetsOf);
 /** What the docs' fragments take as given: declared, never run. */
 const fragmentContext = `
 import type { Redis as IORedis } from 'ioredis';
-import { ExecutionError, Redlock } from 'redlock-quorum';
-export { ExecutionError, Redlock };
+import type { Redlock } from 'redlock-quorum';
 export declare const redlock: Redlock;
 export declare const nodes: string[];
 export declare const clients: IORedis[];
@@ -71,9 +76,7 @@ export declare const db: {
   write(account: number, balance: number, options: { fencingToken: number }): Promise<void>;
 };
 `;
-const contextNames = [...fragmentContext.matchAll(/^export (?:declare (?:const|function) (\w+)|\{ ([\w, ]+) \})/gm)].flatMap((match) =>
-  (match[1] ?? match[2] ?? '').split(', '),
-);
+const contextNames = [...fragmentContext.matchAll(/^export declare (?:const|function) (\w+)/gm)].map((match) => match[1] ?? '');
 
 /** A snippet gets the context's names it uses and does not declare or import itself. */
 function asModule({ code }: Snippet): string {
@@ -133,6 +136,12 @@ async function compile(mode: string, options: object): Promise<Map<string, strin
 }
 
 describe('the snippets in README.md and docs/ compile', () => {
+  it("gives a snippet none of the package's exports: a snippet that uses one imports it", () => {
+    const exported = new Set([index, opentelemetry, prometheus, testing].flatMap((entry) => Object.keys(entry)));
+    expect(contextNames.length).toBeGreaterThan(5);
+    expect(contextNames.filter((name) => exported.has(name))).toEqual([]);
+  });
+
   it('finds the snippets', () => {
     expect(snippets.length).toBeGreaterThan(10);
     expect(snippets.map(({ where }) => where)).toEqual(expect.arrayContaining([expect.stringMatching(/^docs\/migrating-from-node-redlock\.md:/)]));

@@ -2,7 +2,10 @@
  * The README stays short and true: at most 250 lines, every relative link in it and in docs/*.md
  * names a file that exists, and every generated section (benchmark and chaos figures) is what
  * bench/readme.ts makes now from the stored results — so no figure in them is typed by hand or
- * left stale. Reads only; `npm run bench:readme` rewrites the sections.
+ * left stale. The README is for users: our targets and the full tables live in docs/benchmarks.md
+ * and docs/chaos.md, so it has no target line and no table but the comparison with the
+ * alternatives, and no measured figure outside its generated sections. Its quick start says how to
+ * try it on one machine. Reads only; `npm run bench:readme` rewrites the sections.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
@@ -10,6 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { currentSection, generatedSections, ROOT } from '../../bench/readme.js';
 
 const README_MAX_LINES = 250;
+/** Table lines (header and separator included): the comparison with the alternatives, nothing more. */
+const README_MAX_TABLE_LINES = 12;
 
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
 const markdownFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
@@ -34,6 +39,25 @@ describe('README.md and docs/', () => {
   it(`README.md is at most ${README_MAX_LINES} lines`, () => {
     const lines = read('README.md').trimEnd().split('\n').length;
     expect(lines).toBeLessThanOrEqual(README_MAX_LINES);
+  });
+
+  it(`README.md has no target line and at most ${README_MAX_TABLE_LINES} table lines: targets and full tables are in docs/`, () => {
+    const readme = read('README.md');
+    expect(readme.split('\n').filter((line) => /\bMISS\b|\bPASS\b|target ≤|target ≥/.test(line))).toEqual([]);
+    expect(readme.split('\n').filter((line) => line.startsWith('|')).length).toBeLessThanOrEqual(README_MAX_TABLE_LINES);
+  });
+
+  it('README.md has no measured figure (ratio, rate, latency) outside its generated sections', () => {
+    let rest = read('README.md');
+    for (const section of generatedSections().filter(({ file }) => file === 'README.md')) rest = rest.replace(section.text, '');
+    expect(rest.match(/\d+(?:\.\d+)?× |\d+ (?:ops\/s|acquisitions\/s|holds\/s|µs)\b|\d+\.\d+ ms\b|\d+(?:\.\d+)? %/g) ?? []).toEqual([]);
+  });
+
+  it("README.md's quick start says how to try it on one machine: startMasters() or docker compose", () => {
+    const quickStart = /## Quick start\n([\s\S]*?)\n## /.exec(read('README.md'))?.[1] ?? '';
+    expect(quickStart).toContain("from 'redlock-quorum/testing'");
+    expect(quickStart).toContain('startMasters(');
+    expect(quickStart).toContain('docker compose up');
   });
 
   it.each(markdownFiles)('every relative link in %s names an existing file', (file) => {

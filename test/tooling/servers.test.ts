@@ -1,0 +1,28 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SERVER, SERVERS, isServerName, provisionServer, serverVersion, upstreamVersion } from '../../lab/servers.js';
+
+describe('the server matrix (lab/servers.ts)', () => {
+  it("reads Debian's versions as the servers report theirs", () => {
+    expect(upstreamVersion('5:8.6.3-1')).toBe('8.6.3');
+    expect(upstreamVersion('8.0.1+dfsg1-1~bpo12+1')).toBe('8.0.1');
+    expect(upstreamVersion('9.1.2-1')).toBe('9.1.2');
+  });
+
+  it('names each server of the matrix, Redis 7 the default', () => {
+    expect(Object.keys(SERVERS)).toEqual(['redis-7', 'redis-8', 'valkey-9', 'valkey-9-nolua', 'valkey-8']);
+    expect(DEFAULT_SERVER).toBe('redis-7');
+    expect(isServerName('valkey-9')).toBe(true);
+    expect(isServerName('redis-9')).toBe(false);
+    expect(isServerName('toString')).toBe(false);
+  });
+
+  const onPath = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
+  it.skipIf(!onPath || !serverVersion(onPath)?.startsWith('7.'))('takes the Redis 7 on the PATH as it is, without fetching anything', () => {
+    const said: string[] = [];
+    const server = provisionServer('redis-7', (line) => said.push(line));
+    expect(server).toMatchObject({ name: 'redis-7', binary: onPath, version: serverVersion(onPath) });
+    expect(server.how).toMatch(/on the PATH/);
+    expect(said).toEqual([]);
+  });
+});
