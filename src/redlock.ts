@@ -69,7 +69,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       clock,
       stats,
       notifier,
-      masterClock: new MasterClock(() => clock.monotonicMs()),
+      masterClock: new MasterClock(() => clock.monotonicMs(), voters.length),
       renewals: new RenewalScheduler(),
       scope: new ReentrancyScope(() => clock.epochMs()),
       closing: this.#closing.signal,

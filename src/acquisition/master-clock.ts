@@ -11,6 +11,11 @@ const RETRY_MS = 1_000;
 const FIRST_READINGS = 3;
 /** A reading is loose when its error bound is this much above twice the tightest one seen (ms). */
 const LOOSE_SLACK_MS = 0.5;
+/**
+ * Two masters' clocks agree when their readings are at most this far apart beyond their round trips'
+ * uncertainty (ms): NTP keeps sane clocks far closer; a wild one is seconds or minutes off.
+ */
+export const CLOCKS_AGREE_MS = 50;
 
 /**
  * The masters' clock as this process reads it: where its waiters stand in the masters' lines.
@@ -18,7 +23,10 @@ const LOOSE_SLACK_MS = 0.5;
  * A ticket's place must not depend on a client's wall clock (one 10 minutes behind would always go
  * first), yet every master must give it the same place, or masters ordering two waiters differently
  * split their votes and wake neither. So a place is the acquire's monotonic start plus the offset to
- * the median of the masters' TIME, which a minority of wild master clocks does not move.
+ * the median of a majority of all the masters whose TIMEs agree: such a majority holds at least one
+ * sane clock, so a minority of wild clocks cannot move it. The median of whichever masters answered
+ * would not do: of two answers, one 60 s behind, it is the mean, 30 s off. A reading without such a
+ * majority is dropped (the kept one, if any, stays) and tried again at the next wait.
  *
  * Half a reading's round trip bounds its error, and a reading taken while the event loop was busy
  * would place waiters early for the whole `refreshMs`. So the tightest reading is kept, its bound
@@ -37,6 +45,8 @@ export class MasterClock {
 
   constructor(
     private readonly monotonicMs: () => number,
+    /** How many masters there are: a reading needs a majority of them agreeing. */
+    private readonly masters: number,
     private readonly refreshMs = 60_000,
   ) {}
 
@@ -54,15 +64,16 @@ export class MasterClock {
   }
 
   /**
-   * Read the masters' clocks with `read`: offset their median, bound half their median round trip.
-   * It replaces the kept reading if no looser than its aged bound, or if that one is older than
-   * `refreshMs`. Concurrent calls share one reading; no answer keeps what there was.
+   * Read the masters' clocks with `read`: offset the median of an agreeing majority, bound half their
+   * median round trip. It replaces the kept reading if no looser than its aged bound, or if that one is
+   * older than `refreshMs`. Concurrent calls share one reading; no agreeing majority keeps what there was.
    */
   sample(read: () => Promise<readonly ClockReading[]>): Promise<void> {
     this.#sampling ??= read()
       .then((answers) => {
-        const offset = medianOf(answers.map((answer) => answer.offsetMs));
-        const roundTrip = medianOf(answers.map((answer) => answer.roundTripMs));
+        const agreeing = agreeingMajority(answers, this.masters);
+        const offset = medianOf(agreeing.map((answer) => answer.offsetMs));
+        const roundTrip = medianOf(agreeing.map((answer) => answer.roundTripMs));
         if (offset === undefined || roundTrip === undefined) return;
         const now = this.monotonicMs();
         const bound = roundTrip / 2;
@@ -86,6 +97,22 @@ export class MasterClock {
   #agedBound(now: number): number {
     return this.#boundMs + DRIFT_RATE * (now - this.#readAtMs);
   }
+}
+
+/**
+ * The largest group of `answers` whose clocks agree, if it is a majority of all `masters`, else none.
+ * Each answer allows the offsets within half its round trip plus half CLOCKS_AGREE_MS; a group agrees
+ * when one offset is allowed by all, and the largest such group shares the left end of one of them.
+ */
+function agreeingMajority(answers: readonly ClockReading[], masters: number): readonly ClockReading[] {
+  const reachMs = (answer: ClockReading): number => answer.roundTripMs / 2 + CLOCKS_AGREE_MS / 2;
+  let largest: readonly ClockReading[] = [];
+  for (const candidate of answers) {
+    const sharedMs = candidate.offsetMs - reachMs(candidate);
+    const group = answers.filter((answer) => Math.abs(answer.offsetMs - sharedMs) <= reachMs(answer));
+    if (group.length > largest.length) largest = group;
+  }
+  return largest.length > masters / 2 ? largest : [];
 }
 
 /** The median of `values` (the mean of the middle two for an even count); undefined for none. */

@@ -42,6 +42,7 @@ export async function waitAfterRefusal(context: CallContext, call: WaitingCall, 
   if (call.inLine && context.masterClock.stale) readMasterClocks(context, keys, ticket, call.startMs, unplaced, effective);
   const waiter = (call.waiter ??= context.notifier.register(keys, ticket, call.startMs, rule?.shared === true));
   waiter.ownValue = value;
+  waiter.refusedBy = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
   const wokenBy = await waiter.sleep(waitMs(record, effective), signal, closing);
   if ((wokenBy !== 'turn' && wokenBy !== 'released') || clock.monotonicMs() - call.startMs > call.patienceMs) call.retries++;
   // A release with nobody in line woke the oldest waiter of every process: a random pause keeps

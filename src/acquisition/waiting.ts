@@ -1,10 +1,13 @@
 /**
  * Waiting without polling, in the order of the masters' queues. Exclusive waiters hold a ticket in
- * their keys' queues on the masters; readers and permits wait outside them. A release announces each
- * key it frees with the ticket now first in line there, and a waiter wakes once a majority of masters
- * named it (or nobody: then this process' oldest waiter of the key, and its readers), or at its
- * timer. So one release wakes one waiter, in whichever process, rather than one per process that
- * would split the votes. Subscriber connections exist only while someone waits.
+ * their keys' queues on the masters; readers and permits wait outside them, leaving only a mark. A
+ * release announces each key it frees where the key has a queue (a ticket or a mark in it; no queue,
+ * no announcement) with the ticket now first in line there. A waiter wakes once a majority of masters
+ * named it, or each master that refused its latest attempt when fewer did (no other master has it in
+ * line to name), or at its timer; a master whose queue holds no live ticket names nobody, which wakes
+ * this process' oldest waiter of the key, and its readers. So one release wakes one waiter, in
+ * whichever process, rather than one per process that would split the votes. Subscriber connections
+ * exist only while someone waits.
  */
 import { parseReleased } from '../script/codec.js';
 import { onAnyAbort, startTimer } from '../protocol/timers.js';
@@ -33,6 +36,11 @@ export class Waiter {
   #wokenFor: string | undefined;
   /** The value of this waiter's latest attempt: the rollback of its own attempt wakes nobody. */
   ownValue: string | undefined;
+  /**
+   * Masters that refused its latest attempt: where it stands in line. The others granted (free for
+   * it) or did not answer, and no release there names it, so it waits for no more reports than this.
+   */
+  refusedBy: number | undefined;
 
   constructor(
     readonly keys: readonly string[],
@@ -80,12 +88,13 @@ export class Waiter {
 
   /**
    * @internal master `master` reports that `released` (a lock's value or a ticket) left one of the keys.
-   * It wakes once `needed` masters have: at the first report, the key would still be held elsewhere.
+   * It wakes once `needed` masters have (at the first report, the key would still be held elsewhere),
+   * or every master that refused it, when fewer did.
    */
   report(released: string, master: number, needed: number, source: WakeSource): void {
     if (released === this.ownValue || released === this.#wokenFor) return;
     this.#reportedBy.add(master);
-    if (this.#reportedBy.size < needed) return;
+    if (this.#reportedBy.size < Math.min(needed, Math.max(1, this.refusedBy ?? needed))) return;
     this.#reportedBy.clear();
     this.#wokenFor = released;
     this.wake(source);
@@ -103,7 +112,11 @@ export class Waiter {
   }
 }
 
-/** The waiter of `queue` with the oldest ticket (of those `among` accepts): the one the masters' queues put first. */
+/**
+ * The waiter of `queue` (of those `among` accepts) that began first: of this process' waiters, the
+ * one the masters' lines would name next. Woken when a master names nobody (its queue of the key
+ * holds marks or lapsed tickets only) and when subscriptions take (a release may have been missed).
+ */
 function oldest(queue: readonly Waiter[], among: (waiter: Waiter) => boolean = () => true): Waiter | undefined {
   let first: Waiter | undefined;
   for (const waiter of queue) if (among(waiter) && (!first || waiter.startedMs < first.startedMs)) first = waiter;
@@ -154,8 +167,9 @@ export class Notifier {
     else {
       const queue = this.#queues.get(key);
       if (!queue) return;
-      // The oldest exclusive waiter, whom a master's line would name (readers are not in it): a master
-      // whose queue is empty names nobody, and its report adds up with theirs. Readers: all of them wake.
+      // The queue there holds no live ticket, only marks (readers, permits) or lapsed tickets: its report
+      // counts for the oldest exclusive waiter, whom a line would name next, adding up with the masters
+      // that name it. (A key with no queue at all is not announced.) Readers: all of them wake.
       oldest(queue, exclusive)?.report(released, master, this.#needed, 'released');
       for (const waiter of queue) if (waiter.shared) waiter.report(released, master, this.#needed, 'released');
     }

@@ -5,11 +5,13 @@
  * It subscribes to the library's diagnostics channels, so it traces every Redlock in the process:
  * one span per acquire, extend and release — started when the call started, ended when it
  * finished, a child of the span active at the call — with every master's outcome as attributes,
- * and a `redlock.lost` span when a held lock is lost.
+ * a `redlock.lost` span when a held lock is lost, and a `redlock.clock_jump` span when a master's
+ * clock jumped (`restartGuard.clockJumps`).
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { SpanStatusCode, trace, type Attributes, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { AttemptRecord, NodeOutcome } from '../protocol/outcomes.js';
+import type { ClockJumpEvent } from '../voters/master/health.js';
 import {
   channelNames,
   type AcquiredEvent,
@@ -30,7 +32,9 @@ export interface InstrumentOptions {
  * `redlock.resources`, `redlock.attempts`, `redlock.granted`, `redlock.validity_ms`,
  * `redlock.fencing_token`, `redlock.held_ms`, and per master, in node order,
  * `redlock.master.nodes` / `.statuses` / `.latencies_ms` (statuses: granted, locked, lost,
- * timeout, error, pending).
+ * timeout, error, pending). A clock jump's: `redlock.master.node`, `redlock.clock_jump.direction`
+ * (forward, backward), `.jump_ms` (at least this far beyond the drift allowance) and
+ * `.vote_withheld_ms` (0 for a backward one).
  */
 export function instrumentRedlock(options: InstrumentOptions = {}): () => void {
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer('redlock-quorum');
@@ -102,6 +106,16 @@ function handlersFor(span: Span): Partial<Record<RedlockEventName, (message: unk
     lost: (message) => {
       const event = message as LostEvent;
       span('redlock.lost', 0, { 'redlock.resources': [...event.resources], 'redlock.held_ms': event.heldMs }, event.error);
+    },
+    // Not an error status: the library handled it (a forward jump's vote is withheld); an alert is the reader's call.
+    clockJump: (message) => {
+      const event = message as ClockJumpEvent;
+      span('redlock.clock_jump', 0, {
+        'redlock.master.node': event.node,
+        'redlock.clock_jump.direction': event.direction,
+        'redlock.clock_jump.jump_ms': Math.round(event.jumpMs),
+        'redlock.clock_jump.vote_withheld_ms': event.waitMs,
+      });
     },
   };
 }

@@ -10,10 +10,12 @@
  *   nothing is counted twice or missed, whatever happened between scrapes.
  * - Durations are histograms fed by the events (`acquired` → wait, `released` / `lost` → hold):
  *   buckets, unlike the percentiles in stats(), can be summed across instances and over time.
+ *   Master clock jumps (`clockJump`), which stats() does not keep, are counted from their events too.
  */
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import type { Lock } from '../lease/lock.js';
 import type { AcquiredEvent, LostEvent, ReleasedEvent } from './events.js';
+import type { ClockJumpEvent } from '../voters/master/health.js';
 import type { RedlockStats } from './stats.js';
 import type { Redlock } from '../redlock.js';
 
@@ -41,6 +43,7 @@ const redlockMetricNames = Object.freeze([
   'releases_total',
   'losses_total',
   'master_responses_total',
+  'master_clock_jumps_total',
   'locks_held',
   'acquire_wait_seconds',
   'lock_hold_seconds',
@@ -59,7 +62,9 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
  * - counters `redlock_acquisitions_{attempted,succeeded,failed,reentered}_total`,
  *   `redlock_extensions_{succeeded,failed,automatic}_total`, `redlock_releases_total`,
  *   `redlock_losses_total`, and `redlock_master_responses_total{master="host:port",
- *   outcome="granted|refused|timeout|error"}` (refused: held by another value, or another waiter first in line);
+ *   outcome="granted|refused|timeout|error"}` (refused: held by another value, or another waiter first in line),
+ *   and with `restartGuard.clockJumps`, `redlock_master_clock_jumps_total{master="host:port",
+ *   direction="forward|backward"}` (a forward one withholds that master's vote for a while);
  * - gauge `redlock_locks_held`: acquired and neither released nor lost yet;
  * - histograms `redlock_acquire_wait_seconds` (successful acquires, call to lock) and
  *   `redlock_lock_hold_seconds{ended="released|lost"}` (acquired to released, or to lost).
@@ -80,11 +85,13 @@ export function registerRedlockMetrics(redlock: Redlock, registry: Registry = re
   const registers = [registry];
   registerFromStats(redlock, prefix, registers);
   const stopObserving = observeHolds(redlock, prefix, registers, waitBuckets, holdBuckets);
+  const stopCountingJumps = countClockJumps(redlock, prefix, registers);
   let registered = true;
   return () => {
     if (!registered) return;
     registered = false;
     stopObserving();
+    stopCountingJumps();
     for (const name of names) registry.removeSingleMetric(name);
   };
 }
@@ -200,6 +207,19 @@ function observeHolds(redlock: Redlock, prefix: string, registers: Registry[], w
     redlock.off('lost', onLost);
     redlock.off('released', onReleased);
   };
+}
+
+/** The clock-jump counter, fed by the Redlock's `clockJump` events; returns what stops listening. */
+function countClockJumps(redlock: Redlock, prefix: string, registers: Registry[]): () => void {
+  const jumps = new Counter({
+    name: `${prefix}master_clock_jumps_total`,
+    help: "Jumps of a master's clock beyond the drift allowance (restartGuard.clockJumps); forward: its vote withheld for a while",
+    labelNames: ['master', 'direction'],
+    registers,
+  });
+  const onClockJump = (event: ClockJumpEvent): void => jumps.inc({ master: event.node, direction: event.direction });
+  redlock.on('clockJump', onClockJump);
+  return () => redlock.off('clockJump', onClockJump);
 }
 
 /** Duck-typed, not instanceof: a Redlock from another copy of the package (or a registry of another prom-client) works as well. */

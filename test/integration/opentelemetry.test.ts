@@ -8,6 +8,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ExecutionError, type Redlock } from '../../src/index.js';
 import { instrumentRedlock } from '../../src/opentelemetry.js';
+import { clockJumpProblem, jumpOneClockBack } from '../harness/clock-jump.js';
 import { sleep, uniquePrefix, useSharedMasters } from '../harness/cluster.js';
 import { oracle } from '../harness/oracle-session.js';
 
@@ -81,6 +82,20 @@ describe('OpenTelemetry', () => {
     expect(results.filter((result) => result.verdict === 'full').length).toBeGreaterThan(400);
     expect(exporter.getFinishedSpans().filter((span) => span.name === 'redlock.acquire')).toHaveLength(500);
     await Promise.all(locks.map((lock) => lock.release()));
+  });
+
+  it.skipIf(clockJumpProblem)('a master clock jump (restartGuard.clockJumps) is a redlock.clock_jump span: the master, which way, how far, how long its vote is withheld', async () => {
+    const jumps = await jumpOneClockBack(() => undefined);
+    const spans = exporter.getFinishedSpans().filter((span) => span.name === 'redlock.clock_jump');
+    expect(spans.map((span) => span.attributes)).toEqual(
+      jumps.map((jump) => ({
+        'redlock.master.node': jump.node,
+        'redlock.clock_jump.direction': jump.direction,
+        'redlock.clock_jump.jump_ms': Math.round(jump.jumpMs),
+        'redlock.clock_jump.vote_withheld_ms': jump.waitMs,
+      })),
+    );
+    expect(spans[0]!.status.code).toBe(SpanStatusCode.UNSET);
   });
 
   it('stops tracing when the returned function is called; without it, no span is made', async () => {

@@ -7,6 +7,7 @@ import { Registry, register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutionError, type Redlock } from '../../src/index.js';
 import { registerRedlockMetrics } from '../../src/prometheus.js';
+import { clockJumpProblem, jumpOneClockBack } from '../harness/clock-jump.js';
 import { redlockOn, sleep, uniquePrefix, useSharedMasters } from '../harness/cluster.js';
 import { oracle } from '../harness/oracle-session.js';
 
@@ -89,6 +90,24 @@ describe('redlock-quorum/prometheus', () => {
       }
       await held.release();
       expect((await scrape(registry)).get('redlock_locks_held')).toBe(0);
+    } finally {
+      unregister();
+    }
+  });
+
+  it.skipIf(clockJumpProblem)('a master clock jump (restartGuard.clockJumps) counts in master_clock_jumps_total{master, direction}', async () => {
+    const registry = new Registry();
+    let unregister = (): void => undefined;
+    let node = '';
+    const jumps = await jumpOneClockBack((redlock) => {
+      unregister = registerRedlockMetrics(redlock, registry);
+      node = redlock.nodes[0]!;
+    });
+    try {
+      expect(jumps.every((jump) => jump.node === node && jump.direction === 'backward')).toBe(true);
+      const series = await scrape(registry);
+      expect(series.get(`redlock_master_clock_jumps_total{master="${node}",direction="backward"}`)).toBe(jumps.length);
+      expect([...series.keys()].filter((name) => name.startsWith('redlock_master_clock_jumps_total'))).toHaveLength(1);
     } finally {
       unregister();
     }

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../bench/readme.js';
 import { defaultExtensionThresholdMs, defaultSettings, resolveSettings } from '../../src/config/settings.js';
 import { driftMs } from '../../src/protocol/validity.js';
+import { CLOCKS_AGREE_MS } from '../../src/acquisition/master-clock.js';
 
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
 const markdownFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
@@ -84,6 +85,12 @@ const claims: Claim[] = [
     pattern: new RegExp(`\\| \`${name}\` \\| \`number\` \\| \`(-?\\d+)\` \\|`),
     figures: () => [defaultSettings[name]],
   })),
+  {
+    file: 'docs/safety.md',
+    what: 'the waiting line: when masters\' clocks agree',
+    pattern: /clocks that agree\s+\(within (\d+) ms beyond each answer's round trip\)/,
+    figures: () => [CLOCKS_AGREE_MS],
+  },
 ];
 
 describe('figures in the docs come from the code', () => {

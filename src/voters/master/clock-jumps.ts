@@ -28,12 +28,12 @@ export interface ClockJump {
 const FIXED_ALLOWANCE_MS = 2;
 
 export class ClockJumpDetector {
-  /** The latest reading's offset interval and its round trip; undefined before the first. */
+  /** The offsets the latest reading allows, narrowed by the earlier ones since the last jump, and its round trip; undefined before the first. */
   #last: { lowMs: number; highMs: number; sentAtMs: number; receivedAtMs: number } | undefined;
 
   constructor(readonly driftFactor: number) {}
 
-  /** Judge `reading` against the previous one (undefined: none, or within the allowance), then keep it. */
+  /** Judge `reading` against the baseline (undefined: none, or within the allowance), then narrow the baseline by it, or after a jump restart it there. */
   observe(reading: ClockReading): ClockJump | undefined {
     const { masterMs, sentAtMs, receivedAtMs } = reading;
     const current = { lowMs: masterMs - receivedAtMs, highMs: masterMs + 1 - sentAtMs, sentAtMs, receivedAtMs };
@@ -49,6 +49,10 @@ export class ClockJumpDetector {
     if (aheadMs > 0) return { direction: 'forward', jumpMs: aheadMs };
     const behindMs = last.lowMs - allowanceMs - current.highMs;
     if (behindMs > 0) return { direction: 'backward', jumpMs: behindMs };
+    // No jump: the offset lies in both intervals (the kept one grown by the allowance), so the
+    // baseline is where they overlap. Keeping a wide reading whole instead (a slow round trip) would
+    // let a jump it straddles pass unseen by every fast reading after it.
+    this.#last = { ...current, lowMs: Math.max(current.lowMs, last.lowMs - allowanceMs), highMs: Math.min(current.highMs, last.highMs + allowanceMs) };
     return undefined;
   }
 

@@ -8,7 +8,7 @@ const answers = (offsets: readonly number[], roundTripMs = 1): ClockReading[] =>
 describe('MasterClock', () => {
   it('places an acquire at its monotonic start plus the median offset; nothing before a reading', async () => {
     let nowMs = 1_000;
-    const clock = new MasterClock(() => nowMs, 60_000);
+    const clock = new MasterClock(() => nowMs, 5);
     expect(clock.placeOf(900)).toBeUndefined();
     expect(clock.stale).toBe(true);
     // Five masters: one wildly ahead and one wildly behind do not move the median.
@@ -21,7 +21,7 @@ describe('MasterClock', () => {
 
   it('keeps the tightest reading: one taken while the event loop stalled does not move the place', async () => {
     let nowMs = 0;
-    const clock = new MasterClock(() => nowMs, 60_000);
+    const clock = new MasterClock(() => nowMs, 3);
     await clock.sample(() => Promise.resolve(answers([1_000, 1_000, 1_001], 0.4)));
     // The first readings are followed up a second later, tight or not.
     nowMs += 999;
@@ -43,7 +43,7 @@ describe('MasterClock', () => {
 
   it('follows a loose first reading up every second until one is tight, and renews an old one whatever its bound', async () => {
     let nowMs = 0;
-    const clock = new MasterClock(() => nowMs, 60_000);
+    const clock = new MasterClock(() => nowMs, 1);
     await clock.sample(() => Promise.resolve(answers([500], 200)));
     expect(clock.placeOf(0)).toBe(500);
     for (let reading = 1; reading < 3; reading++) {
@@ -66,7 +66,7 @@ describe('MasterClock', () => {
   });
 
   it('concurrent readings share one; a reading no master answered keeps the offset and waits for the next refresh', async () => {
-    const clock = new MasterClock(() => 0, 60_000);
+    const clock = new MasterClock(() => 0, 1);
     let reads = 0;
     const read = (): Promise<ClockReading[]> => {
       reads++;
@@ -78,6 +78,35 @@ describe('MasterClock', () => {
     expect(clock.placeOf(5)).toBe(15);
     await clock.sample(() => Promise.reject(new Error('every master down')));
     expect(clock.placeOf(5)).toBe(15);
+  });
+
+  it('takes a place only from a majority of all masters whose clocks agree: two of three answers, one 60 s behind, move nothing', async () => {
+    let nowMs = 0;
+    const clock = new MasterClock(() => nowMs, 3);
+    // Master 1 missed this reading; master 3 is 60 s behind: no two answers agree, so no place.
+    await clock.sample(() => Promise.resolve(answers([1_000, -59_000])));
+    expect(clock.placeOf(0)).toBeUndefined();
+    expect(clock.stale).toBe(true);
+    // Two that agree are a majority of three: their median, the wild one left out.
+    nowMs += 1_000;
+    await clock.sample(() => Promise.resolve(answers([1_000, 1_002, -59_000])));
+    expect(clock.placeOf(0)).toBe(1_001);
+    // Later, with only the healthy master and the wild one answering, the kept place stays.
+    nowMs += 1_000;
+    await clock.sample(() => Promise.resolve(answers([-59_000, 1_000], 0.1)));
+    expect(clock.placeOf(0)).toBe(1_001);
+  });
+
+  it('clocks agree within the agreement allowance beyond their round trips; a lone answer of five places nothing', async () => {
+    const clock = new MasterClock(() => 0, 5);
+    await clock.sample(() => Promise.resolve(answers([1_000])));
+    expect(clock.placeOf(0)).toBeUndefined();
+    // Two of five agree, not a majority.
+    await clock.sample(() => Promise.resolve(answers([1_000, 1_001, 90_000, -90_000])));
+    expect(clock.placeOf(0)).toBeUndefined();
+    // Three whose readings are 150 ms apart but each read on a 200 ms round trip: they may agree.
+    await clock.sample(() => Promise.resolve(answers([1_000, 1_075, 1_150, 90_000], 200)));
+    expect(clock.placeOf(0)).toBe(1_075);
   });
 
   it('medianOf', () => {

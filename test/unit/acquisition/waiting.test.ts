@@ -74,6 +74,31 @@ describe('Notifier', () => {
     await notifier.close();
   });
 
+  it('in line on fewer masters than a majority (the others granted it, or did not answer), it wakes once each of those named it', async () => {
+    const { notifier } = notifierOver(5);
+    const waiter = notifier.register(['k'], 't1', startOf('t1'));
+    // Its latest attempt was refused by two masters: no release elsewhere names it.
+    waiter.refusedBy = 2;
+    const sleep = waiter.sleep(60_000);
+    notifier.released('k', 'value-1', 't1', 3);
+    expect(await outcomes([sleep])).toEqual(['asleep']);
+    notifier.released('k', 'value-1', 't1', 1);
+    expect(await outcomes([sleep])).toEqual(['turn']);
+    // Refused by a majority or more: a majority, as before; refused by none: any master's word.
+    waiter.refusedBy = 4;
+    const again = waiter.sleep(60_000);
+    for (const master of [0, 1]) notifier.released('k', 'value-2', 't1', master);
+    expect(await outcomes([again])).toEqual(['asleep']);
+    notifier.released('k', 'value-2', 't1', 2);
+    expect(await outcomes([again])).toEqual(['turn']);
+    waiter.refusedBy = 0;
+    const third = waiter.sleep(60_000);
+    notifier.released('k', 'value-3', 't1', 4);
+    expect(await outcomes([third])).toEqual(['turn']);
+    waiter.leave();
+    await notifier.close();
+  });
+
   it('every master announcing the same release wakes the waiter once; its own rollback wakes nobody', async () => {
     const { notifier } = notifierOver(3);
     const waiter = notifier.register(['k'], 't1', startOf('t1'));

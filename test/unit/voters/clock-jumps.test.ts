@@ -52,6 +52,28 @@ describe('clock-jump detector', () => {
     expect(backward.jumpMs).toBeGreaterThan(1_950);
   });
 
+  it('a forward jump first read on a slow round trip is still reported by the fast readings after it', () => {
+    const detector = new ClockJumpDetector(0.01);
+    detector.observe(reading(0, 0));
+    // +60 ms, first read on a 200 ms round trip: its interval overlaps the old one, so it proves nothing…
+    expect(detector.observe(reading(1_000, 60, 200))).toBeUndefined();
+    // … and must not hide the jump from the fast readings that follow.
+    const seen = Array.from({ length: 40 }, (_, call) => detector.observe(reading(1_300 + call * 10, 60))).filter((jump) => jump !== undefined);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.direction).toBe('forward');
+    expect(seen[0]!.jumpMs).toBeGreaterThan(30);
+    expect(seen[0]!.jumpMs).toBeLessThanOrEqual(60);
+  });
+
+  it('a wide reading narrows nothing it cannot: a steady clock read slow then fast is never a jump', () => {
+    const detector = new ClockJumpDetector(0.01);
+    detector.observe(reading(0, 0));
+    // TIME read at either end of a 2 s stall, then fast readings: the clock never moved.
+    expect(detector.observe({ masterMs: 1_000, sentAtMs: 1_000, receivedAtMs: 3_000 })).toBeUndefined();
+    expect(detector.observe({ masterMs: 6_000, sentAtMs: 4_000, receivedAtMs: 6_000 })).toBeUndefined();
+    for (let at = 7_000; at < 8_000; at += 10) expect(detector.observe(reading(at, 0))).toBeUndefined();
+  });
+
   it('a reading sent before the kept one (answered late, on another connection) is ignored', () => {
     const detector = new ClockJumpDetector(0.01);
     detector.observe(reading(0, 0));
