@@ -6,44 +6,15 @@
 import { accessSync, constants, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { onExit } from 'signal-exit';
-import type { Settings } from '../config/settings.js';
 import { RedlockQuorumError } from '../errors.js';
 import { Redlock } from '../redlock.js';
 import { FENCE_SUFFIX } from '../script/codec.js';
 import { clockShimProblem, type MasterClockControl } from './clock.js';
 import { dockerAnswers, startContainers, type StartedContainers } from './containers.js';
+import { checkBoolean, validateExpectOptions, validateStartOptions, type ExpectNoKeysLeftOptions, type StartMastersOptions } from './options.js';
 import { FaultProxy } from './proxy.js';
 import { RedisMaster, startMasters as startServers } from './redis-server.js';
 import { ReplyError, sendCommand, type Reply } from './resp.js';
-
-/** What a Redlock takes for one master (a URL, a client, client options). */
-type NodeInput = ConstructorParameters<typeof Redlock>[0][number];
-
-export interface StartMastersOptions {
-  /** How many masters (default 5). */
-  readonly count?: number;
-  /**
-   * Where the masters come from: `local` runs `redis-server` from the PATH, `testcontainers` runs
-   * `redis:7.2-alpine` containers (needs `testcontainers` installed and a Docker engine), `auto`
-   * (the default) the first of the two that is there.
-   */
-  readonly backend?: 'auto' | 'local' | 'testcontainers';
-  /**
-   * Put a fault proxy in front of each master (default true): `urls` are the proxies', and
-   * `latency`, `blackhole` and `partition` act on them. False: `urls` are the masters' own.
-   */
-  readonly proxies?: boolean;
-  /** Masters whose wall clock `clock(i)` can move (an LD_PRELOAD shim built with gcc; local only). */
-  readonly movableClocks?: boolean;
-  /** Extra `redis-server` arguments for every master (local only), e.g. `['--maxmemory', '10mb']`. */
-  readonly serverArgs?: readonly string[];
-  /** Settings for the ready `redlock`. */
-  readonly redlock?: Partial<Settings>;
-  /** What the ready `redlock` is given for each master (default: its URL, reached with node-redis). */
-  readonly node?: (url: string, index: number) => NodeInput;
-  /** How long a read of a master's truth waits for its answer (default 500 ms); a paused master gives none. */
-  readonly readTimeoutMs?: number;
-}
 
 /** Why the kit cannot do what was asked: nothing to run masters with, or a fault this set-up cannot make. */
 export class TestingKitError extends RedlockQuorumError {
@@ -75,13 +46,6 @@ export interface Holding {
   readonly value: string;
   /** Time left, ms (−1: no expiry). */
   readonly pttlMs: number;
-}
-
-export interface ExpectNoKeysLeftOptions {
-  /** Keep looking this long for keys to go, e.g. a rollback a fault held back (default 1000 ms). */
-  readonly withinMs?: number;
-  /** Report fencing counters too (`<resource>:redlock-fence`, kept on purpose; default false). */
-  readonly fenceCounters?: boolean;
 }
 
 const READ_KEY = `local kind = redis.call('TYPE', KEYS[1]).ok
@@ -162,8 +126,9 @@ export class MastersLab {
    * back with no keys, as a master without persistence does; false: with the keys it held (saved
    * just before; a master already killed comes back with what it last saved, if anything).
    */
-  async restart(i: number, options: { readonly empty?: boolean } = {}): Promise<void> {
+  async restart(i: number, options: { readonly empty?: boolean | undefined } = {}): Promise<void> {
     const server = this.#server(i, 'restart');
+    checkBoolean('empty', options.empty);
     const dump = join(server.dir, 'dump.rdb');
     if (options.empty ?? true) {
       rmSync(dump, { force: true });
@@ -248,6 +213,7 @@ export class MastersLab {
    * asked), after waiting up to `withinMs` for them to go. A master that does not answer is an error too.
    */
   async expectNoKeysLeft(options: ExpectNoKeysLeftOptions = {}): Promise<void> {
+    validateExpectOptions(options);
     const deadline = Date.now() + (options.withinMs ?? 1_000);
     for (;;) {
       const left = await this.#keysLeft(options.fenceCounters ?? false);
@@ -338,12 +304,9 @@ function onPath(name: string): boolean {
  * (and runs at process exit).
  */
 export async function startMasters(options: StartMastersOptions = {}): Promise<MastersLab> {
+  validateStartOptions(options);
   const count = options.count ?? 5;
-  if (!Number.isInteger(count) || count < 1 || count > 64) throw new RangeError(`count must be an integer from 1 to 64, got ${String(count)}`);
   const backend = options.backend ?? 'auto';
-  if (!['auto', 'local', 'testcontainers'].includes(backend)) {
-    throw new TypeError(`backend must be 'auto', 'local' or 'testcontainers', got ${JSON.stringify(backend)}`);
-  }
   const local = backend === 'local' || (backend === 'auto' && onPath('redis-server'));
   if (local && !onPath('redis-server')) {
     throw new TestingKitError('backend local needs redis-server on the PATH (e.g. apt install redis-server, brew install redis)');

@@ -2,7 +2,7 @@
  * The test kit (`redlock-quorum/testing`) against real masters: each fault really cuts a master
  * (the lock's fate and the masters' keys say so), and the truth helpers read what the masters hold.
  */
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createConnection } from 'node:net';
@@ -11,13 +11,19 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError } from '../../src/index.js';
-import { KeysLeftError, TestingKitError, startMasters, type MastersLab } from '../../src/testing.js';
+import { KeysLeftError, TestingKitError, startMasters, type MastersLab, type StartMastersOptions } from '../../src/testing.js';
 import { clockShimProblem } from '../../src/testing/clock.js';
 import { dockerAnswers } from '../../src/testing/containers.js';
 import { sendCommand } from '../../src/testing/resp.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** This process' redis-server children (pids): what a start that was refused must not have added to. */
+function childServers(): number[] {
+  const listed = spawnSync('pgrep', ['-P', String(process.pid), 'redis-server'], { encoding: 'utf8' }).stdout;
+  return listed.split('\n').filter(Boolean).map(Number).sort((a, b) => a - b);
+}
 
 /** The master's TIME, ms. */
 async function masterTimeMs(port: number): Promise<number> {
@@ -132,6 +138,45 @@ describe('the test kit: five masters behind fault proxies', () => {
     await expect(lab.heldOn('')).rejects.toBeInstanceOf(TypeError);
     await expect(startMasters({ count: 0 })).rejects.toBeInstanceOf(RangeError);
     await expect(startMasters({ backend: 'docker' as 'local' })).rejects.toBeInstanceOf(TypeError);
+    await expect(lab.restart(0, { empty: 'no' as unknown as boolean })).rejects.toThrow(/empty must be true or false/);
+    await expect(lab.expectNoKeysLeft({ withinMs: -5 })).rejects.toThrow(RangeError);
+    await expect(lab.expectNoKeysLeft({ fenceCounters: 1 as unknown as boolean })).rejects.toThrow(/fenceCounters/);
+  });
+
+  // readTimeoutMs: 0 turned the truth helpers' socket timeout off (heldOn hung on a paused master);
+  // a string of serverArgs was spread into characters.
+  it('refuses every bad startMasters option with a TypeError or RangeError that names it, before starting anything', async () => {
+    const cases: [unknown, typeof TypeError | typeof RangeError, RegExp][] = [
+      [{ readTimeoutMs: 0 }, RangeError, /^readTimeoutMs must be/],
+      [{ readTimeoutMs: -1 }, RangeError, /^readTimeoutMs must be/],
+      [{ readTimeoutMs: Number.POSITIVE_INFINITY }, RangeError, /^readTimeoutMs must be/],
+      [{ readTimeoutMs: '500' }, TypeError, /^readTimeoutMs must be/],
+      [{ serverArgs: '--maxmemory 10mb' }, TypeError, /^serverArgs must be an array of strings/],
+      [{ serverArgs: ['--maxmemory', 10] }, TypeError, /^serverArgs must be an array of strings/],
+      [{ count: 2.5 }, RangeError, /^count must be/],
+      [{ count: '3' }, TypeError, /^count must be/],
+      [{ proxies: 'yes' }, TypeError, /^proxies must be/],
+      [{ movableClocks: 1 }, TypeError, /^movableClocks must be/],
+      [{ node: 'redis://127.0.0.1:1' }, TypeError, /^node must be a function/],
+      [{ redlock: 5 }, TypeError, /^redlock must be/],
+      [{ redlock: { retryCount: -2 } }, RangeError, /^retryCount must be/],
+      [{ count: 3, redlock: { quorum: 4 } }, RangeError, /^quorum must be a majority of the 3 masters/],
+      [{ cout: 3 }, TypeError, /^unknown startMasters option 'cout'/],
+      [null, TypeError, /^startMasters options must be an object/],
+    ];
+    const serversBefore = childServers();
+    for (const [options, type, message] of cases) {
+      const error = await startMasters(options as StartMastersOptions).then(
+        async (started) => {
+          await started.stop();
+          return new Error(`started with ${JSON.stringify(options)}`);
+        },
+        (caught: unknown) => caught,
+      );
+      expect(error, JSON.stringify(options)).toBeInstanceOf(type);
+      expect((error as Error).message).toMatch(message);
+    }
+    expect(childServers()).toEqual(serversBefore);
   });
 });
 
