@@ -48,6 +48,9 @@ export interface Holding {
   readonly pttlMs: number;
 }
 
+/** How long a heal waits for the Redlock to reconnect: its backoff is at most about 2 s, the machine may be loaded. */
+const USABLE_WITHIN_MS = 15_000;
+
 const READ_KEY = `local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'string' then return {false, -2} end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}`;
@@ -74,6 +77,8 @@ export class MastersLab {
   readonly #proxies: readonly FaultProxy[];
   readonly #ports: readonly number[];
   readonly #readTimeoutMs: number;
+  /** Per master: when a fault last broke the Redlock's connections to it (epoch ms, as health() counts). */
+  readonly #brokenAtMs: number[];
   #stopped = false;
   /** The masters' URLs, as the ready `redlock` reaches them. */
   readonly urls: readonly string[];
@@ -92,6 +97,7 @@ export class MastersLab {
     this.#proxies = parts.proxies;
     this.#ports = parts.ports;
     this.#readTimeoutMs = options.readTimeoutMs ?? 500;
+    this.#brokenAtMs = parts.ports.map(() => 0);
     this.urls = parts.proxies.length > 0 ? parts.proxies.map((proxy) => proxy.url) : parts.ports.map((port) => `redis://127.0.0.1:${port}`);
     const node = options.node ?? ((url: string) => url);
     this.redlock = new Redlock(
@@ -106,19 +112,39 @@ export class MastersLab {
     return this.#ports.map((port, index) => ({ index, url: this.urls[index]!, port, pid: this.#servers[index]?.pid }));
   }
 
+  /** @internal What `startMasters()` hands back: a lab whose Redlock is connected to every master. */
+  static async open(parts: ConstructorParameters<typeof MastersLab>[0], options: StartMastersOptions): Promise<MastersLab> {
+    const lab = new MastersLab(parts, options);
+    try {
+      await lab.#usable(lab.#ports.map((_, i) => i), 'the start');
+      return lab;
+    } catch (error) {
+      // The proxies, servers and containers are startMasters()' to close.
+      await lab.redlock.quit().catch(() => undefined);
+      lab.stopNow();
+      throw error;
+    }
+  }
+
   /** SIGSTOP: master `i` freezes with its connections open; nothing it was sent runs until `resume(i)`. */
   pause(i: number): void {
     this.#server(i, 'pause').pause();
   }
 
-  /** SIGCONT: master `i` runs again, and with it whatever queued while it was paused. */
+  /**
+   * SIGCONT: master `i` runs again, and with it whatever queued while it was paused. Returns at once;
+   * `await heal(i)` also waits until the Redlock uses the master again (a pause past its stall time
+   * has it reset the connection).
+   */
   resume(i: number): void {
     this.#server(i, 'resume').resume();
   }
 
   /** kill -9: master `i` is gone, and its keys with it, until `restart(i)` or `heal(i)`. */
   async kill(i: number): Promise<void> {
-    await this.#server(i, 'kill').kill();
+    const server = this.#server(i, 'kill');
+    this.#brokenAtMs[i] = Date.now();
+    await server.kill();
   }
 
   /**
@@ -137,7 +163,9 @@ export class MastersLab {
       const saved = await sendCommand(server.port, ['SAVE'], 10_000);
       if (saved !== 'OK') throw new TestingKitError(`master ${i} could not save its keys before the restart: ${describeReply(saved)}`);
     }
+    this.#brokenAtMs[i] = Date.now();
     await server.restart();
+    await this.#usable([i], `restart(${i})`);
   }
 
   /** Add `ms` of delay to every chunk between the clients and master `i`, both ways (0: none). */
@@ -157,11 +185,15 @@ export class MastersLab {
   /** Master `i` is cut off and clients are told so: open connections are reset, new ones refused, until `heal(i)`. */
   partition(i: number): void {
     const proxy = this.#proxy(i, 'partition');
+    this.#brokenAtMs[i] = Date.now();
     proxy.mode = 'refuse';
     proxy.resetAll();
   }
 
-  /** Master `i` healthy again: no proxy fault or latency, resumed if paused, started (empty) if killed. */
+  /**
+   * Master `i` healthy again: no proxy fault or latency, resumed if paused, started (empty) if killed.
+   * Resolves once the ready `redlock` can use it again (its connection back, `health()` says up).
+   */
   async heal(i: number): Promise<void> {
     this.#check(i);
     const proxy = this.#proxies[i];
@@ -170,9 +202,10 @@ export class MastersLab {
       proxy.mode = 'pass';
     }
     await this.#servers[i]?.heal();
+    await this.#usable([i], `heal(${i})`);
   }
 
-  /** Every master healthy again (`heal` on each). */
+  /** Every master healthy again (`heal` on each); resolves once the ready `redlock` can use them all. */
   async healAll(): Promise<void> {
     await Promise.all(this.#ports.map((_, i) => this.heal(i)));
   }
@@ -258,6 +291,26 @@ export class MastersLab {
     await this.stop();
   }
 
+  /**
+   * Until the Redlock's connection to each of `indices` is up, and up since the last fault that broke
+   * it: a killed master's old connection can still read as up for a moment after the kill. A test that
+   * goes on before then would count on a master its Redlock cannot reach yet (it reconnects with a
+   * backoff of up to 2 s).
+   */
+  async #usable(indices: readonly number[], after: string): Promise<void> {
+    const deadline = Date.now() + USABLE_WITHIN_MS;
+    for (;;) {
+      const health = this.redlock.health();
+      const waiting = indices.filter((i) => health[i]?.state !== 'up' || health[i].since <= this.#brokenAtMs[i]!);
+      if (waiting.length === 0) return;
+      if (Date.now() >= deadline) {
+        const states = waiting.map((i) => `master ${i} ${health[i]?.state ?? 'unknown'}${health[i]?.lastError ? ` (${health[i].lastError.message})` : ''}`);
+        throw new TestingKitError(`the kit's Redlock could not use the masters again within ${USABLE_WITHIN_MS} ms of ${after}: ${states.join(', ')}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   #check(i: number): void {
     if (!Number.isInteger(i) || i < 0 || i >= this.#ports.length) {
       throw new RangeError(`master index must be an integer from 0 to ${this.#ports.length - 1}, got ${String(i)}`);
@@ -332,7 +385,7 @@ export async function startMasters(options: StartMastersOptions = {}): Promise<M
   let proxies: FaultProxy[] = [];
   try {
     if (options.proxies ?? true) proxies = await Promise.all(ports.map((port) => FaultProxy.start(port)));
-    return new MastersLab({ servers, containers, proxies, ports }, options);
+    return await MastersLab.open({ servers, containers, proxies, ports }, options);
   } catch (error) {
     await Promise.all(proxies.map((proxy) => proxy.close()));
     for (const server of servers) server.stop();

@@ -222,6 +222,42 @@ describe('the test kit: the fault proxy delivers each direction in order, as TCP
   });
 });
 
+describe('the test kit: a heal resolves once the kit\'s Redlock can use the masters again', () => {
+  // The quorum below needs masters 1 and 2 the moment the heal resolves: master 0 is frozen.
+  const faults = {
+    'kill, healAll': async (lab: MastersLab) => {
+      await lab.kill(1);
+      await lab.kill(2);
+      await lab.healAll();
+    },
+    'restart': async (lab: MastersLab) => {
+      await lab.restart(1);
+      await lab.restart(2);
+    },
+    'partition, heal': async (lab: MastersLab) => {
+      lab.partition(1);
+      lab.partition(2);
+      await lab.heal(1);
+      await lab.heal(2);
+    },
+  };
+  it.each(Object.keys(faults) as (keyof typeof faults)[])('%s on 2 of 3, then pause(0): an acquire with retryCount 0 succeeds at once, every time', async (fault) => {
+    await using lab = await startMasters({ count: 3, redlock: { retryCount: 0 } });
+    for (let round = 0; round < 3; round++) {
+      await faults[fault](lab);
+      expect(lab.redlock.health().map((health) => health.state)).toEqual(['up', 'up', 'up']);
+      lab.pause(0);
+      try {
+        const lock = await lab.redlock.acquire(`kit:healed:${round}`, 5_000);
+        await lock.release();
+      } finally {
+        lab.resume(0);
+      }
+    }
+    await lab.expectNoKeysLeft({ withinMs: 5_000 });
+  });
+});
+
 describe('the test kit: process faults, no proxies, movable clocks', () => {
   it('gives the masters\' own URLs and refuses network faults it cannot make', async () => {
     await using lab = await startMasters({ count: 3, proxies: false });
