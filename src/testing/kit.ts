@@ -5,11 +5,11 @@
  */
 import { accessSync, constants, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { onExit } from 'signal-exit';
 import { RedlockQuorumError } from '../errors.js';
 import { Redlock } from '../redlock.js';
 import { FENCE_SUFFIX } from '../script/codec.js';
 import { clockShimProblem, type MasterClockControl } from './clock.js';
+import { custody } from './custody.js';
 import { dockerAnswers, startContainers, type StartedContainers } from './containers.js';
 import { checkBoolean, validateExpectOptions, validateStartOptions, type ExpectNoKeysLeftOptions, type StartMastersOptions } from './options.js';
 import { FaultProxy } from './proxy.js';
@@ -55,21 +55,6 @@ const READ_KEY = `local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'string' then return {false, -2} end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}`;
 
-/**
- * Labs not stopped yet: stopped by pid when the process exits, or is ended by a signal (Ctrl-C on a
- * test run, a CI job's timeout), which then still ends it as it would have (signal-exit re-raises it).
- */
-const running = new Set<MastersLab>();
-let exitHookInstalled = false;
-function stopAtExit(lab: MastersLab): void {
-  running.add(lab);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  onExit(() => {
-    for (const left of running) left.stopNow();
-  });
-}
-
 /** The masters, the faults, and the truth; `stop()` (or `await using`) ends it all. */
 export class MastersLab {
   readonly #servers: readonly RedisMaster[];
@@ -105,7 +90,6 @@ export class MastersLab {
       options.redlock,
     );
     this.quorum = options.redlock?.quorum ?? Math.floor(this.#ports.length / 2) + 1;
-    stopAtExit(this);
   }
 
   get masters(): readonly KitMaster[] {
@@ -280,10 +264,9 @@ export class MastersLab {
     await this.#containers?.stop();
   }
 
-  /** @internal At process exit: what can be done synchronously (processes by pid, data dirs). */
+  /** @internal What can be done synchronously: the processes by pid, their data dirs. */
   stopNow(): void {
     this.#stopped = true;
-    running.delete(this);
     for (const server of this.#servers) server.stop();
   }
 
@@ -353,8 +336,9 @@ function onPath(name: string): boolean {
 /**
  * Start `count` real masters (default 5): `redis-server` processes on free loopback ports from the
  * PATH, or containers through testcontainers when redis-server is missing and a Docker engine
- * answers. Hands back their URLs, a ready `redlock`, the faults and the truth; `stop()` ends it all
- * (and runs at process exit).
+ * answers. Resolves once the ready `redlock` reaches every master, with their URLs, the faults and
+ * the truth; `stop()` ends it all. Local masters never outlive this process, however it ends (custody.ts):
+ * from the moment each one's data dir exists, an exit hook and a watcher process stand ready to stop it.
  */
 export async function startMasters(options: StartMastersOptions = {}): Promise<MastersLab> {
   validateStartOptions(options);
@@ -378,7 +362,7 @@ export async function startMasters(options: StartMastersOptions = {}): Promise<M
     );
   }
   const servers = local
-    ? await startServers(count, { ...(options.movableClocks ? { movableClock: true } : {}), ...(options.serverArgs ? { args: options.serverArgs } : {}) })
+    ? await startServers(count, { custody, ...(options.movableClocks ? { movableClock: true } : {}), ...(options.serverArgs ? { args: options.serverArgs } : {}) })
     : [];
   const containers = local ? undefined : await startContainers(count);
   const ports = local ? servers.map((server) => server.port) : containers!.ports;

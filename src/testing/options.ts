@@ -10,7 +10,7 @@ import { validateSettings } from '../config/validation.js';
 import type { Redlock } from '../redlock.js';
 
 /** What a Redlock takes for one master (a URL, a client, client options). */
-export type NodeInput = ConstructorParameters<typeof Redlock>[0][number];
+type NodeInput = ConstructorParameters<typeof Redlock>[0][number];
 
 export interface StartMastersOptions {
   /** How many masters (default 5). */

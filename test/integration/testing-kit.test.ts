@@ -3,7 +3,7 @@
  * (the lock's fate and the masters' keys say so), and the truth helpers read what the masters hold.
  */
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
@@ -369,14 +369,50 @@ describe('the test kit with movable clocks and no gcc', () => {
   }, 90_000);
 });
 
-/** A process of that pid is still there. */
+/** A process of that pid is still there (a zombie is not: it runs nothing, and waits only for its parent to read its status). */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return existsSync('/proc') ? false : true;
+  }
+}
+
+/** What the kit left in a temp dir of a child's: masters' data dirs, reaper state files. */
+function leftIn(dir: string): string[] {
+  return readdirSync(dir).filter((name) => name.startsWith('redlock-master-') || name.startsWith('redlock-reaper-'));
+}
+
+/** Reaper processes started for a child whose temp dir is `dir` (their state file is in it). */
+function reapersOf(dir: string): number[] {
+  const listed = spawnSync('pgrep', ['-f', `reaper.cjs ${dir}/`], { encoding: 'utf8' }).stdout;
+  return listed.split('\n').filter(Boolean).map(Number);
+}
+
+/**
+ * A child process running `script` (a module; `kit` is the test kit from the sources) with a temp
+ * dir of its own, so what the kit leaves there can be listed. Resolves once it printed a line.
+ */
+function kitChild(script: string, env: NodeJS.ProcessEnv = {}) {
+  const temp = mkdtempSync(join(tmpdir(), 'kit-child-'));
+  const source = `import('${root}src/testing.ts').then(async (kit) => { ${script} })`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], {
+    cwd: root,
+    env: { ...process.env, TMPDIR: temp, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ended = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, how) => resolve(how)));
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  return { child, ended, temp, firstLine: async () => {
+    await expect.poll(() => stdout.includes('\n'), { timeout: 60_000 }).toBe(true);
+    return stdout.split('\n')[0]!;
+  } };
 }
 
 describe('the test kit at process exit', () => {
@@ -409,4 +445,96 @@ describe('the test kit at process exit', () => {
       for (const pid of pids.filter(alive)) process.kill(pid, 'SIGKILL');
     }
   }, 90_000);
+});
+
+describe('the test kit when its process dies', () => {
+  // The exit hook was installed only once a lab existed: a SIGTERM during the first start left every server running.
+  it('a SIGTERM in the middle of startMasters() stops the servers it started and removes their dirs', async () => {
+    // A redis-server that takes 2 s to start: the signal comes while the kit waits for it.
+    const bin = mkdtempSync(join(tmpdir(), 'kit-slow-'));
+    const spawned = join(bin, 'spawned');
+    writeFileSync(join(bin, 'redis-server'), `#!/bin/sh\necho $$ >> ${spawned}\nsleep 2\nexec ${execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim()} "$@"\n`);
+    chmodSync(join(bin, 'redis-server'), 0o755);
+    const started = (): number[] => (existsSync(spawned) ? readFileSync(spawned, 'utf8').split('\n').filter(Boolean).map(Number) : []);
+    const { child, ended, temp } = kitChild(`await kit.startMasters({ count: 3 }); console.log('started');`, { PATH: `${bin}:${process.env['PATH'] ?? ''}` });
+    try {
+      await expect.poll(() => started().length, { timeout: 60_000 }).toBe(3);
+      child.kill('SIGTERM');
+      expect(await ended).toBe('SIGTERM');
+      await expect.poll(() => started().filter(alive), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(() => leftIn(temp), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      for (const pid of started().filter(alive)) process.kill(pid, 'SIGKILL');
+      rmSync(bin, { recursive: true, force: true });
+      rmSync(temp, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  // A test runner's worker killed outright runs no code of its own: the reaper it started stops the masters.
+  it('SIGKILL of the process: its reaper stops the masters (one paused) and removes their dirs', async () => {
+    const { child, ended, temp, firstLine } = kitChild(`
+      const lab = await kit.startMasters({ count: 3 });
+      lab.pause(1);
+      console.log(JSON.stringify(lab.masters.map((master) => master.pid)));
+      setInterval(() => undefined, 1000);`);
+    let pids: number[] = [];
+    try {
+      pids = JSON.parse(await firstLine()) as number[];
+      expect(pids).toHaveLength(3);
+      expect(leftIn(temp).filter((name) => name.startsWith('redlock-master-'))).toHaveLength(3);
+      expect(reapersOf(temp)).toHaveLength(1);
+      child.kill('SIGKILL');
+      expect(await ended).toBe('SIGKILL');
+      await expect.poll(() => pids.filter(alive), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(() => leftIn(temp), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(() => reapersOf(temp), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      for (const pid of pids.filter(alive)) {
+        process.kill(pid, 'SIGCONT');
+        process.kill(pid, 'SIGKILL');
+      }
+      rmSync(temp, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+describe('the test kit\'s reaper', () => {
+  it('exits once the masters are stopped, leaving nothing behind', async () => {
+    const { child, ended, temp, firstLine } = kitChild(`
+      const lab = await kit.startMasters({ count: 2 });
+      await lab.stop();
+      console.log('stopped');
+      setInterval(() => undefined, 1000);`);
+    try {
+      expect(await firstLine()).toBe('stopped');
+      await expect.poll(() => reapersOf(temp), { timeout: 10_000 }).toEqual([]);
+      expect(leftIn(temp)).toEqual([]);
+    } finally {
+      child.kill('SIGKILL');
+      await ended;
+      rmSync(temp, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('never signals a pid that is no longer a redis-server on its port, nor removes a dir that is not a master\'s', async () => {
+    const temp = mkdtempSync(join(tmpdir(), 'kit-reaper-'));
+    const bystander = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const stateFile = join(temp, 'redlock-reaper-test.json');
+      const other = join(temp, 'not-a-master');
+      writeFileSync(join(temp, 'keep'), '');
+      writeFileSync(stateFile, JSON.stringify([{ pid: bystander.pid, port: 6379, dir: other }, { pid: null, port: 6380, dir: temp }]));
+      const reaper = spawn(process.execPath, [join(root, 'src/testing/reaper.cjs'), stateFile], { stdio: ['pipe', 'ignore', 'inherit'] });
+      const exited = new Promise((resolve) => reaper.once('exit', resolve));
+      writeFileSync(other, '');
+      reaper.stdin.end(); // as when the process that started the masters is gone
+      expect(await exited).toBe(0);
+      expect(alive(bystander.pid!)).toBe(true);
+      expect(existsSync(other) && existsSync(join(temp, 'keep'))).toBe(true);
+      expect(existsSync(stateFile)).toBe(false);
+    } finally {
+      bystander.kill('SIGKILL');
+      rmSync(temp, { recursive: true, force: true });
+    }
+  });
 });
