@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError } from '../../src/index.js';
-import { KeysLeftError, TestingKitError, startMasters, type MastersLab, type StartMastersOptions } from '../../src/testing.js';
+import { KeysLeftError, MastersLab, TestingKitError, startMasters, type StartMastersOptions } from '../../src/testing.js';
 import { clockShimProblem } from '../../src/testing/clock.js';
 import { dockerAnswers } from '../../src/testing/containers.js';
 import { sendCommand } from '../../src/testing/resp.js';
@@ -536,5 +536,17 @@ describe('the test kit\'s reaper', () => {
       bystander.kill('SIGKILL');
       rmSync(temp, { recursive: true, force: true });
     }
+  });
+});
+
+describe('docs/testing.md', () => {
+  it('says of each fault and heal whether it returns a Promise, as the lab does', () => {
+    const doc = readFileSync(join(root, 'docs', 'testing.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Faults'), doc.indexOf('## The truth'));
+    const rows = [...section.matchAll(/^\| `(\w+)\(.*?\)` \| `([^`]+)` \|/gm)].map(([, name, returns]) => [name!, returns!.startsWith('Promise')] as const);
+    const calls = ['pause', 'resume', 'kill', 'restart', 'latency', 'blackhole', 'partition', 'heal', 'healAll', 'clock'];
+    expect(rows.map(([name]) => name)).toEqual(calls);
+    const prototype = MastersLab.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+    for (const [name, promised] of rows) expect([name, prototype[name]!.constructor.name === 'AsyncFunction']).toEqual([name, promised]);
   });
 });
