@@ -40,6 +40,13 @@ export default tseslint.config(
       globals: Object.fromEntries(['describe', 'it', 'expect', 'beforeAll', 'afterAll', 'beforeEach', 'afterEach'].map((name) => [name, 'readonly'])),
     },
   },
+  // The test kit's reaper runs as a plain CommonJS program of its own (src/testing/custody.ts starts it).
+  {
+    files: ['src/testing/reaper.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly' } },
+  },
   // dependency-cruiser reads its config with require(): CommonJS, outside the TypeScript project.
   {
     files: ['.dependency-cruiser.cjs'],

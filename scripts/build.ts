@@ -4,6 +4,7 @@
  *   dist/cjs/**.js (+ .d.ts, maps)   every module of src/, CommonJS (dist/cjs/package.json says so);
  *                                    what `require('redlock-quorum')` loads, on every Node 20
  *   dist/cjs/testing/clock/shim.c    the test kit's C source (the master clock shim, built with gcc where it runs)
+ *   dist/cjs/testing/reaper.cjs      the test kit's reaper, run as it is (src/testing/custody.ts)
  *   dist/{index,opentelemetry,prometheus,testing}.js (+ .d.ts)
  *                                    ES modules that only re-export the CommonJS entry, by name
  *
@@ -64,8 +65,9 @@ execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '
 // Each module on its own (no bundling): one file per module, as in src, so every entry requires the same ones.
 const modules = sourceFiles(src);
 modules.forEach(compile);
-// Sources the modules read at run time, beside them as in src (the kit's clock shim: clock.ts builds it).
-for (const asset of sourceFiles(src, '.c')) {
+// Sources the modules read at run time, beside them as in src (the kit's clock shim: clock.ts builds
+// it; the kit's reaper, a plain CommonJS program custody.ts starts).
+for (const asset of [...sourceFiles(src, '.c'), ...sourceFiles(src, '.cjs')]) {
   const target = join(cjs, relative(src, asset));
   mkdirSync(dirname(target), { recursive: true });
   copyFileSync(asset, target);

@@ -7,9 +7,8 @@ export {
   MastersLab,
   TestingKitError,
   startMasters,
-  type ExpectNoKeysLeftOptions,
   type Holding,
   type KitMaster,
-  type StartMastersOptions,
 } from './testing/kit.js';
+export type { ExpectNoKeysLeftOptions, StartMastersOptions } from './testing/options.js';
 export type { MasterClockControl } from './testing/clock.js';

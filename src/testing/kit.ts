@@ -5,45 +5,16 @@
  */
 import { accessSync, constants, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { onExit } from 'signal-exit';
-import type { Settings } from '../config/settings.js';
 import { RedlockQuorumError } from '../errors.js';
 import { Redlock } from '../redlock.js';
 import { FENCE_SUFFIX } from '../script/codec.js';
 import { clockShimProblem, type MasterClockControl } from './clock.js';
+import { custody } from './custody.js';
 import { dockerAnswers, startContainers, type StartedContainers } from './containers.js';
+import { checkBoolean, validateExpectOptions, validateStartOptions, type ExpectNoKeysLeftOptions, type StartMastersOptions } from './options.js';
 import { FaultProxy } from './proxy.js';
 import { RedisMaster, startMasters as startServers } from './redis-server.js';
 import { ReplyError, sendCommand, type Reply } from './resp.js';
-
-/** What a Redlock takes for one master (a URL, a client, client options). */
-type NodeInput = ConstructorParameters<typeof Redlock>[0][number];
-
-export interface StartMastersOptions {
-  /** How many masters (default 5). */
-  readonly count?: number;
-  /**
-   * Where the masters come from: `local` runs `redis-server` from the PATH, `testcontainers` runs
-   * `redis:7.2-alpine` containers (needs `testcontainers` installed and a Docker engine), `auto`
-   * (the default) the first of the two that is there.
-   */
-  readonly backend?: 'auto' | 'local' | 'testcontainers';
-  /**
-   * Put a fault proxy in front of each master (default true): `urls` are the proxies', and
-   * `latency`, `blackhole` and `partition` act on them. False: `urls` are the masters' own.
-   */
-  readonly proxies?: boolean;
-  /** Masters whose wall clock `clock(i)` can move (an LD_PRELOAD shim built with gcc; local only). */
-  readonly movableClocks?: boolean;
-  /** Extra `redis-server` arguments for every master (local only), e.g. `['--maxmemory', '10mb']`. */
-  readonly serverArgs?: readonly string[];
-  /** Settings for the ready `redlock`. */
-  readonly redlock?: Partial<Settings>;
-  /** What the ready `redlock` is given for each master (default: its URL, reached with node-redis). */
-  readonly node?: (url: string, index: number) => NodeInput;
-  /** How long a read of a master's truth waits for its answer (default 500 ms); a paused master gives none. */
-  readonly readTimeoutMs?: number;
-}
 
 /** Why the kit cannot do what was asked: nothing to run masters with, or a fault this set-up cannot make. */
 export class TestingKitError extends RedlockQuorumError {
@@ -77,31 +48,12 @@ export interface Holding {
   readonly pttlMs: number;
 }
 
-export interface ExpectNoKeysLeftOptions {
-  /** Keep looking this long for keys to go, e.g. a rollback a fault held back (default 1000 ms). */
-  readonly withinMs?: number;
-  /** Report fencing counters too (`<resource>:redlock-fence`, kept on purpose; default false). */
-  readonly fenceCounters?: boolean;
-}
+/** How long a heal waits for the Redlock to reconnect: its backoff is at most about 2 s, the machine may be loaded. */
+const USABLE_WITHIN_MS = 15_000;
 
 const READ_KEY = `local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'string' then return {false, -2} end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}`;
-
-/**
- * Labs not stopped yet: stopped by pid when the process exits, or is ended by a signal (Ctrl-C on a
- * test run, a CI job's timeout), which then still ends it as it would have (signal-exit re-raises it).
- */
-const running = new Set<MastersLab>();
-let exitHookInstalled = false;
-function stopAtExit(lab: MastersLab): void {
-  running.add(lab);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  onExit(() => {
-    for (const left of running) left.stopNow();
-  });
-}
 
 /** The masters, the faults, and the truth; `stop()` (or `await using`) ends it all. */
 export class MastersLab {
@@ -110,6 +62,8 @@ export class MastersLab {
   readonly #proxies: readonly FaultProxy[];
   readonly #ports: readonly number[];
   readonly #readTimeoutMs: number;
+  /** Per master: when a fault last broke the Redlock's connections to it (epoch ms, as health() counts). */
+  readonly #brokenAtMs: number[];
   #stopped = false;
   /** The masters' URLs, as the ready `redlock` reaches them. */
   readonly urls: readonly string[];
@@ -128,6 +82,7 @@ export class MastersLab {
     this.#proxies = parts.proxies;
     this.#ports = parts.ports;
     this.#readTimeoutMs = options.readTimeoutMs ?? 500;
+    this.#brokenAtMs = parts.ports.map(() => 0);
     this.urls = parts.proxies.length > 0 ? parts.proxies.map((proxy) => proxy.url) : parts.ports.map((port) => `redis://127.0.0.1:${port}`);
     const node = options.node ?? ((url: string) => url);
     this.redlock = new Redlock(
@@ -135,11 +90,24 @@ export class MastersLab {
       options.redlock,
     );
     this.quorum = options.redlock?.quorum ?? Math.floor(this.#ports.length / 2) + 1;
-    stopAtExit(this);
   }
 
   get masters(): readonly KitMaster[] {
     return this.#ports.map((port, index) => ({ index, url: this.urls[index]!, port, pid: this.#servers[index]?.pid }));
+  }
+
+  /** @internal What `startMasters()` hands back: a lab whose Redlock is connected to every master. */
+  static async open(parts: ConstructorParameters<typeof MastersLab>[0], options: StartMastersOptions): Promise<MastersLab> {
+    const lab = new MastersLab(parts, options);
+    try {
+      await lab.#usable(lab.#ports.map((_, i) => i), 'the start');
+      return lab;
+    } catch (error) {
+      // The proxies, servers and containers are startMasters()' to close.
+      await lab.redlock.quit().catch(() => undefined);
+      lab.stopNow();
+      throw error;
+    }
   }
 
   /** SIGSTOP: master `i` freezes with its connections open; nothing it was sent runs until `resume(i)`. */
@@ -147,14 +115,20 @@ export class MastersLab {
     this.#server(i, 'pause').pause();
   }
 
-  /** SIGCONT: master `i` runs again, and with it whatever queued while it was paused. */
+  /**
+   * SIGCONT: master `i` runs again, and with it whatever queued while it was paused. Returns at once;
+   * `await heal(i)` also waits until the Redlock uses the master again (a pause past its stall time
+   * has it reset the connection).
+   */
   resume(i: number): void {
     this.#server(i, 'resume').resume();
   }
 
   /** kill -9: master `i` is gone, and its keys with it, until `restart(i)` or `heal(i)`. */
   async kill(i: number): Promise<void> {
-    await this.#server(i, 'kill').kill();
+    const server = this.#server(i, 'kill');
+    this.#brokenAtMs[i] = Date.now();
+    await server.kill();
   }
 
   /**
@@ -162,8 +136,9 @@ export class MastersLab {
    * back with no keys, as a master without persistence does; false: with the keys it held (saved
    * just before; a master already killed comes back with what it last saved, if anything).
    */
-  async restart(i: number, options: { readonly empty?: boolean } = {}): Promise<void> {
+  async restart(i: number, options: { readonly empty?: boolean | undefined } = {}): Promise<void> {
     const server = this.#server(i, 'restart');
+    checkBoolean('empty', options.empty);
     const dump = join(server.dir, 'dump.rdb');
     if (options.empty ?? true) {
       rmSync(dump, { force: true });
@@ -172,7 +147,9 @@ export class MastersLab {
       const saved = await sendCommand(server.port, ['SAVE'], 10_000);
       if (saved !== 'OK') throw new TestingKitError(`master ${i} could not save its keys before the restart: ${describeReply(saved)}`);
     }
+    this.#brokenAtMs[i] = Date.now();
     await server.restart();
+    await this.#usable([i], `restart(${i})`);
   }
 
   /** Add `ms` of delay to every chunk between the clients and master `i`, both ways (0: none). */
@@ -192,11 +169,15 @@ export class MastersLab {
   /** Master `i` is cut off and clients are told so: open connections are reset, new ones refused, until `heal(i)`. */
   partition(i: number): void {
     const proxy = this.#proxy(i, 'partition');
+    this.#brokenAtMs[i] = Date.now();
     proxy.mode = 'refuse';
     proxy.resetAll();
   }
 
-  /** Master `i` healthy again: no proxy fault or latency, resumed if paused, started (empty) if killed. */
+  /**
+   * Master `i` healthy again: no proxy fault or latency, resumed if paused, started (empty) if killed.
+   * Resolves once the ready `redlock` can use it again (its connection back, `health()` says up).
+   */
   async heal(i: number): Promise<void> {
     this.#check(i);
     const proxy = this.#proxies[i];
@@ -205,9 +186,10 @@ export class MastersLab {
       proxy.mode = 'pass';
     }
     await this.#servers[i]?.heal();
+    await this.#usable([i], `heal(${i})`);
   }
 
-  /** Every master healthy again (`heal` on each). */
+  /** Every master healthy again (`heal` on each); resolves once the ready `redlock` can use them all. */
   async healAll(): Promise<void> {
     await Promise.all(this.#ports.map((_, i) => this.heal(i)));
   }
@@ -248,6 +230,7 @@ export class MastersLab {
    * asked), after waiting up to `withinMs` for them to go. A master that does not answer is an error too.
    */
   async expectNoKeysLeft(options: ExpectNoKeysLeftOptions = {}): Promise<void> {
+    validateExpectOptions(options);
     const deadline = Date.now() + (options.withinMs ?? 1_000);
     for (;;) {
       const left = await this.#keysLeft(options.fenceCounters ?? false);
@@ -281,15 +264,34 @@ export class MastersLab {
     await this.#containers?.stop();
   }
 
-  /** @internal At process exit: what can be done synchronously (processes by pid, data dirs). */
+  /** @internal What can be done synchronously: the processes by pid, their data dirs. */
   stopNow(): void {
     this.#stopped = true;
-    running.delete(this);
     for (const server of this.#servers) server.stop();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
+  }
+
+  /**
+   * Until the Redlock's connection to each of `indices` is up, and up since the last fault that broke
+   * it: a killed master's old connection can still read as up for a moment after the kill. A test that
+   * goes on before then would count on a master its Redlock cannot reach yet (it reconnects with a
+   * backoff of up to 2 s).
+   */
+  async #usable(indices: readonly number[], after: string): Promise<void> {
+    const deadline = Date.now() + USABLE_WITHIN_MS;
+    for (;;) {
+      const health = this.redlock.health();
+      const waiting = indices.filter((i) => health[i]?.state !== 'up' || health[i].since <= this.#brokenAtMs[i]!);
+      if (waiting.length === 0) return;
+      if (Date.now() >= deadline) {
+        const states = waiting.map((i) => `master ${i} ${health[i]?.state ?? 'unknown'}${health[i]?.lastError ? ` (${health[i].lastError.message})` : ''}`);
+        throw new TestingKitError(`the kit's Redlock could not use the masters again within ${USABLE_WITHIN_MS} ms of ${after}: ${states.join(', ')}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   #check(i: number): void {
@@ -334,16 +336,14 @@ function onPath(name: string): boolean {
 /**
  * Start `count` real masters (default 5): `redis-server` processes on free loopback ports from the
  * PATH, or containers through testcontainers when redis-server is missing and a Docker engine
- * answers. Hands back their URLs, a ready `redlock`, the faults and the truth; `stop()` ends it all
- * (and runs at process exit).
+ * answers. Resolves once the ready `redlock` reaches every master, with their URLs, the faults and
+ * the truth; `stop()` ends it all. Local masters never outlive this process, however it ends (custody.ts):
+ * from the moment each one's data dir exists, an exit hook and a watcher process stand ready to stop it.
  */
 export async function startMasters(options: StartMastersOptions = {}): Promise<MastersLab> {
+  validateStartOptions(options);
   const count = options.count ?? 5;
-  if (!Number.isInteger(count) || count < 1 || count > 64) throw new RangeError(`count must be an integer from 1 to 64, got ${String(count)}`);
   const backend = options.backend ?? 'auto';
-  if (!['auto', 'local', 'testcontainers'].includes(backend)) {
-    throw new TypeError(`backend must be 'auto', 'local' or 'testcontainers', got ${JSON.stringify(backend)}`);
-  }
   const local = backend === 'local' || (backend === 'auto' && onPath('redis-server'));
   if (local && !onPath('redis-server')) {
     throw new TestingKitError('backend local needs redis-server on the PATH (e.g. apt install redis-server, brew install redis)');
@@ -362,14 +362,14 @@ export async function startMasters(options: StartMastersOptions = {}): Promise<M
     );
   }
   const servers = local
-    ? await startServers(count, { ...(options.movableClocks ? { movableClock: true } : {}), ...(options.serverArgs ? { args: options.serverArgs } : {}) })
+    ? await startServers(count, { custody, ...(options.movableClocks ? { movableClock: true } : {}), ...(options.serverArgs ? { args: options.serverArgs } : {}) })
     : [];
   const containers = local ? undefined : await startContainers(count);
   const ports = local ? servers.map((server) => server.port) : containers!.ports;
   let proxies: FaultProxy[] = [];
   try {
     if (options.proxies ?? true) proxies = await Promise.all(ports.map((port) => FaultProxy.start(port)));
-    return new MastersLab({ servers, containers, proxies, ports }, options);
+    return await MastersLab.open({ servers, containers, proxies, ports }, options);
   } catch (error) {
     await Promise.all(proxies.map((proxy) => proxy.close()));
     for (const server of servers) server.stop();

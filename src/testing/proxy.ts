@@ -21,7 +21,10 @@ export type ProxyMode = 'pass' | 'blackhole' | 'drop' | 'refuse';
 
 export class FaultProxy {
   #mode: ProxyMode = 'pass';
-  /** Added one-way delay in ms, applied to each chunk in both directions. */
+  /**
+   * Added one-way delay in ms, applied to each chunk in both directions as it arrives; each direction
+   * stays in order, so a lower value never lets a chunk overtake one still delayed.
+   */
   latencyMs = 0;
   /** Further delay in ms for chunks towards the master only (requests), on top of latencyMs. */
   requestDelayMs = 0;
@@ -125,23 +128,8 @@ export class FaultProxy {
   }
 
   #pipe(from: Socket, to: Socket, replies: boolean): void {
-    const forward = (chunk: Buffer): void => {
-      const delayMs = this.latencyMs + (replies ? 0 : this.requestDelayMs);
-      if (delayMs <= 0) {
-        to.write(chunk);
-        if (!replies && this.#afterNextRequest) {
-          const change = this.#afterNextRequest;
-          this.#afterNextRequest = undefined;
-          change();
-        }
-        return;
-      }
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        if (!to.destroyed) to.write(chunk);
-      }, delayMs);
-      this.#timers.add(timer);
-    };
+    const line = new DeliveryLine(to, this.#timers, replies ? undefined : () => this.#requestPassed());
+    const forward = (chunk: Buffer): void => line.send(chunk, this.latencyMs + (replies ? 0 : this.requestDelayMs));
     const held: Buffer[] = [];
     const release = (deliver: boolean): void => {
       for (const chunk of held.splice(0)) if (deliver) forward(chunk);
@@ -153,5 +141,53 @@ export class FaultProxy {
       if (this.#mode === 'blackhole') held.push(chunk);
       else forward(chunk);
     });
+  }
+
+  #requestPassed(): void {
+    const change = this.#afterNextRequest;
+    this.#afterNextRequest = undefined;
+    change?.();
+  }
+}
+
+/**
+ * One direction of one connection. A chunk leaves no sooner than its delay allows and never before
+ * the chunk ahead of it: a lowered latency (or a heal) must not let new bytes overtake delayed ones,
+ * which no TCP stream does (a client then reads the reply to its next command as this one's).
+ */
+class DeliveryLine {
+  readonly #queue: { readonly chunk: Buffer; readonly dueMs: number }[] = [];
+  #lastDueMs = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly to: Socket,
+    private readonly timers: Set<NodeJS.Timeout>,
+    private readonly passed: (() => void) | undefined,
+  ) {}
+
+  send(chunk: Buffer, delayMs: number): void {
+    this.#lastDueMs = Math.max(performance.now() + delayMs, this.#lastDueMs);
+    this.#queue.push({ chunk, dueMs: this.#lastDueMs });
+    if (this.#timer === undefined) this.#flush();
+  }
+
+  #flush(): void {
+    const nowMs = performance.now();
+    while (this.#queue.length > 0 && this.#queue[0]!.dueMs <= nowMs) {
+      const { chunk } = this.#queue.shift()!;
+      if (this.to.destroyed) continue;
+      this.to.write(chunk);
+      this.passed?.();
+    }
+    const next = this.#queue[0];
+    if (next === undefined) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.#timer = undefined;
+      this.#flush();
+    }, Math.max(1, Math.ceil(next.dueMs - nowMs)));
+    this.#timer = timer;
+    this.timers.add(timer);
   }
 }

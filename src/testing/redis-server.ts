@@ -26,6 +26,19 @@ export interface MasterOptions {
    * one core so the servers are the bottleneck. taskset execs redis-server, so the pid stays the server's.
    */
   readonly cpus?: string;
+  /** Told of each data dir and process as they come and go, to stop what a dying process leaves (the kit's: custody.ts). */
+  readonly custody?: MasterCustody;
+}
+
+/** Whoever must be able to stop a master and remove its dir when the process that started it cannot. */
+export interface MasterCustody {
+  /** A data dir was made for the master on `port`. */
+  track(dir: string, port: number): void;
+  started(dir: string, pid: number): void;
+  /** That process is gone, or was sent SIGKILL: no longer one to stop. */
+  exited(dir: string, pid: number): void;
+  /** The dir was removed. */
+  untrack(dir: string): void;
 }
 
 /** Ask the kernel for a free loopback port (listen on 0, read it, close). */
@@ -83,6 +96,7 @@ export class RedisMaster {
     private readonly options: MasterOptions,
   ) {
     this.dir = mkdtempSync(join(tmpdir(), `redlock-master-${port}-`));
+    options.custody?.track(this.dir, port);
     if (options.uid !== undefined) chownSync(this.dir, options.uid, options.uid);
     this.clock = options.movableClock ? new MasterClockControl(join(this.dir, 'clock')) : undefined;
   }
@@ -152,6 +166,12 @@ export class RedisMaster {
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     this.#process = child;
     this.#paused = false;
+    const custody = this.options.custody;
+    if (custody && child.pid !== undefined) {
+      const pid = child.pid;
+      custody.started(this.dir, pid);
+      child.once('exit', () => custody.exited(this.dir, pid));
+    }
     const exited = new Promise<never>((_, reject) =>
       child.once('exit', (code) => reject(new Error(`redis-server on port ${this.port} exited (${code}): ${stderr.trim()}`))),
     );
@@ -199,8 +219,10 @@ export class RedisMaster {
       if (this.#paused) child.kill('SIGCONT');
       child.kill('SIGKILL');
       this.#process = undefined;
+      if (child.pid !== undefined) this.options.custody?.exited(this.dir, child.pid);
     }
     rmSync(this.dir, { recursive: true, force: true });
+    this.options.custody?.untrack(this.dir);
   }
 }
 

@@ -2,21 +2,28 @@
  * The test kit (`redlock-quorum/testing`) against real masters: each fault really cuts a master
  * (the lock's fate and the masters' keys say so), and the truth helpers read what the masters hold.
  */
-import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError } from '../../src/index.js';
-import { KeysLeftError, TestingKitError, startMasters, type MastersLab } from '../../src/testing.js';
+import { KeysLeftError, MastersLab, TestingKitError, startMasters, type StartMastersOptions } from '../../src/testing.js';
 import { clockShimProblem } from '../../src/testing/clock.js';
 import { dockerAnswers } from '../../src/testing/containers.js';
 import { sendCommand } from '../../src/testing/resp.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** This process' redis-server children (pids): what a start that was refused must not have added to. */
+function childServers(): number[] {
+  const listed = spawnSync('pgrep', ['-P', String(process.pid), 'redis-server'], { encoding: 'utf8' }).stdout;
+  return listed.split('\n').filter(Boolean).map(Number).sort((a, b) => a - b);
+}
 
 /** The master's TIME, ms. */
 async function masterTimeMs(port: number): Promise<number> {
@@ -131,6 +138,123 @@ describe('the test kit: five masters behind fault proxies', () => {
     await expect(lab.heldOn('')).rejects.toBeInstanceOf(TypeError);
     await expect(startMasters({ count: 0 })).rejects.toBeInstanceOf(RangeError);
     await expect(startMasters({ backend: 'docker' as 'local' })).rejects.toBeInstanceOf(TypeError);
+    await expect(lab.restart(0, { empty: 'no' as unknown as boolean })).rejects.toThrow(/empty must be true or false/);
+    await expect(lab.expectNoKeysLeft({ withinMs: -5 })).rejects.toThrow(RangeError);
+    await expect(lab.expectNoKeysLeft({ fenceCounters: 1 as unknown as boolean })).rejects.toThrow(/fenceCounters/);
+  });
+
+  // readTimeoutMs: 0 turned the truth helpers' socket timeout off (heldOn hung on a paused master);
+  // a string of serverArgs was spread into characters.
+  it('refuses every bad startMasters option with a TypeError or RangeError that names it, before starting anything', async () => {
+    const cases: [unknown, typeof TypeError | typeof RangeError, RegExp][] = [
+      [{ readTimeoutMs: 0 }, RangeError, /^readTimeoutMs must be/],
+      [{ readTimeoutMs: -1 }, RangeError, /^readTimeoutMs must be/],
+      [{ readTimeoutMs: Number.POSITIVE_INFINITY }, RangeError, /^readTimeoutMs must be/],
+      [{ readTimeoutMs: '500' }, TypeError, /^readTimeoutMs must be/],
+      [{ serverArgs: '--maxmemory 10mb' }, TypeError, /^serverArgs must be an array of strings/],
+      [{ serverArgs: ['--maxmemory', 10] }, TypeError, /^serverArgs must be an array of strings/],
+      [{ count: 2.5 }, RangeError, /^count must be/],
+      [{ count: '3' }, TypeError, /^count must be/],
+      [{ proxies: 'yes' }, TypeError, /^proxies must be/],
+      [{ movableClocks: 1 }, TypeError, /^movableClocks must be/],
+      [{ node: 'redis://127.0.0.1:1' }, TypeError, /^node must be a function/],
+      [{ redlock: 5 }, TypeError, /^redlock must be/],
+      [{ redlock: { retryCount: -2 } }, RangeError, /^retryCount must be/],
+      [{ count: 3, redlock: { quorum: 4 } }, RangeError, /^quorum must be a majority of the 3 masters/],
+      [{ cout: 3 }, TypeError, /^unknown startMasters option 'cout'/],
+      [null, TypeError, /^startMasters options must be an object/],
+    ];
+    const serversBefore = childServers();
+    for (const [options, type, message] of cases) {
+      const error = await startMasters(options as StartMastersOptions).then(
+        async (started) => {
+          await started.stop();
+          return new Error(`started with ${JSON.stringify(options)}`);
+        },
+        (caught: unknown) => caught,
+      );
+      expect(error, JSON.stringify(options)).toBeInstanceOf(type);
+      expect((error as Error).message).toMatch(message);
+    }
+    expect(childServers()).toEqual(serversBefore);
+  });
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('the test kit: the fault proxy delivers each direction in order, as TCP does', () => {
+  it('a chunk sent after latency(i, 0) arrives after one still delayed from before', async () => {
+    await using lab = await startMasters({ count: 1 });
+    lab.latency(0, 300);
+    const socket = createConnection({ host: '127.0.0.1', port: Number(new URL(lab.urls[0]!).port) });
+    try {
+      let received = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write('PING\r\n');
+      await sleep(50);
+      lab.latency(0, 0);
+      socket.write('ECHO second\r\n');
+      await expect.poll(() => received, { timeout: 10_000 }).toBe('+PONG\r\n$6\r\nsecond\r\n');
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('an acquire in flight at healAll() succeeds, and so does the next, with no reply out of place', async () => {
+    await using lab = await startMasters({ count: 3, redlock: { retryCount: 0, nodeTimeout: 5_000 } });
+    const errors: Error[] = [];
+    lab.redlock.on('error', (error: Error) => errors.push(error));
+    // Connected and the script loaded: the acquire below is on the wire when the heal comes.
+    await (await lab.redlock.acquire('kit:warm', 20_000)).release();
+    for (const i of [0, 1, 2]) lab.latency(i, 300);
+    const inFlight = lab.redlock.acquire('kit:in-flight', 20_000);
+    inFlight.catch(() => undefined); // awaited below; its failure is the test's, not an unhandled rejection
+    await sleep(50);
+    await lab.healAll();
+    const next = await lab.redlock.acquire('kit:after-heal', 20_000);
+    const first = await inFlight;
+    expect(await lab.holderOf('kit:in-flight')).toBe(first.value);
+    expect(await lab.holderOf('kit:after-heal')).toBe(next.value);
+    await Promise.all([first.release(), next.release()]);
+    expect(errors.map((error) => error.message)).toEqual([]);
+    await lab.expectNoKeysLeft({ withinMs: 5_000 });
+  });
+});
+
+describe('the test kit: a heal resolves once the kit\'s Redlock can use the masters again', () => {
+  // The quorum below needs masters 1 and 2 the moment the heal resolves: master 0 is frozen.
+  const faults = {
+    'kill, healAll': async (lab: MastersLab) => {
+      await lab.kill(1);
+      await lab.kill(2);
+      await lab.healAll();
+    },
+    'restart': async (lab: MastersLab) => {
+      await lab.restart(1);
+      await lab.restart(2);
+    },
+    'partition, heal': async (lab: MastersLab) => {
+      lab.partition(1);
+      lab.partition(2);
+      await lab.heal(1);
+      await lab.heal(2);
+    },
+  };
+  it.each(Object.keys(faults) as (keyof typeof faults)[])('%s on 2 of 3, then pause(0): an acquire with retryCount 0 succeeds at once, every time', async (fault) => {
+    await using lab = await startMasters({ count: 3, redlock: { retryCount: 0 } });
+    for (let round = 0; round < 3; round++) {
+      await faults[fault](lab);
+      expect(lab.redlock.health().map((health) => health.state)).toEqual(['up', 'up', 'up']);
+      lab.pause(0);
+      try {
+        const lock = await lab.redlock.acquire(`kit:healed:${round}`, 5_000);
+        await lock.release();
+      } finally {
+        lab.resume(0);
+      }
+    }
+    await lab.expectNoKeysLeft({ withinMs: 5_000 });
   });
 });
 
@@ -245,14 +369,50 @@ describe('the test kit with movable clocks and no gcc', () => {
   }, 90_000);
 });
 
-/** A process of that pid is still there. */
+/** A process of that pid is still there (a zombie is not: it runs nothing, and waits only for its parent to read its status). */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return existsSync('/proc') ? false : true;
+  }
+}
+
+/** What the kit left in a temp dir of a child's: masters' data dirs, reaper state files. */
+function leftIn(dir: string): string[] {
+  return readdirSync(dir).filter((name) => name.startsWith('redlock-master-') || name.startsWith('redlock-reaper-'));
+}
+
+/** Reaper processes started for a child whose temp dir is `dir` (their state file is in it). */
+function reapersOf(dir: string): number[] {
+  const listed = spawnSync('pgrep', ['-f', `reaper.cjs ${dir}/`], { encoding: 'utf8' }).stdout;
+  return listed.split('\n').filter(Boolean).map(Number);
+}
+
+/**
+ * A child process running `script` (a module; `kit` is the test kit from the sources) with a temp
+ * dir of its own, so what the kit leaves there can be listed. Resolves once it printed a line.
+ */
+function kitChild(script: string, env: NodeJS.ProcessEnv = {}) {
+  const temp = mkdtempSync(join(tmpdir(), 'kit-child-'));
+  const source = `import('${root}src/testing.ts').then(async (kit) => { ${script} })`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], {
+    cwd: root,
+    env: { ...process.env, TMPDIR: temp, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ended = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, how) => resolve(how)));
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  return { child, ended, temp, firstLine: async () => {
+    await expect.poll(() => stdout.includes('\n'), { timeout: 60_000 }).toBe(true);
+    return stdout.split('\n')[0]!;
+  } };
 }
 
 describe('the test kit at process exit', () => {
@@ -285,4 +445,108 @@ describe('the test kit at process exit', () => {
       for (const pid of pids.filter(alive)) process.kill(pid, 'SIGKILL');
     }
   }, 90_000);
+});
+
+describe('the test kit when its process dies', () => {
+  // The exit hook was installed only once a lab existed: a SIGTERM during the first start left every server running.
+  it('a SIGTERM in the middle of startMasters() stops the servers it started and removes their dirs', async () => {
+    // A redis-server that takes 2 s to start: the signal comes while the kit waits for it.
+    const bin = mkdtempSync(join(tmpdir(), 'kit-slow-'));
+    const spawned = join(bin, 'spawned');
+    writeFileSync(join(bin, 'redis-server'), `#!/bin/sh\necho $$ >> ${spawned}\nsleep 2\nexec ${execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim()} "$@"\n`);
+    chmodSync(join(bin, 'redis-server'), 0o755);
+    const started = (): number[] => (existsSync(spawned) ? readFileSync(spawned, 'utf8').split('\n').filter(Boolean).map(Number) : []);
+    const { child, ended, temp } = kitChild(`await kit.startMasters({ count: 3 }); console.log('started');`, { PATH: `${bin}:${process.env['PATH'] ?? ''}` });
+    try {
+      await expect.poll(() => started().length, { timeout: 60_000 }).toBe(3);
+      child.kill('SIGTERM');
+      expect(await ended).toBe('SIGTERM');
+      await expect.poll(() => started().filter(alive), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(() => leftIn(temp), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      for (const pid of started().filter(alive)) process.kill(pid, 'SIGKILL');
+      rmSync(bin, { recursive: true, force: true });
+      rmSync(temp, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  // A test runner's worker killed outright runs no code of its own: the reaper it started stops the masters.
+  it('SIGKILL of the process: its reaper stops the masters (one paused) and removes their dirs', async () => {
+    const { child, ended, temp, firstLine } = kitChild(`
+      const lab = await kit.startMasters({ count: 3 });
+      lab.pause(1);
+      console.log(JSON.stringify(lab.masters.map((master) => master.pid)));
+      setInterval(() => undefined, 1000);`);
+    let pids: number[] = [];
+    try {
+      pids = JSON.parse(await firstLine()) as number[];
+      expect(pids).toHaveLength(3);
+      expect(leftIn(temp).filter((name) => name.startsWith('redlock-master-'))).toHaveLength(3);
+      expect(reapersOf(temp)).toHaveLength(1);
+      child.kill('SIGKILL');
+      expect(await ended).toBe('SIGKILL');
+      await expect.poll(() => pids.filter(alive), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(() => leftIn(temp), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(() => reapersOf(temp), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      for (const pid of pids.filter(alive)) {
+        process.kill(pid, 'SIGCONT');
+        process.kill(pid, 'SIGKILL');
+      }
+      rmSync(temp, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+describe('the test kit\'s reaper', () => {
+  it('exits once the masters are stopped, leaving nothing behind', async () => {
+    const { child, ended, temp, firstLine } = kitChild(`
+      const lab = await kit.startMasters({ count: 2 });
+      await lab.stop();
+      console.log('stopped');
+      setInterval(() => undefined, 1000);`);
+    try {
+      expect(await firstLine()).toBe('stopped');
+      await expect.poll(() => reapersOf(temp), { timeout: 10_000 }).toEqual([]);
+      expect(leftIn(temp)).toEqual([]);
+    } finally {
+      child.kill('SIGKILL');
+      await ended;
+      rmSync(temp, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('never signals a pid that is no longer a redis-server on its port, nor removes a dir that is not a master\'s', async () => {
+    const temp = mkdtempSync(join(tmpdir(), 'kit-reaper-'));
+    const bystander = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const stateFile = join(temp, 'redlock-reaper-test.json');
+      const other = join(temp, 'not-a-master');
+      writeFileSync(join(temp, 'keep'), '');
+      writeFileSync(stateFile, JSON.stringify([{ pid: bystander.pid, port: 6379, dir: other }, { pid: null, port: 6380, dir: temp }]));
+      const reaper = spawn(process.execPath, [join(root, 'src/testing/reaper.cjs'), stateFile], { stdio: ['pipe', 'ignore', 'inherit'] });
+      const exited = new Promise((resolve) => reaper.once('exit', resolve));
+      writeFileSync(other, '');
+      reaper.stdin.end(); // as when the process that started the masters is gone
+      expect(await exited).toBe(0);
+      expect(alive(bystander.pid!)).toBe(true);
+      expect(existsSync(other) && existsSync(join(temp, 'keep'))).toBe(true);
+      expect(existsSync(stateFile)).toBe(false);
+    } finally {
+      bystander.kill('SIGKILL');
+      rmSync(temp, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('docs/testing.md', () => {
+  it('says of each fault and heal whether it returns a Promise, as the lab does', () => {
+    const doc = readFileSync(join(root, 'docs', 'testing.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Faults'), doc.indexOf('## The truth'));
+    const rows = [...section.matchAll(/^\| `(\w+)\(.*?\)` \| `([^`]+)` \|/gm)].map(([, name, returns]) => [name!, returns!.startsWith('Promise')] as const);
+    const calls = ['pause', 'resume', 'kill', 'restart', 'latency', 'blackhole', 'partition', 'heal', 'healAll', 'clock'];
+    expect(rows.map(([name]) => name)).toEqual(calls);
+    const prototype = MastersLab.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+    for (const [name, promised] of rows) expect([name, prototype[name]!.constructor.name === 'AsyncFunction']).toEqual([name, promised]);
+  });
 });
