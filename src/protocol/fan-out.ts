@@ -69,7 +69,7 @@ export interface FanOutOptions<R> {
   /** Send with the other operations of this event-loop turn (the `batching` setting). */
   readonly coalesce: boolean;
   /** Decide only once every master answered or timed out (used where we want all answers). */
-  readonly waitForAll?: boolean;
+  readonly waitForAll?: boolean | undefined;
   /** Stop waiting (not yet answered masters stay `pending`); unsent commands are withdrawn. */
   readonly signal?: AbortSignal | undefined;
   readonly now?: () => number;
