@@ -5,7 +5,7 @@
  */
 import { attemptRecord } from '../protocol/attempt-record.js';
 import type { AttemptFields, AttemptRecord } from '../protocol/outcomes.js';
-import type { EffectiveSettings, Settings } from '../config/settings.js';
+import type { EffectiveSettings, Optional, Settings } from '../config/settings.js';
 import { fanOut, Cancellation, type Answer, type FanOutResult } from '../protocol/fan-out.js';
 import { judgeOf } from '../protocol/votes.js';
 import { validityMs, type Clock } from '../protocol/validity.js';
@@ -47,7 +47,7 @@ export class Masters {
 
   constructor(
     readonly voters: readonly Voter[],
-    private readonly settings: Partial<Settings>,
+    private readonly settings: Optional<Settings>,
     private readonly notifier: Notifier,
     private readonly stats: StatsRecorder,
     private readonly clock: Clock,

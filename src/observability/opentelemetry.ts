@@ -22,7 +22,7 @@ import {
 
 export interface InstrumentOptions {
   /** Where spans go; default: the global tracer provider. */
-  readonly tracerProvider?: TracerProvider;
+  readonly tracerProvider?: TracerProvider | undefined;
 }
 
 /**

@@ -15,9 +15,9 @@ const SHORT_ID_LENGTH = 8;
 
 export interface InspectOptions {
   /** Stop waiting: the call rejects with the signal's reason. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /** How long to wait for each master's answer, ms. Default: the constructor's `nodeTimeout`, else 500. */
-  readonly nodeTimeout?: number;
+  readonly nodeTimeout?: number | undefined;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { accessSync, constants, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { onExit } from 'signal-exit';
-import type { Settings } from '../config/settings.js';
+import type { Optional, Settings } from '../config/settings.js';
 import { RedlockQuorumError } from '../errors.js';
 import { Redlock } from '../redlock.js';
 import { FENCE_SUFFIX } from '../script/codec.js';
@@ -21,28 +21,28 @@ type NodeInput = ConstructorParameters<typeof Redlock>[0][number];
 
 export interface StartMastersOptions {
   /** How many masters (default 5). */
-  readonly count?: number;
+  readonly count?: number | undefined;
   /**
    * Where the masters come from: `local` runs `redis-server` from the PATH, `testcontainers` runs
    * `redis:7.2-alpine` containers (needs `testcontainers` installed and a Docker engine), `auto`
    * (the default) the first of the two that is there.
    */
-  readonly backend?: 'auto' | 'local' | 'testcontainers';
+  readonly backend?: 'auto' | 'local' | 'testcontainers' | undefined;
   /**
    * Put a fault proxy in front of each master (default true): `urls` are the proxies', and
    * `latency`, `blackhole` and `partition` act on them. False: `urls` are the masters' own.
    */
-  readonly proxies?: boolean;
+  readonly proxies?: boolean | undefined;
   /** Masters whose wall clock `clock(i)` can move (an LD_PRELOAD shim built with gcc; local only). */
-  readonly movableClocks?: boolean;
+  readonly movableClocks?: boolean | undefined;
   /** Extra `redis-server` arguments for every master (local only), e.g. `['--maxmemory', '10mb']`. */
-  readonly serverArgs?: readonly string[];
+  readonly serverArgs?: readonly string[] | undefined;
   /** Settings for the ready `redlock`. */
-  readonly redlock?: Partial<Settings>;
+  readonly redlock?: Optional<Settings> | undefined;
   /** What the ready `redlock` is given for each master (default: its URL, reached with node-redis). */
-  readonly node?: (url: string, index: number) => NodeInput;
+  readonly node?: ((url: string, index: number) => NodeInput) | undefined;
   /** How long a read of a master's truth waits for its answer (default 500 ms); a paused master gives none. */
-  readonly readTimeoutMs?: number;
+  readonly readTimeoutMs?: number | undefined;
 }
 
 /** Why the kit cannot do what was asked: nothing to run masters with, or a fault this set-up cannot make. */
@@ -79,9 +79,9 @@ export interface Holding {
 
 export interface ExpectNoKeysLeftOptions {
   /** Keep looking this long for keys to go, e.g. a rollback a fault held back (default 1000 ms). */
-  readonly withinMs?: number;
+  readonly withinMs?: number | undefined;
   /** Report fencing counters too (`<resource>:redlock-fence`, kept on purpose; default false). */
-  readonly fenceCounters?: boolean;
+  readonly fenceCounters?: boolean | undefined;
 }
 
 const READ_KEY = `local kind = redis.call('TYPE', KEYS[1]).ok
@@ -162,7 +162,7 @@ export class MastersLab {
    * back with no keys, as a master without persistence does; false: with the keys it held (saved
    * just before; a master already killed comes back with what it last saved, if anything).
    */
-  async restart(i: number, options: { readonly empty?: boolean } = {}): Promise<void> {
+  async restart(i: number, options: { readonly empty?: boolean | undefined } = {}): Promise<void> {
     const server = this.#server(i, 'restart');
     const dump = join(server.dir, 'dump.rdb');
     if (options.empty ?? true) {
