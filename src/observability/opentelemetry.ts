@@ -7,7 +7,7 @@
  * finished, a child of the span active at the call — with every master's outcome as attributes,
  * and a `redlock.lost` span when a held lock is lost.
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
+import * as diagnosticsChannel from 'node:diagnostics_channel';
 import { SpanStatusCode, trace, type Attributes, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { AttemptRecord, NodeOutcome } from '../protocol/outcomes.js';
 import {
