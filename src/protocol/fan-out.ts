@@ -203,7 +203,8 @@ class Round<R> {
   }
 
   failed(index: number, error: unknown): void {
-    if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
+    // Its own withdrawal at the timeout, or the abort's: nothing arrived from the master.
+    if (error === timeout || (this.options.signal?.aborted && error === this.options.signal.reason)) return;
     this.#answered(index, 'error', undefined, error instanceof Error ? error : new Error(String(error)));
   }
 
@@ -271,7 +272,10 @@ class Round<R> {
       return;
     }
     this.#record(outcome, status, this.#now() - this.#startMs);
-    if (answer !== undefined || error !== undefined) fill(outcome, answer, error);
+    // A pending outcome is what the decision saw (no answer): a failure after it is its `late`
+    // status alone, not an error text beside 'pending' that reads as if it had counted.
+    const shown = outcome.status === 'pending' ? undefined : error;
+    if (answer !== undefined || shown !== undefined) fill(outcome, answer, shown);
     this.options.onAnswer?.(index, status);
     this.#counted[index] = true;
     const tally = this.#tally;

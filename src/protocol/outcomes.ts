@@ -30,8 +30,9 @@ interface OutcomeDetails {
   /** Time from sending to this answer. */
   readonly latencyMs?: number;
   /**
-   * For `pending`: what arrived after the decision (`timeout` if nothing did in time; its `error`,
-   * `pttlMs` or `fence` are filled in too). For `timeout`: the status of an answer that came after it.
+   * For `pending`: what arrived after the decision (`timeout` if nothing did in time; its `pttlMs`
+   * or `fence` are filled in too, an `error` is not: a pending outcome never carries one). For
+   * `timeout`: the status of an answer that came after it.
    */
   readonly late?: NodeStatus;
 }
