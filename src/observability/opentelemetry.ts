@@ -29,7 +29,7 @@ export interface InstrumentOptions {
  * Start tracing every Redlock in this process. Returns a function that stops it. Attributes:
  * `redlock.resources`, `redlock.attempts`, `redlock.granted`, `redlock.validity_ms`,
  * `redlock.fencing_token`, `redlock.held_ms`, and per master, in node order,
- * `redlock.master.nodes` / `.statuses` / `.latencies_ms` (statuses: granted, locked, lost,
+ * `redlock.master.nodes` / `.statuses` / `.latencies_ms` (statuses: granted, released, locked, lost,
  * timeout, error, pending).
  */
 export function instrumentRedlock(options: InstrumentOptions = {}): () => void {

@@ -2,7 +2,7 @@
  * The fan-out: run one operation on every master at once, each with its own timeout, and decide
  * the moment a quorum agreed or became impossible. Late answers are recorded, never awaited.
  */
-import type { NodeOutcome, NodeStatus, OutcomeRecord } from './outcomes.js';
+import { isYes, type NodeOutcome, type NodeStatus, type OutcomeRecord } from './outcomes.js';
 import { startTimer, type CancelTimer } from './timers.js';
 
 /**
@@ -279,7 +279,7 @@ class Round<R> {
     this.options.onAnswer?.(index, status);
     this.#counted[index] = true;
     const tally = this.#tally;
-    tally.add(status === 'granted', answer?.slot);
+    tally.add(isYes(status), answer?.slot);
     if (tally.allIn || (!this.#decided && !this.options.waitForAll && (tally.reached || tally.impossible))) this.#decide();
   }
 }

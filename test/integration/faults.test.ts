@@ -124,7 +124,7 @@ describe('one slow master costs nothing', () => {
     // Resumed, the paused master runs what queued: acquire, extend, release — and ends with no key.
     masters[0]!.resume();
     await eventually(async () => (await direct[0]!.exists(key('r'))) === 0);
-    await eventually(() => released.value.outcomes[0]!.late === 'granted'); // the decision's snapshot keeps 'pending'
+    await eventually(() => released.value.outcomes[0]!.late === 'released'); // the decision's snapshot keeps 'pending'
   });
 
   it('acquire, extend and release return at quorum when one master is blackholed by a proxy', async () => {
