@@ -4,7 +4,7 @@
  * turned into its record (validity from the attempt's start).
  */
 import { attemptRecord } from '../protocol/attempt-record.js';
-import type { AttemptFields, AttemptRecord } from '../protocol/outcomes.js';
+import type { AttemptFields, AttemptRecord, NodeStatus } from '../protocol/outcomes.js';
 import type { EffectiveSettings, Optional, Settings } from '../config/settings.js';
 import { fanOut, Cancellation, type Answer, type FanOutResult } from '../protocol/fan-out.js';
 import { judgeOf } from '../protocol/votes.js';
@@ -57,6 +57,12 @@ export class Masters {
     this.#identities = voters.map((voter) => voter.identity);
   }
 
+  /** Counted; and a master that let a call's timeout pass unanswered is not up (health) until it answers. */
+  readonly #onAnswer = (index: number, status: NodeStatus, latencyMs: number): void => {
+    this.stats.answer(index, status);
+    if (status === 'timeout') this.voters[index]!.unanswered?.(latencyMs);
+  };
+
 
   startOfAttempt(): AttemptStart {
     return { monotonicMs: this.clock.monotonicMs(), epochMs: this.clock.epochMs() };
@@ -95,7 +101,7 @@ export class Masters {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
       coalesce: effective.batching,
-      onAnswer: this.stats.answer,
+      onAnswer: this.#onAnswer,
       signal: call?.signal,
       waitForAll: call?.waitForAll,
       onReply,

@@ -74,7 +74,7 @@ export interface FanOutOptions<R> {
   readonly signal?: AbortSignal | undefined;
   readonly now?: () => number;
   /** Told each master's answer once, as it is counted (timeouts included; answers after a timeout not). */
-  readonly onAnswer?: (index: number, status: NodeStatus) => void;
+  readonly onAnswer?: ((index: number, status: NodeStatus, latencyMs: number) => void) | undefined;
   /** Told each reply as it arrives, before it is judged (a release's head of line, a clock's reading, an operator's answer). */
   readonly onReply?: ((index: number, reply: R) => void) | undefined;
 }
@@ -243,7 +243,7 @@ class Round<R> {
       this.#record(this.#records[index]!, 'timeout', latencyMs);
       // Withdraws the command if it is still unsent (e.g. behind a full socket buffer).
       this.cancellations[index]!.cancel(timeout);
-      this.options.onAnswer?.(index, 'timeout');
+      this.options.onAnswer?.(index, 'timeout', latencyMs);
     }
     for (const index of silent) {
       this.#counted[index] = true;
@@ -271,12 +271,13 @@ class Round<R> {
       fill(outcome, answer, error);
       return;
     }
-    this.#record(outcome, status, this.#now() - this.#startMs);
+    const latencyMs = this.#now() - this.#startMs;
+    this.#record(outcome, status, latencyMs);
     // A pending outcome is what the decision saw (no answer): a failure after it is its `late`
     // status alone, not an error text beside 'pending' that reads as if it had counted.
     const shown = outcome.status === 'pending' ? undefined : error;
     if (answer !== undefined || shown !== undefined) fill(outcome, answer, shown);
-    this.options.onAnswer?.(index, status);
+    this.options.onAnswer?.(index, status, latencyMs);
     this.#counted[index] = true;
     const tally = this.#tally;
     tally.add(isYes(status), answer?.slot);

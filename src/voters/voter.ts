@@ -20,6 +20,8 @@ export interface Voter {
   start(): void;
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply>;
   health(): MasterHealth;
+  /** A call waited `waitedMs`, its per-master timeout, for this master's answer in vain: not up until it answers. */
+  unanswered?(waitedMs: number): void;
   subscribeReleases(listener: ReleaseListener): Subscription;
   close(): Promise<void>;
 }

@@ -103,6 +103,10 @@ export class MasterVoter implements Voter {
     return this.#keeper.client;
   }
 
+  unanswered(waitedMs: number): void {
+    this.#health.unanswered(new NodeError(this.label, new Error(`no answer for ${Math.round(waitedMs)} ms (a call's per-master timeout)`)));
+  }
+
   health(): MasterHealth {
     const health = this.#health.snapshot();
     // A master the guard keeps from voting says so: its connection may well be up.
