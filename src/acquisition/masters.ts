@@ -68,6 +68,11 @@ export class Masters {
     return { monotonicMs: this.clock.monotonicMs(), epochMs: this.clock.epochMs() };
   }
 
+  /** The keys matching `pattern` on each master: undefined where a voter cannot list them or did not answer. */
+  keysMatching(pattern: string, timeoutMs: number, signal?: AbortSignal): Promise<(string[] | undefined)[]> {
+    return Promise.all(this.voters.map((voter) => (voter.keysMatching ? voter.keysMatching(pattern, timeoutMs, signal).catch(() => undefined) : undefined)));
+  }
+
   /** `operation` on master `index` alone (best-effort background work: a permit's spare slots). */
   submitTo(index: number, operation: LockOperation, effective: FanOutSettings): Promise<OperationReply> {
     return this.voters[index]!.submit(operation, new Cancellation(), effective.batching);
