@@ -70,7 +70,7 @@ export class Masters {
 
   /** The keys matching `pattern` on each master: undefined where a voter cannot list them or did not answer. */
   keysMatching(pattern: string, timeoutMs: number, signal?: AbortSignal): Promise<(string[] | undefined)[]> {
-    return Promise.all(this.voters.map((voter) => (voter.keysMatching ? voter.keysMatching(pattern, timeoutMs, signal).catch(() => undefined) : undefined)));
+    return Promise.all(this.voters.map(async (voter) => (voter.keysMatching ? voter.keysMatching(pattern, timeoutMs, signal).catch(() => undefined) : undefined)));
   }
 
   /** `operation` on master `index` alone (best-effort background work: a permit's spare slots). */
