@@ -31,7 +31,7 @@ const KILL_AT = 0.5;
 
 interface Worker {
   process: ChildProcess;
-  latest: Extract<WorkerMessage, { type: 'progress' }> | undefined;
+  latest: Extract<WorkerMessage, { type: 'progress' | 'done' }> | undefined;
   ready: Promise<void>;
   done: Promise<Extract<WorkerMessage, { type: 'done' }>>;
 }
@@ -146,6 +146,7 @@ try {
   const results = await Promise.all(workers.map((w) => w.done));
   const elapsedMs = performance.now() - t0;
   clearInterval(ticker);
+  render(); // the final counts, not the last periodic report (sent up to PROGRESS_MS before each worker ended)
   for (const timer of timers) clearTimeout(timer);
   await Promise.all(probes.map((probe) => probe.stop()));
   view.stop();
@@ -200,8 +201,9 @@ function startWorker(counter: string): Worker {
   worker.done = Promise.race([
     new Promise<Extract<WorkerMessage, { type: 'done' }>>((resolve) =>
       child.on('message', (m: WorkerMessage) => {
-        if (m.type === 'progress') worker.latest = m;
-        else if (m.type === 'done') resolve(m);
+        // The final figures are the latest progress too: the view's last line then says what the summary says.
+        if (m.type === 'progress' || m.type === 'done') worker.latest = m;
+        if (m.type === 'done') resolve(m);
       }),
     ),
     exited,

@@ -13,7 +13,7 @@ import { releaseLock } from './acquisition/release.js';
 import { usingLease } from './acquisition/using.js';
 import { Notifier } from './acquisition/waiting.js';
 import type { NodeInput } from './clients/inputs.js';
-import { defaultSettings, type CallSettings, type FencedSettings, type Settings, type UsingSettings } from './config/settings.js';
+import { defaultSettings, type CallSettings, type FencedSettings, type Optional, type Settings, type UsingSettings } from './config/settings.js';
 import { normalizeResources, validateSettings } from './config/validation.js';
 import { RenewalScheduler } from './lease/lifetime.js';
 import { EXCLUSIVE, Lock, type FencedLock, type ReleaseResult, type Routine } from './lease/lock.js';
@@ -42,12 +42,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * @param nodes node-redis clients you created (never closed by us; connected if they are not),
    *   and/or `redis://` / `rediss://` URLs or node-redis client options (we create, own and close those).
    */
-  constructor(nodes: readonly NodeInput[], settings?: Partial<Settings>) {
+  constructor(nodes: readonly NodeInput[], settings?: Optional<Settings>) {
     super();
     setMaxListeners(0, this.#closing.signal);
     if (!Array.isArray(nodes)) throw new TypeError('nodes must be an array of node-redis clients, URLs or client options');
     if (nodes.length === 0) throw new RangeError('nodes must name at least one redis master');
-    const own: Partial<Settings> = { ...validateSettings(settings, nodes.length, false) };
+    const own: Optional<Settings> = { ...validateSettings(settings, nodes.length, false) };
     const hooks: HealthHooks = {
       onError: (error) => this.#emit('error', () => error),
       onDown: (event) => this.#emit('nodeDown', () => event),

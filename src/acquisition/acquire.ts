@@ -6,7 +6,7 @@
  */
 import { AuthenticationError, ExecutionError, RedlockClosedError, ResourceLockedError, formatResources } from '../errors.js';
 import type { AttemptRecord } from '../protocol/outcomes.js';
-import { resolveSettings, validateAutoExtension, type CallSettings, type EffectiveSettings, type Settings } from '../config/settings.js';
+import { resolveSettings, validateAutoExtension, type CallSettings, type EffectiveSettings, type Optional, type Settings } from '../config/settings.js';
 import { validateSettings, validateTtl } from '../config/validation.js';
 import { Lock } from '../lease/lock.js';
 import { newLockValue } from '../lease/values.js';
@@ -25,7 +25,7 @@ import { dropSpareGroups, waitAfterRefusal, type WaitingCall } from './wait.js';
 /** One acquire call's state across its attempts. */
 export interface AcquireCall extends WaitingCall {
   readonly ttlMs: number;
-  readonly callSettings: Partial<Settings>;
+  readonly callSettings: Optional<Settings>;
   readonly autoExtend: boolean | undefined;
   readonly fencing: boolean;
   readonly attempts: AttemptRecord[];

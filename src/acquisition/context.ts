@@ -1,6 +1,6 @@
 /** What every call of one Redlock shares (masters, settings, clocks, stats, waiters, events), without the Redlock itself. */
 import { RedlockClosedError, type LockLostError } from '../errors.js';
-import type { Settings } from '../config/settings.js';
+import type { Optional, Settings } from '../config/settings.js';
 import type { RenewalScheduler } from '../lease/lifetime.js';
 import type { Lock, LockOwner } from '../lease/lock.js';
 import type { ReentrancyScope } from '../lease/reentrancy.js';
@@ -17,7 +17,7 @@ type Emit = <E extends keyof RedlockEvents>(event: E, payload: () => RedlockEven
 export interface CallContext {
   readonly masters: Masters;
   /** The Redlock's own settings (each call's are resolved over them). */
-  readonly settings: Partial<Settings>;
+  readonly settings: Optional<Settings>;
   readonly clock: Clock;
   readonly stats: StatsRecorder;
   readonly notifier: Notifier;

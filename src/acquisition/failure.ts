@@ -38,12 +38,14 @@ export function acquireFailure(description: string, attempts: number, effective:
 const CREDENTIALS_REFUSED = /\b(?:WRONGPASS|NOAUTH)\b|\bERR (?:invalid password|AUTH .* called without any password configured)/;
 
 function credentialsReply(error: unknown): string | undefined {
+  let reply: string | undefined;
+  // The deepest error that says it is the server's own: a wrapper quotes it inside its own words
+  // (NodeUnavailableError's "… (WRONGPASS …); the call fails now …"), which would come along.
   for (let depth = 0; error instanceof Error && depth < 4; depth++, error = error.cause) {
     const match = CREDENTIALS_REFUSED.exec(error.message);
-    // The reply from where it begins: a wrapper's own words before it would repeat the master's name.
-    if (match) return error.message.slice(match.index);
+    if (match) reply = error.message.slice(match.index);
   }
-  return undefined;
+  return reply;
 }
 
 /** The masters of an attempt that refused the credentials, and one of their replies. */

@@ -4,8 +4,8 @@
  * turned into its record (validity from the attempt's start).
  */
 import { attemptRecord } from '../protocol/attempt-record.js';
-import type { AttemptFields, AttemptRecord } from '../protocol/outcomes.js';
-import type { EffectiveSettings, Settings } from '../config/settings.js';
+import type { AttemptFields, AttemptRecord, NodeStatus } from '../protocol/outcomes.js';
+import type { EffectiveSettings, Optional, Settings } from '../config/settings.js';
 import { fanOut, Cancellation, type Answer, type FanOutResult } from '../protocol/fan-out.js';
 import { judgeOf } from '../protocol/votes.js';
 import { validityMs, type Clock } from '../protocol/validity.js';
@@ -47,7 +47,7 @@ export class Masters {
 
   constructor(
     readonly voters: readonly Voter[],
-    private readonly settings: Partial<Settings>,
+    private readonly settings: Optional<Settings>,
     private readonly notifier: Notifier,
     private readonly stats: StatsRecorder,
     private readonly clock: Clock,
@@ -57,9 +57,20 @@ export class Masters {
     this.#identities = voters.map((voter) => voter.identity);
   }
 
+  /** Counted; and a master that let a call's timeout pass unanswered is not up (health) until it answers. */
+  readonly #onAnswer = (index: number, status: NodeStatus, latencyMs: number): void => {
+    this.stats.answer(index, status);
+    if (status === 'timeout') this.voters[index]!.unanswered?.(latencyMs);
+  };
+
 
   startOfAttempt(): AttemptStart {
     return { monotonicMs: this.clock.monotonicMs(), epochMs: this.clock.epochMs() };
+  }
+
+  /** The keys matching `pattern` on each master: undefined where a voter cannot list them or did not answer. */
+  keysMatching(pattern: string, timeoutMs: number, signal?: AbortSignal): Promise<(string[] | undefined)[]> {
+    return Promise.all(this.voters.map(async (voter) => (voter.keysMatching ? voter.keysMatching(pattern, timeoutMs, signal).catch(() => undefined) : undefined)));
   }
 
   /** `operation` on master `index` alone (best-effort background work: a permit's spare slots). */
@@ -95,7 +106,7 @@ export class Masters {
       quorum: effective.quorum,
       timeoutMs: effective.nodeTimeoutMs,
       coalesce: effective.batching,
-      onAnswer: this.stats.answer,
+      onAnswer: this.#onAnswer,
       signal: call?.signal,
       waitForAll: call?.waitForAll,
       onReply,

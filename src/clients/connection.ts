@@ -109,7 +109,7 @@ export function optionalPeer<T>(name: string, missing: string): () => T {
 }
 
 /** `host:port` (or socket path) of a client, never its URL: URLs may carry a password. */
-export function labelOf(options: { url?: string; socket?: object } | undefined, index: number): string {
+export function labelOf(options: { url?: string | undefined; socket?: object | undefined } | undefined, index: number): string {
   const socket = (options?.socket ?? {}) as { host?: unknown; port?: unknown; path?: unknown };
   if (typeof socket.path === 'string') return socket.path;
   if (typeof socket.host === 'string' || typeof socket.port === 'number') {

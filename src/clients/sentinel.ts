@@ -104,7 +104,7 @@ export class SentinelDriver implements Driver {
     return ownedClient(optionsAt(this.#options.nodeClientOptions ?? {}, address.host, address.port));
   }
 
-  #sentinelClient(node: { host?: string; port?: number }): RedisClientLike {
+  #sentinelClient(node: { host?: string | undefined; port?: number | undefined }): RedisClientLike {
     const options = this.#options.sentinelClientOptions ?? {};
     const withTimeout = { ...options, socket: { ...options.socket, connectTimeout: SENTINEL_QUERY_MS } };
     return ownedClient(optionsAt(withTimeout, node.host ?? 'localhost', node.port ?? 26379));

@@ -48,7 +48,7 @@ export interface Settings {
    * monotonic clock, beyond the drift allowance) gets no vote for `graceMs` from when the jump was
    * seen: every script call then reads the master's TIME too. Default off.
    */
-  restartGuard: { graceMs: number; clockJumps?: boolean } | undefined;
+  restartGuard: { graceMs: number; clockJumps?: boolean | undefined } | undefined;
   /**
    * Opt-in, constructor only: a master's grant (acquire, extend, fencing) counts only once this many
    * of its replicas have it (`WAIT`, pipelined behind the script call, waiting at most a third of
@@ -66,20 +66,26 @@ export interface Settings {
  */
 export type ConstructorOnlySetting = 'restartGuard' | 'replicas';
 
+/**
+ * Each field optional, and an explicit `undefined` is the same as leaving it out (as it reads at
+ * run time): `{ signal: maybeSignal }` compiles for callers under exactOptionalPropertyTypes.
+ */
+export type Optional<T> = { [K in keyof T]?: T[K] | undefined };
+
 /** Settings for one call: any setting but the constructor's own, plus a signal that cancels it. */
-export interface CallSettings extends Partial<Omit<Settings, ConstructorOnlySetting>> {
+export interface CallSettings extends Optional<Omit<Settings, ConstructorOnlySetting>> {
   /** Cancels a pending acquire: it rejects with `signal.reason` and leaves nothing behind. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * The lock extends itself before its validity falls below `automaticExtensionThreshold`, until
    * released; `lock.signal` aborts if it is lost. Acquire only.
    */
-  autoExtend?: boolean;
+  autoExtend?: boolean | undefined;
   /**
    * Acquire only: also take a fencing token (`lock.fencingToken`), strictly larger than that of any
    * earlier fenced lock sharing a resource. Costs a second round trip. See the assumptions in docs/safety.md, "Fencing tokens".
    */
-  fencing?: boolean;
+  fencing?: boolean | undefined;
 }
 
 /** A fenced acquire's settings: its lock is typed with a `fencingToken` (`FencedLock`). */
@@ -100,7 +106,7 @@ export interface UsingSettings extends CallSettings {
    * treat any section that lost exclusion as failed. A routine that throws rejects with its error
    * either way.
    */
-  onLost?: OnLost;
+  onLost?: OnLost | undefined;
 }
 
 /**
@@ -172,8 +178,8 @@ export function defaultQuorum(nodeCount: number): number {
 
 /** Merge defaults ← constructor ← call, for a call with this ttl on N masters. */
 export function resolveSettings(
-  base: Partial<Settings>,
-  call: Partial<Settings>,
+  base: Optional<Settings>,
+  call: Optional<Settings>,
   nodeCount: number,
   ttlMs: number,
 ): EffectiveSettings {

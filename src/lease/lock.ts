@@ -11,7 +11,7 @@ import { setMaxListeners } from 'node:events';
 import { LockLostError, LockReleasedError } from '../errors.js';
 import type { NodeOutcome } from '../protocol/outcomes.js';
 import { Lifetime, lockSignal, type LockSignal, type Renewal } from './lifetime.js';
-import type { Settings } from '../config/settings.js';
+import type { Optional, Settings } from '../config/settings.js';
 
 export interface ReleaseResult {
   /** A quorum of masters deleted the lock's keys. False for a lock that had already expired. */
@@ -75,7 +75,7 @@ export class Lock {
   /** @internal the ttl of the last acquire or extend. */
   public ttlMs: number;
   /** @internal the per-call settings this lock was acquired with; extend and release use them too. */
-  readonly callSettings: Partial<Settings>;
+  readonly callSettings: Optional<Settings>;
   /**
    * With `{ fencing: true }`: larger than the token of every earlier fenced lock on any of these
    * resources (`extend` keeps it). Pass it with each write to the protected storage, which rejects

@@ -3,7 +3,7 @@
  * tools that watch every Redlock in the process (the counters behind `redlock.stats()` are in
  * stats.ts). Nothing here does I/O; a payload is built only when someone listens.
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
+import * as diagnosticsChannel from 'node:diagnostics_channel';
 import type { LockLostError, NodeError } from '../errors.js';
 import type { AttemptRecord, NodeOutcome } from '../protocol/outcomes.js';
 import type { Lock } from '../lease/lock.js';

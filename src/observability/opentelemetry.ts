@@ -8,7 +8,7 @@
  * a `redlock.lost` span when a held lock is lost, and a `redlock.clock_jump` span when a master's
  * clock jumped (`restartGuard.clockJumps`).
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
+import * as diagnosticsChannel from 'node:diagnostics_channel';
 import { SpanStatusCode, trace, type Attributes, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { AttemptRecord, NodeOutcome } from '../protocol/outcomes.js';
 import type { ClockJumpEvent } from '../voters/master/health.js';
@@ -24,14 +24,14 @@ import {
 
 export interface InstrumentOptions {
   /** Where spans go; default: the global tracer provider. */
-  readonly tracerProvider?: TracerProvider;
+  readonly tracerProvider?: TracerProvider | undefined;
 }
 
 /**
  * Start tracing every Redlock in this process. Returns a function that stops it. Attributes:
  * `redlock.resources`, `redlock.attempts`, `redlock.granted`, `redlock.validity_ms`,
  * `redlock.fencing_token`, `redlock.held_ms`, and per master, in node order,
- * `redlock.master.nodes` / `.statuses` / `.latencies_ms` (statuses: granted, locked, lost,
+ * `redlock.master.nodes` / `.statuses` / `.latencies_ms` (statuses: granted, released, locked, lost,
  * timeout, error, pending). A clock jump's: `redlock.master.node`, `redlock.clock_jump.direction`
  * (forward, backward), `.jump_ms` (at least this far beyond the drift allowance) and
  * `.vote_withheld_ms` (0 for a backward one).

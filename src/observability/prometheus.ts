@@ -24,11 +24,11 @@ export interface RedlockMetricsOptions {
    * Prefixed to every metric name; give each Redlock that shares a registry its own. Default
    * `redlock_`. Letters, digits, `_` and `:`, not starting with a digit (Prometheus' names).
    */
-  readonly prefix?: string;
+  readonly prefix?: string | undefined;
   /** Upper bounds of `acquire_wait_seconds`' buckets, seconds, increasing. */
-  readonly waitBuckets?: readonly number[];
+  readonly waitBuckets?: readonly number[] | undefined;
   /** Upper bounds of `lock_hold_seconds`' buckets, seconds, increasing. */
-  readonly holdBuckets?: readonly number[];
+  readonly holdBuckets?: readonly number[] | undefined;
 }
 
 /** Every metric's name without the prefix, as exposed. */

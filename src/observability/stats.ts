@@ -3,7 +3,7 @@
  * here does I/O: the acquire, extend and release paths count into a StatsRecorder as they go.
  */
 import * as hdr from 'hdr-histogram-js';
-import type { NodeStatus } from '../protocol/outcomes.js';
+import { isYes, type NodeStatus } from '../protocol/outcomes.js';
 
 /** Percentiles of a duration, ms (0 when nothing was recorded). */
 export interface DurationSummary {
@@ -82,7 +82,7 @@ export class StatsRecorder {
   readonly answer = (index: number, status: NodeStatus): void => {
     const counts = this.#masters[index];
     if (!counts) return;
-    if (status === 'granted') counts.granted++;
+    if (isYes(status)) counts.granted++;
     else if (status === 'locked' || status === 'queued' || status === 'lost') counts.refused++;
     else if (status === 'timeout') counts.timeout++;
     else if (status === 'error') counts.error++;

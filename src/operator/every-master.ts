@@ -56,6 +56,7 @@ export interface OperatorMasters {
     settings: { quorum: number; nodeTimeoutMs: number; batching: boolean },
     call: { signal?: AbortSignal | undefined; waitForAll: boolean; onReply: (index: number, reply: OperationReply) => void; judge: () => typeof granted },
   ): Promise<FanOutResult>;
+  keysMatching(pattern: string, timeoutMs: number, signal?: AbortSignal): Promise<(string[] | undefined)[]>;
 }
 
 /**

@@ -17,7 +17,7 @@ export interface ForceReleaseOptions extends InspectOptions {
    * atomically, by `fingerprint`); otherwise it stays and that master's status is `changed`. A
    * master the inspection has no answer from keeps its key. Without it: whatever holds the key.
    */
-  readonly expected?: readonly ResourceInspection[];
+  readonly expected?: readonly ResourceInspection[] | undefined;
 }
 
 /** What `forceRelease` did on one master. */

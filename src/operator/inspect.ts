@@ -8,6 +8,8 @@
  */
 import type { KeySnapshot } from '../script/replies.js';
 import { defaultQuorum } from '../config/settings.js';
+import { PERMIT_INFIX } from '../primitives/semaphore.js';
+import { literalPattern } from '../voters/master/key-scan.js';
 import { onEveryMaster, operationOf, type OperatorCall, type OperatorMasters } from './every-master.js';
 
 /** The characters of a lock value that name its holder in an inspection (never the whole value). */
@@ -15,9 +17,9 @@ const SHORT_ID_LENGTH = 8;
 
 export interface InspectOptions {
   /** Stop waiting: the call rejects with the signal's reason. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /** How long to wait for each master's answer, ms. Default: the constructor's `nodeTimeout`, else 500. */
-  readonly nodeTimeout?: number;
+  readonly nodeTimeout?: number | undefined;
 }
 
 /**
@@ -75,6 +77,13 @@ export interface ResourceInspection {
   readonly fenceCounter?: number;
   /** Every master, in the order given to the Redlock. */
   readonly masters: readonly MasterInspection[];
+  /**
+   * The resource is a semaphore's name (`redlock.semaphore(resource, limit)`), whose permits live on
+   * slot keys beside it (`<resource>:redlock-permit:<slot>`): each slot some master has a key for,
+   * inspected as a resource of its own, and how many of them a quorum holds (the valid permits).
+   * Looked for only when no master has a key of the name itself. Absent when no slot has a key.
+   */
+  readonly permits?: { readonly heldByQuorum: number; readonly slots: readonly ResourceInspection[] };
 }
 
 /** One master's reading, as `summarize` needs it (the full value groups masters by holder). */
@@ -156,23 +165,44 @@ export async function inspectOn(
   const quorum = quorumSetting ?? defaultQuorum(voters.count);
   return Promise.all(
     resources.map(async (resource) => {
-      const operation = operationOf('inspect', resource);
-      const answers = await onEveryMaster(voters, () => operation, call);
-      const readings: MasterReading[] = [];
-      const masters = answers.map((answer, index): MasterInspection => {
-        const master = voters.labels[index]!;
-        const snapshot = 'reply' in answer ? answer.reply.snapshot : undefined;
-        if (!snapshot) {
-          readings.push({ state: 'unavailable' });
-          return { master, state: 'unavailable', error: 'error' in answer ? answer.error : (answer.reply.error ?? 'the master answered no snapshot') };
-        }
-        const reading = readingOf(snapshot, 'atMs' in answer ? answer.atMs : Date.now());
-        readings.push(reading);
-        return masterInspection(master, reading, snapshot);
-      });
-      return { resource, quorum, ...summarize(readings, quorum), masters };
+      const inspection = await inspectOne(voters, resource, quorum, call);
+      // A semaphore's name holds no key of its own: its permits are on its slots' keys.
+      if (resource.includes(PERMIT_INFIX) || inspection.masters.some((master) => master.state !== 'free' && master.state !== 'unavailable')) return inspection;
+      const permits = await permitsOf(voters, resource, quorum, call);
+      return permits ? { ...inspection, permits } : inspection;
     }),
   );
+}
+
+/** The permit slots of a semaphore named `name` that some master has a key for, each inspected, in slot order. */
+async function permitsOf(voters: OperatorMasters, name: string, quorum: number, call: OperatorCall): Promise<ResourceInspection['permits']> {
+  const prefix = name + PERMIT_INFIX;
+  const found = await voters.keysMatching(`${literalPattern(prefix)}*`, call.nodeTimeoutMs, call.signal);
+  const slots = [...new Set(found.flatMap((keys) => keys ?? []))]
+    .filter((key) => /^\d+$/.test(key.slice(prefix.length)))
+    .sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
+  if (slots.length === 0) return undefined;
+  const inspections = await Promise.all(slots.map((slot) => inspectOne(voters, slot, quorum, call)));
+  return { heldByQuorum: inspections.filter((inspection) => inspection.heldByQuorum).length, slots: inspections };
+}
+
+/** One key on every master, and the quorum's verdict. */
+async function inspectOne(voters: OperatorMasters, resource: string, quorum: number, call: OperatorCall): Promise<ResourceInspection> {
+  const operation = operationOf('inspect', resource);
+  const answers = await onEveryMaster(voters, () => operation, call);
+  const readings: MasterReading[] = [];
+  const masters = answers.map((answer, index): MasterInspection => {
+    const master = voters.labels[index]!;
+    const snapshot = 'reply' in answer ? answer.reply.snapshot : undefined;
+    if (!snapshot) {
+      readings.push({ state: 'unavailable' });
+      return { master, state: 'unavailable', error: 'error' in answer ? answer.error : (answer.reply.error ?? 'the master answered no snapshot') };
+    }
+    const reading = readingOf(snapshot, 'atMs' in answer ? answer.atMs : Date.now());
+    readings.push(reading);
+    return masterInspection(master, reading, snapshot);
+  });
+  return { resource, quorum, ...summarize(readings, quorum), masters };
 }
 
 function masterInspection(master: string, reading: MasterReading, snapshot: KeySnapshot): MasterInspection {

@@ -48,7 +48,7 @@ export interface SemaphoreOptions {
    * head of the semaphore's line. `false` (the default): the racing semaphore, whoever asks first
    * after a release takes the slot. docs/api.md ("Semaphores and read-write locks") has the trade-off.
    */
-  readonly fair?: boolean;
+  readonly fair?: boolean | undefined;
 }
 
 /** A semaphore's options: an object, `fair` a boolean. */

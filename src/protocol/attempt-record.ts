@@ -72,6 +72,7 @@ const HELD = { locked: 'held by another lock', queued: 'promised to a waiter ahe
 function reasonAgainst(outcome: NodeOutcome, resources: readonly string[]): Error | undefined {
   switch (outcome.status) {
     case 'granted':
+    case 'released':
     case 'pending':
       return undefined;
     case 'locked':

@@ -2,7 +2,7 @@
  * The fan-out: run one operation on every master at once, each with its own timeout, and decide
  * the moment a quorum agreed or became impossible. Late answers are recorded, never awaited.
  */
-import type { NodeOutcome, NodeStatus, OutcomeRecord } from './outcomes.js';
+import { isYes, type NodeOutcome, type NodeStatus, type OutcomeRecord } from './outcomes.js';
 import { startTimer, type CancelTimer } from './timers.js';
 
 /**
@@ -69,12 +69,12 @@ export interface FanOutOptions<R> {
   /** Send with the other operations of this event-loop turn (the `batching` setting). */
   readonly coalesce: boolean;
   /** Decide only once every master answered or timed out (used where we want all answers). */
-  readonly waitForAll?: boolean;
+  readonly waitForAll?: boolean | undefined;
   /** Stop waiting (not yet answered masters stay `pending`); unsent commands are withdrawn. */
   readonly signal?: AbortSignal | undefined;
   readonly now?: () => number;
   /** Told each master's answer once, as it is counted (timeouts included; answers after a timeout not). */
-  readonly onAnswer?: (index: number, status: NodeStatus) => void;
+  readonly onAnswer?: ((index: number, status: NodeStatus, latencyMs: number) => void) | undefined;
   /** Told each reply as it arrives, before it is judged (a release's head of line, a clock's reading, an operator's answer). */
   readonly onReply?: ((index: number, reply: R) => void) | undefined;
 }
@@ -203,7 +203,8 @@ class Round<R> {
   }
 
   failed(index: number, error: unknown): void {
-    if (error === timeout) return; // its own withdrawal at the timeout: nothing arrived
+    // Its own withdrawal at the timeout, or the abort's: nothing arrived from the master.
+    if (error === timeout || (this.options.signal?.aborted && error === this.options.signal.reason)) return;
     this.#answered(index, 'error', undefined, error instanceof Error ? error : new Error(String(error)));
   }
 
@@ -242,7 +243,7 @@ class Round<R> {
       this.#record(this.#records[index]!, 'timeout', latencyMs);
       // Withdraws the command if it is still unsent (e.g. behind a full socket buffer).
       this.cancellations[index]!.cancel(timeout);
-      this.options.onAnswer?.(index, 'timeout');
+      this.options.onAnswer?.(index, 'timeout', latencyMs);
     }
     for (const index of silent) {
       this.#counted[index] = true;
@@ -270,12 +271,16 @@ class Round<R> {
       fill(outcome, answer, error);
       return;
     }
-    this.#record(outcome, status, this.#now() - this.#startMs);
-    if (answer !== undefined || error !== undefined) fill(outcome, answer, error);
-    this.options.onAnswer?.(index, status);
+    const latencyMs = this.#now() - this.#startMs;
+    this.#record(outcome, status, latencyMs);
+    // A pending outcome is what the decision saw (no answer): a failure after it is its `late`
+    // status alone, not an error text beside 'pending' that reads as if it had counted.
+    const shown = outcome.status === 'pending' ? undefined : error;
+    if (answer !== undefined || shown !== undefined) fill(outcome, answer, shown);
+    this.options.onAnswer?.(index, status, latencyMs);
     this.#counted[index] = true;
     const tally = this.#tally;
-    tally.add(status === 'granted', answer?.slot);
+    tally.add(isYes(status), answer?.slot);
     if (tally.allIn || (!this.#decided && !this.options.waitForAll && (tally.reached || tally.impossible))) this.#decide();
   }
 }

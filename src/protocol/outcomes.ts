@@ -5,7 +5,8 @@
 
 /**
  * What one master answered to one operation.
- * - `granted`: acquire set the keys / extend moved their expiry / release deleted them.
+ * - `granted`: acquire set the keys / extend moved their expiry / fence raised the counters.
+ * - `released`: release deleted the keys (they held this lock's value).
  * - `locked`:  acquire refused: a key already exists (`pttlMs` is its remaining time, −1 = no expiry).
  * - `queued`:  acquire refused: the keys are free, but a waiter placed earlier is in line for one of
  *              them (`pttlMs`: how long its place lasts unless it tries again, −1 = unknown).
@@ -16,7 +17,12 @@
  *
  * A status never changes once the operation is decided.
  */
-export type NodeStatus = 'granted' | 'locked' | 'queued' | 'lost' | 'timeout' | 'error' | 'pending';
+export type NodeStatus = 'granted' | 'released' | 'locked' | 'queued' | 'lost' | 'timeout' | 'error' | 'pending';
+
+/** A master's yes to the operation: it granted it, or (a release) deleted the keys. */
+export function isYes(status: NodeStatus): boolean {
+  return status === 'granted' || status === 'released';
+}
 
 /** What every outcome may carry, whatever its status. */
 interface OutcomeDetails {
@@ -30,8 +36,9 @@ interface OutcomeDetails {
   /** Time from sending to this answer. */
   readonly latencyMs?: number;
   /**
-   * For `pending`: what arrived after the decision (`timeout` if nothing did in time; its `error`,
-   * `pttlMs` or `fence` are filled in too). For `timeout`: the status of an answer that came after it.
+   * For `pending`: what arrived after the decision (`timeout` if nothing did in time; its `pttlMs`
+   * or `fence` are filled in too, an `error` is not: a pending outcome never carries one). For
+   * `timeout`: the status of an answer that came after it.
    */
   readonly late?: NodeStatus;
 }

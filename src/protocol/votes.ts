@@ -12,6 +12,7 @@ import { isDone, ReplyStatus, type OperationReply } from '../script/replies.js';
 /** How a master's reply to `operation` reads as its vote (a throw is an `error` outcome). */
 export function judgeOf(operation: LockOperation): (reply: OperationReply) => Answer {
   if (operation.kind === 'admit') return operation.rule.grouped ? judgeGrouped : judgeAcquire;
+  if (operation.kind === 'release') return judgeRelease;
   if (operation.kind !== 'acquire') return judgeHeld;
   return operation.fenced ? judgeFencedAcquire : judgeAcquire;
 }
@@ -30,6 +31,7 @@ function checkReply(reply: OperationReply): void {
 }
 
 const lost: Answer = Object.freeze({ status: 'lost' });
+const released: Answer = Object.freeze({ status: 'released' });
 
 // Each judge runs per master per call: checkReply only for a reply that carries something to check.
 function judgeAcquire(reply: OperationReply): Answer {
@@ -52,8 +54,14 @@ function judgeFencedAcquire(reply: OperationReply): Answer {
   return { status: reply.status === ReplyStatus.QUEUED ? 'queued' : 'locked', pttlMs: reply.detail };
 }
 
-/** Extend, release, fence: done on this master, or it did not hold the lock. */
+/** Extend, fence: done on this master, or it did not hold the lock. */
 function judgeHeld(reply: OperationReply): Answer {
   if (reply.unreplicated !== undefined || reply.error !== undefined) checkReply(reply);
   return isDone(reply) ? granted : lost;
+}
+
+/** Release: deleted on this master (a release grants nothing), or it did not hold the lock. */
+function judgeRelease(reply: OperationReply): Answer {
+  if (reply.unreplicated !== undefined || reply.error !== undefined) checkReply(reply);
+  return isDone(reply) ? released : lost;
 }

@@ -4,7 +4,7 @@
  * it. (A `readTimeoutMs` of 0 would turn the truth helpers' socket timeout off, so a paused master
  * hung them; a string of `serverArgs` would be spread into characters.)
  */
-import type { Settings } from '../config/settings.js';
+import type { Optional, Settings } from '../config/settings.js';
 import { describe } from '../config/describe.js';
 import { validateSettings } from '../config/validation.js';
 import type { Redlock } from '../redlock.js';
@@ -31,7 +31,7 @@ export interface StartMastersOptions {
   /** Extra `redis-server` arguments for every master (local only), e.g. `['--maxmemory', '10mb']`. */
   readonly serverArgs?: readonly string[] | undefined;
   /** Settings for the ready `redlock`. */
-  readonly redlock?: Partial<Settings> | undefined;
+  readonly redlock?: Optional<Settings> | undefined;
   /** What the ready `redlock` is given for each master (default: its URL, reached with node-redis). */
   readonly node?: ((url: string, index: number) => NodeInput) | undefined;
   /** How long a read of a master's truth waits for its answer (default 500 ms); a paused master gives none. */

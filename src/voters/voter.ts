@@ -20,6 +20,10 @@ export interface Voter {
   start(): void;
   submit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean): Promise<OperationReply>;
   health(): MasterHealth;
+  /** A call waited `waitedMs`, its per-master timeout, for this master's answer in vain: not up until it answers. */
+  unanswered?(waitedMs: number): void;
+  /** The keys matching `pattern` here (an operator's read); absent on a voter that cannot list them (a Redis Cluster). */
+  keysMatching?(pattern: string, timeoutMs: number, signal?: AbortSignal): Promise<string[]>;
   subscribeReleases(listener: ReleaseListener): Subscription;
   close(): Promise<void>;
 }

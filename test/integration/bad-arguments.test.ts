@@ -160,7 +160,7 @@ describe('bad arguments to new Redlock', () => {
       construct([urls[0], new IORedis.Cluster([{ host: '127.0.0.1', port: masters[1]!.port }], { lazyConnect: true, keyPrefix: 'app:' })]),
       TypeError, /nodes\[1\] is a Redis Cluster voter with a keyPrefix \(prefix the resources instead\)/],
     ['a node-redis cluster client with a nodeAddressMap', () =>
-      construct([createCluster({ rootNodes: [{ url: urls[0] }], nodeAddressMap: {} })]),
+      construct([createCluster({ rootNodes: [{ url: urls[0]! }], nodeAddressMap: {} })]),
       TypeError, /nodes\[0\] is a Redis Cluster voter with a nodeAddressMap/],
     ['a node-redis Sentinel client', () => construct([createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: masters[0]!.port }] })]),
       TypeError, /nodes\[0\] is a node-redis Sentinel client \(createSentinel\(\)\): pass the options you gave createSentinel \(\{ name, sentinelRootNodes, nodeClientOptions \}\)/],
@@ -198,7 +198,7 @@ describe('bad arguments to new Redlock', () => {
   });
 
   it('the same client object twice is refused', () => {
-    const client = createClient({ url: urls[0] });
+    const client = createClient({ url: urls[0]! });
     expect(() => new Redlock([client, client, urls[1]!])).toThrow(/same client as nodes\[0\]/);
   });
 });

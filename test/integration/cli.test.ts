@@ -123,6 +123,19 @@ describe('redlock-quorum inspect', () => {
     await lock.release();
   });
 
+  it("a semaphore's name: the permits a quorum holds, each slot's table with its holder, not just 'free'", async () => {
+    const name = key('pool');
+    const permit = await own.lockOn().semaphore(name, 2).acquire(20_000);
+    await eventually(async () => (await Promise.all(own.direct.map((client) => client.exists(permit.resources[0]!)))).every((found) => found === 1));
+    const { code, stdout, stderr } = await cli(['inspect', '--nodes', nodes(), name]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toContain(`  semaphore ${name}: 1 permit held by quorum (slots with a key: 1)\n`);
+    expect(stdout).toContain(`  ${permit.resources[0]}\n`);
+    for (const port of own.ports) expect(stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${port} +held +${permit.value.slice(0, 8)} `));
+    await permit.release();
+  });
+
   it('--json: the inspections, as redlock.inspect() gives them; masters from REDLOCK_NODES', async () => {
     const lock = await own.lockOn().acquire(key('json'), 20_000);
     await sleep(20);

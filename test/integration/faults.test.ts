@@ -124,7 +124,7 @@ describe('one slow master costs nothing', () => {
     // Resumed, the paused master runs what queued: acquire, extend, release — and ends with no key.
     masters[0]!.resume();
     await eventually(async () => (await direct[0]!.exists(key('r'))) === 0);
-    await eventually(() => released.value.outcomes[0]!.late === 'granted'); // the decision's snapshot keeps 'pending'
+    await eventually(() => released.value.outcomes[0]!.late === 'released'); // the decision's snapshot keeps 'pending'
   });
 
   it('acquire, extend and release return at quorum when one master is blackholed by a proxy', async () => {
@@ -703,6 +703,26 @@ describe('master health', () => {
     masters[0]!.resume();
     await eventually(() => redlock.health()[0]!.state === 'up', 5_000);
     expect(changes).toEqual(['down suspect', 'up']);
+  });
+});
+
+describe('health of a paused master', () => {
+  it('a paused master (connection of ours) is not up once a call has waited out its per-master timeout there, not only after the 2 s stall check', async () => {
+    const redlock = lockOn(ports, { nodeTimeout: 100 });
+    const key = uniquePrefix('paused-health');
+    await grantedByFirstMaster(redlock, key('warm'));
+    await eventually(() => redlock.health()[0]!.state === 'up');
+    masters[0]!.pause();
+    try {
+      // An inspection waits for every master: master 0's part times out (100 ms) before it resolves.
+      const [inspection] = await redlock.inspect(key('r'));
+      expect(inspection!.masters[0]!.state).toBe('unavailable');
+      expect(redlock.health()[0]!.state).not.toBe('up');
+      expect(redlock.health()[0]!.lastError?.message).toMatch(/no answer for \d+ ms/);
+    } finally {
+      masters[0]!.resume();
+    }
+    await eventually(() => redlock.health()[0]!.state === 'up', 10_000);
   });
 });
 

@@ -97,6 +97,26 @@ describe('inspect', () => {
     for (const reader of readers) await reader.release();
   });
 
+  it("a semaphore by its name: its permits (the slots a quorum holds, each with its holder), not 'free'", async () => {
+    const redlock = own.lockOn();
+    const name = key('pool');
+    const pool = redlock.semaphore(name, 3);
+    const permits = [await pool.acquire(5_000), await pool.acquire(5_000)];
+    await eventually(async () => (await Promise.all(own.direct.map((client) => client.keys(`${name}:redlock-permit:*`)))).every((keys) => keys.length === 2));
+    const [inspection] = await redlock.inspect(name);
+    expect(inspection!.permits?.heldByQuorum).toBe(2);
+    const slots = inspection!.permits!.slots;
+    expect(slots.map((slot) => slot.resource).sort()).toEqual(permits.map((permit) => permit.resources[0]).sort());
+    for (const slot of slots) {
+      const holder = permits.find((permit) => permit.resources[0] === slot.resource)!;
+      expect(slot).toMatchObject({ heldByQuorum: true, heldAs: 'exclusive', holder: holder.value.slice(0, 8), heldOn: 3 });
+    }
+    for (const permit of permits) await permit.release();
+    await eventually(async () => (await redlock.inspect(name))[0]!.permits === undefined);
+    // A name that is no semaphore, and a plain lock's name: no permits looked for or found.
+    expect((await redlock.inspect(key('no-such-pool')))[0]!.permits).toBeUndefined();
+  });
+
   it('a key on a minority only: no quorum holds it, and the one holder is named', async () => {
     const redlock = own.lockOn();
     const value = 'abcdef0123456789abcdef0123456789';

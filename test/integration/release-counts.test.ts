@@ -25,12 +25,14 @@ describe('release', () => {
     await heldOnAll(key('all'), lock.value);
     const result = await lock.release();
     expect(result.released).toBe(true);
-    // What the count is: the outcomes that were 'granted' (deleted) when the release resolved.
-    const confirmed = result.outcomes.filter((outcome) => outcome.status === 'granted').length;
+    // What the count is: the outcomes that were 'released' (deleted there) when the release resolved;
+    // a release grants nothing, so none says 'granted'.
+    expect(result.outcomes.some((outcome) => outcome.status === 'granted')).toBe(false);
+    const confirmed = result.outcomes.filter((outcome) => outcome.status === 'released').length;
     expect(result.confirmedBy).toBe(confirmed);
     expect(result.confirmedBy).toBeGreaterThanOrEqual(3);
     // The others are 'pending' in the snapshot, and their answers arrive as `late`.
-    await eventually(() => result.outcomes.every((outcome) => settled(outcome) === 'granted'));
+    await eventually(() => result.outcomes.every((outcome) => settled(outcome) === 'released'));
     expect(await valuesOn(own.direct, key('all'))).toEqual([null, null, null, null, null]);
     // Its old name, kept for existing code, is the same count.
     expect(result.heldBy).toBe(result.confirmedBy);

@@ -202,7 +202,7 @@ describe('ACL and passwords', () => {
     const result = await lock.release();
     expect(result.released).toBe(true);
     await eventually(() => result.outcomes.every((outcome) => settled(outcome) !== undefined));
-    expect(result.outcomes.map(settled)).toEqual(['granted', 'granted', 'granted']);
+    expect(result.outcomes.map(settled)).toEqual(['released', 'released', 'released']);
     // The waiter, woken by its retryDelay instead of an announcement, gets the lock.
     const next = await waiter;
     expect(await valuesOn(direct, key('r'))).toEqual([next.value, next.value, next.value]);

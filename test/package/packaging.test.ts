@@ -52,8 +52,8 @@ function devDependency(name: string): string {
 }
 
 /** Type-check and compile a throw-away project's index.ts into out/, as its tsconfig says. */
-function compile(project: string, module: string, moduleResolution: string): void {
-  const compilerOptions = { module, moduleResolution, target: 'ES2022', strict: true, types: ['node'], typeRoots: [join(installed, '@types')], outDir: 'out' };
+function compile(project: string, module: string, moduleResolution: string, extra: Record<string, unknown> = {}): void {
+  const compilerOptions = { module, moduleResolution, target: 'ES2022', strict: true, types: ['node'], typeRoots: [join(installed, '@types')], outDir: 'out', ...extra };
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['index.ts'] }));
   execFileSync(process.execPath, [tsc, '-p', project], { cwd: project, stdio: 'pipe' });
 }
@@ -269,6 +269,27 @@ describe('the packed package', () => {
     expect(compiled).not.toMatch(/^import /m);
     const output = execFileSync(process.execPath, [join(project, 'out', 'index.js')], { cwd: project, encoding: 'utf8' });
     expect(JSON.parse(output.trim())).toEqual({ refused: 'refused', succeeded: true, released: true });
+  }, 120_000);
+
+  // TS1192 ("has no default export") came from a default import of a node: module in a shipped
+  // .d.ts: fine under esModuleInterop, which node16 turns on, but an error for a CommonJS project
+  // on the older defaults. skipLibCheck off, so every .d.ts the entries reach is checked.
+  it('a CommonJS TypeScript project without esModuleInterop (module commonjs, node10 resolution) type-checks every entry', () => {
+    const project = join(work, 'commonjs-no-interop');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ private: true }));
+    writeFileSync(
+      join(project, 'index.ts'),
+      `import { Redlock, channelNames, type RedlockEvents } from 'redlock-quorum';
+       import { instrumentRedlock } from 'redlock-quorum/opentelemetry';
+       import { registerRedlockMetrics } from 'redlock-quorum/prometheus';
+       import { startMasters, type StartMastersOptions } from 'redlock-quorum/testing';
+       const options: StartMastersOptions = { count: 1 };
+       export const used = [Redlock, channelNames, instrumentRedlock, registerRedlockMetrics, startMasters, options] as const;
+       export type Events = RedlockEvents;`,
+    );
+    compile(project, 'commonjs', 'node10', { esModuleInterop: false, allowSyntheticDefaultImports: false, skipLibCheck: false });
+    expect(readFileSync(join(project, 'out', 'index.js'), 'utf8')).toContain('require("redlock-quorum/testing")');
   }, 120_000);
 
   it('npm installs it beside ioredis alone without node-redis (an optional peer), and it type-checks under node16, locks on a real master and never loads redis', () => {

@@ -10,10 +10,16 @@ export function allAnswered(inspections: readonly ResourceInspection[]): boolean
   return inspections.every((inspection) => inspection.masters.every((master) => master.state !== 'unavailable'));
 }
 
-/** One table per resource, a row per master, then the quorum's verdict. */
+/** One table per resource, a row per master, then the quorum's verdict (and a semaphore's permits, each slot's table indented). */
 export function renderInspections(inspections: readonly ResourceInspection[], nowMs: number): string {
   return inspections
     .map((inspection) => {
+      const permits = inspection.permits;
+      const semaphore = permits
+        ? `  semaphore ${inspection.resource}: ${permits.heldByQuorum} permit${permits.heldByQuorum === 1 ? '' : 's'} held by quorum ` +
+          `(slots with a key: ${permits.slots.length})\n` +
+          renderInspections(permits.slots, nowMs).replace(/^(?=.)/gm, '  ')
+        : '';
       const rows = inspection.masters.map((master) => [
         master.master,
         master.state,
@@ -24,7 +30,7 @@ export function renderInspections(inspections: readonly ResourceInspection[], no
         master.error ?? '',
       ]);
       const table = columns([['MASTER', 'STATE', 'HOLDER', 'PTTL', 'FENCE', 'QUEUED', ''], ...rows]);
-      return `${inspection.resource}\n${table.map((line) => `  ${line}`).join('\n')}\n  ${verdict(inspection, nowMs)}\n`;
+      return `${inspection.resource}\n${table.map((line) => `  ${line}`).join('\n')}\n  ${verdict(inspection, nowMs)}\n${semaphore}`;
     })
     .join('\n');
 }

@@ -1,8 +1,9 @@
 /**
  * One master's health, as `redlock.health()` reports it and the `nodeDown` / `nodeUp` events
  * announce it: up (its connection takes commands and answers), down (no connection that takes
- * commands, or one that cannot vote), suspect (commands wait and nothing has answered for the
- * stall time: paused or blackholed, on a connection of yours that we do not reset). Also the
+ * commands, or one that cannot vote), suspect (a call's per-master timeout passed with no answer, or
+ * commands wait and nothing has answered for the stall time: paused or blackholed, on a connection
+ * of yours that we do not reset). Also the
  * de-duplication of its `error` events: a failure that repeats (a master that stays down fails
  * every reconnect attempt the same way) is emitted once and counted after that; a different
  * failure, or the next one after the master was up again, is emitted. Pure: no I/O, clock injected.
@@ -151,6 +152,19 @@ export class NodeHealth {
   suspect(error: NodeError): void {
     this.failed(error);
     if (this.#state === 'up') this.#enter('suspect', error);
+  }
+
+  /**
+   * A call's per-master timeout passed with no answer (paused, blackholed, or just slow): suspect
+   * now, not only at the stall check's 2 s, and up again with its next answer. Counted, not emitted
+   * as an `error` event: the call's own outcome says `timeout`, and a real stall is reported by the check.
+   */
+  unanswered(error: NodeError): void {
+    if (this.#state !== 'up') return;
+    this.#errors++;
+    this.#lastError = error;
+    this.#lastErrorAt = this.nowMs();
+    this.#enter('suspect', error);
   }
 
   /**

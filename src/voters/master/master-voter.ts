@@ -24,6 +24,7 @@ import { ConnectionKeeper, reconnectDelayMs } from './connection-keeper.js';
 import type { ClockReading } from './clock-jumps.js';
 import { NodeHealth, type HealthHooks, type MasterHealth } from './health.js';
 import { InfoGate, clusterEnabled, replicaRole } from './info-check.js';
+import { scanKeys } from './key-scan.js';
 import { ReleaseAnnouncements } from './releases.js';
 import { RestartGuard, parseServerInfo, type GuardSettings } from './restart-guard.js';
 import { callScript, type ScriptHost } from './script-call.js';
@@ -101,6 +102,16 @@ export class MasterVoter implements Voter {
 
   get client(): Connection {
     return this.#keeper.client;
+  }
+
+  keysMatching(pattern: string, timeoutMs: number, signal?: AbortSignal): Promise<string[]> {
+    const client = this.#keeper.client;
+    if (this.#keeper.closed || !client.isReady) return Promise.reject(this.#unavailable());
+    return scanKeys(client, pattern, timeoutMs, signal);
+  }
+
+  unanswered(waitedMs: number): void {
+    this.#health.unanswered(new NodeError(this.label, new Error(`no answer for ${Math.round(waitedMs)} ms (a call's per-master timeout)`)));
   }
 
   health(): MasterHealth {

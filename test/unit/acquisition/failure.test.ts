@@ -22,6 +22,14 @@ describe('credentials refused', () => {
     expect(credentialsFailure('["r"]', refused!, 3, 2)).toMatch(/^could not acquire \["r"\]: 2 of 3 masters refused the credentials \(WRONGPASS invalid/);
   });
 
+  it("the message quotes the server's own reply, with balanced parentheses, when it came as our NodeUnavailableError's cause", () => {
+    const refused = credentialsRefused(attempt(unavailable('a:1', wrongPass), unavailable('b:2', wrongPass), { node: 'c:3', status: 'pending' }), 3, 2);
+    expect(refused?.reply).toBe(wrongPass.message);
+    const message = credentialsFailure('["r"]', refused!, 3, 2);
+    expect(message.split('(').length).toBe(message.split(')').length);
+    expect(message).toContain(`(${wrongPass.message}): a:1, b:2;`);
+  });
+
   it('NOAUTH, and AUTH without a password configured, count too', () => {
     const noAuth = new Error('NOAUTH Authentication required.');
     const noPassword = new Error('ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?');

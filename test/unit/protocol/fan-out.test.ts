@@ -184,6 +184,30 @@ describe('fanOut', () => {
     expect((await pending).outcomes.map((o) => o.status)).toEqual(['granted', 'granted', 'lost']);
   });
 
+  it('a master still pending at the decision carries no error text: a late failure is its late status, a withdrawal by the abort is no answer', async () => {
+    const failing = (afterMs: number): FanOutTarget<null, Answer> => ({
+      submit: (_, cancellation) =>
+        new Promise((_resolve, reject) => {
+          cancellation.onCancel(() => reject(cancellation.reason instanceof Error ? cancellation.reason : new Error(String(cancellation.reason))));
+          if (afterMs >= 0) setTimeout(() => reject(new Error('read ECONNRESET')), afterMs);
+        }),
+    });
+    const grants: FanOutTarget<null, Answer> = { submit: () => Promise.resolve({ status: 'granted' }) };
+    const late = fanOut(labels(3), [grants, grants, failing(20)], null, { quorum: 2, timeoutMs: 1000, coalesce: true }, asAnswer);
+    const decided = await late;
+    await vi.advanceTimersByTimeAsync(20);
+    expect(decided.outcomes[2]).toMatchObject({ status: 'pending', late: 'error' });
+    expect(decided.outcomes[2]!.error).toBeUndefined();
+
+    const controller = new AbortController();
+    const withdrawn = fanOut(labels(3), [grants, failing(-1), failing(-1)], null, { quorum: 2, timeoutMs: 1000, signal: controller.signal, coalesce: true }, asAnswer);
+    await vi.advanceTimersByTimeAsync(5);
+    controller.abort();
+    const aborted = await withdrawn;
+    await vi.advanceTimersByTimeAsync(5);
+    expect(aborted.outcomes.slice(1)).toEqual([{ node: 'm1', status: 'pending' }, { node: 'm2', status: 'pending' }]);
+  });
+
   it('an aborted signal stops waiting and withdraws the pending commands', async () => {
     const { operation, aborted } = masters(['silent', 'silent', { status: 'granted', afterMs: 1 }]);
     const controller = new AbortController();
