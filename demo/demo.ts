@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as hdr from 'hdr-histogram-js';
 import type { RedlockStats } from '../src/index.js';
-import { externalPorts } from '../lab/backend.js';
+import { externalPorts, provisionLocalServer } from '../lab/backend.js';
 import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 import type { GoMessage, WorkerMessage } from './messages.js';
 import { MasterProbe, PROBE_TIMEOUT_MS } from './probe.js';
@@ -39,6 +39,11 @@ interface Worker {
 /** What the demo does with a master; REDLOCK_NODES masters (e.g. docker compose) are not ours to stop. */
 type DemoMaster = Pick<RedisMaster, 'port' | 'url' | 'pid' | 'stop' | 'pause' | 'resume' | 'kill'>;
 const EXTERNAL = process.env['REDLOCK_NODES'] ? externalPorts(process.env['REDLOCK_NODES']) : undefined;
+
+/** The server the masters run: Redis 7 by default (REDLOCK_TEST_SERVER picks another), provisioned if this machine has none. */
+function demoServer(): string {
+  return provisionLocalServer((line) => console.log(`server: ${line}`)).binary;
+}
 let masters: DemoMaster[] = [];
 const workers: Worker[] = [];
 const probes: MasterProbe[] = [];
@@ -67,7 +72,7 @@ const starting: Promise<DemoMaster[]> = EXTERNAL
         kill: () => Promise.resolve(),
       })),
     )
-  : startMasters(5);
+  : startMasters(5, { server: demoServer() });
 function interrupted(signal: NodeJS.Signals): void {
   cleanUp();
   process.stdout.write(`\n${signal}: workers and masters stopped\n`);

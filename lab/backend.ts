@@ -4,11 +4,13 @@
  * - `testcontainers`: five `redis:7.2-alpine` containers (needs a Docker engine);
  * - `external`: the five `redis://127.0.0.1:PORT` URLs in REDLOCK_NODES, e.g. `docker compose up -d`
  *   with the repository's docker-compose.yml (7001–7005). Keys are unique per test run.
- * Unset: testcontainers when a Docker engine answers, else local. Tests that kill, pause or restart
- * masters always start their own local redis-server processes: they need the pids.
+ * Unset: testcontainers when a Docker engine answers, else local (always local when REDLOCK_TEST_SERVER
+ * names a server of the matrix). Tests that kill, pause or restart masters always start their own local
+ * server processes: they need the pids. Which server runs locally: provisionLocalServer, below.
  */
 import { dockerAnswers, startContainers as startKitContainers } from '../src/testing/containers.js';
 import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
+import { DEFAULT_SERVER, SERVERS, isServerName, provisionServer, serverVersion, type ProvisionedServer } from './servers.js';
 
 export type Backend = 'local' | 'testcontainers' | 'external';
 
@@ -48,7 +50,8 @@ export function externalPorts(nodes: string | undefined): number[] {
 }
 
 export async function startSharedMasters(): Promise<SharedMasters> {
-  const requested = process.env['REDLOCK_TEST_BACKEND'];
+  // A server of the matrix runs here, not in the containers' image.
+  const requested = process.env['REDLOCK_TEST_BACKEND'] || (process.env['REDLOCK_TEST_SERVER'] ? 'local' : undefined);
   const backend = await chooseBackend(requested, dockerAnswers);
   if (backend === 'external') {
     return { backend, ports: externalPorts(process.env['REDLOCK_NODES']), stop: () => Promise.resolve() };
@@ -72,4 +75,25 @@ export async function startSharedMasters(): Promise<SharedMasters> {
 export async function startContainers(): Promise<SharedMasters> {
   const containers = await startKitContainers(5);
   return { backend: 'testcontainers', ports: containers.ports, stop: () => containers.stop() };
+}
+
+/**
+ * The server every master of this run starts (REDLOCK_TEST_SERVER: a name of lab/servers.ts, default
+ * redis-7), provisioned first if this machine has none (installed, built or unpacked: `log` says which),
+ * then made the default of this process and its children (REDLOCK_SERVER_BINARY). A binary of your own
+ * in REDLOCK_SERVER_BINARY, with no REDLOCK_TEST_SERVER, is taken as it is.
+ */
+export function provisionLocalServer(log: (line: string) => void): ProvisionedServer | { readonly name: 'custom'; readonly binary: string; readonly version: string; readonly how: string } {
+  const requested = process.env['REDLOCK_TEST_SERVER'];
+  const own = process.env['REDLOCK_SERVER_BINARY'];
+  if (!requested && own) {
+    const version = serverVersion(own);
+    if (!version) throw new Error(`REDLOCK_SERVER_BINARY=${own} does not run (\`${own} --version\` printed no version)`);
+    return { name: 'custom', binary: own, version, how: 'REDLOCK_SERVER_BINARY' };
+  }
+  const name = requested || DEFAULT_SERVER;
+  if (!isServerName(name)) throw new Error(`REDLOCK_TEST_SERVER must be one of ${Object.keys(SERVERS).join(', ')}, got ${JSON.stringify(name)}`);
+  const server = provisionServer(name, log);
+  process.env['REDLOCK_SERVER_BINARY'] = server.binary;
+  return server;
 }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { FaultProxy } from '../src/testing/proxy.js';
-import { RedisMaster, freePort, waitForPing } from '../src/testing/redis-server.js';
+import { RedisMaster, defaultServerBinary, freePort, waitForPing } from '../src/testing/redis-server.js';
 
 const SENTINEL_MASTER_NAME = 'mymaster';
 
@@ -62,7 +62,7 @@ export class SentinelGroup {
       // would be unknown to it (none to promote) for as long as a test.
       await group.waitForReplica();
       link.latencyMs = 0;
-      group.sentinel = spawn('redis-server', [config, '--sentinel', '--loglevel', 'warning'], { stdio: 'ignore' });
+      group.sentinel = spawn(defaultServerBinary(), [config, '--sentinel', '--loglevel', 'warning'], { stdio: 'ignore' });
       await waitForPing(port);
       const deadline = Date.now() + 15_000;
       while (!(await group.knownReplicas().catch((): number[] => [])).includes(replica.port)) {

@@ -13,7 +13,7 @@ import { custody } from './custody.js';
 import { dockerAnswers, startContainers, type StartedContainers } from './containers.js';
 import { checkBoolean, validateExpectOptions, validateStartOptions, type ExpectNoKeysLeftOptions, type StartMastersOptions } from './options.js';
 import { FaultProxy } from './proxy.js';
-import { RedisMaster, startMasters as startServers } from './redis-server.js';
+import { RedisMaster, defaultServerBinary, startMasters as startServers } from './redis-server.js';
 import { ReplyError, sendCommand, type Reply } from './resp.js';
 
 /** Why the kit cannot do what was asked: nothing to run masters with, or a fault this set-up cannot make. */
@@ -321,16 +321,18 @@ function describeReply(reply: Reply | undefined): string {
   return reply instanceof ReplyError ? reply.message : JSON.stringify(reply);
 }
 
-/** Whether an executable named `name` is on the PATH. */
-function onPath(name: string): boolean {
-  return (process.env['PATH'] ?? '').split(delimiter).some((dir) => {
+/** Whether `server` can be run: a path to an executable, or an executable's name on the PATH. */
+function runnable(server: string): boolean {
+  const executable = (file: string): boolean => {
     try {
-      accessSync(join(dir || '.', name), constants.X_OK);
+      accessSync(file, constants.X_OK);
       return true;
     } catch {
       return false;
     }
-  });
+  };
+  if (server.includes('/')) return executable(server);
+  return (process.env['PATH'] ?? '').split(delimiter).some((dir) => executable(join(dir || '.', server)));
 }
 
 /**
@@ -344,12 +346,17 @@ export async function startMasters(options: StartMastersOptions = {}): Promise<M
   validateStartOptions(options);
   const count = options.count ?? 5;
   const backend = options.backend ?? 'auto';
-  const local = backend === 'local' || (backend === 'auto' && onPath('redis-server'));
-  if (local && !onPath('redis-server')) {
-    throw new TestingKitError('backend local needs redis-server on the PATH (e.g. apt install redis-server, brew install redis)');
+  const server = options.server ?? defaultServerBinary();
+  const local = backend === 'local' || (backend === 'auto' && runnable(server));
+  if (local && !runnable(server)) {
+    throw new TestingKitError(
+      server === 'redis-server'
+        ? 'backend local needs redis-server on the PATH (e.g. apt install redis-server, brew install redis), or the server option'
+        : `backend local: the server ${JSON.stringify(server)} is not an executable${server.includes('/') ? '' : ' on the PATH'}`,
+    );
   }
-  if (!local && (options.movableClocks || options.serverArgs)) {
-    throw new TestingKitError('movableClocks and serverArgs need masters run here (redis-server on the PATH), not containers');
+  if (!local && (options.movableClocks || options.serverArgs || options.server)) {
+    throw new TestingKitError('movableClocks, server and serverArgs need masters run here (a server executable on this machine), not containers');
   }
   const shimProblem = local && options.movableClocks ? clockShimProblem() : undefined;
   if (shimProblem) throw new TestingKitError(`movableClocks needs gcc to build the clock shim: ${shimProblem}`);
@@ -362,7 +369,7 @@ export async function startMasters(options: StartMastersOptions = {}): Promise<M
     );
   }
   const servers = local
-    ? await startServers(count, { custody, ...(options.movableClocks ? { movableClock: true } : {}), ...(options.serverArgs ? { args: options.serverArgs } : {}) })
+    ? await startServers(count, { custody, server, ...(options.movableClocks ? { movableClock: true } : {}), ...(options.serverArgs ? { args: options.serverArgs } : {}) })
     : [];
   const containers = local ? undefined : await startContainers(count);
   const ports = local ? servers.map((server) => server.port) : containers!.ports;

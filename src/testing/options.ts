@@ -28,6 +28,12 @@ export interface StartMastersOptions {
   readonly proxies?: boolean | undefined;
   /** Masters whose wall clock `clock(i)` can move (an LD_PRELOAD shim built with gcc; local only). */
   readonly movableClocks?: boolean | undefined;
+  /**
+   * The server the masters run (local only): a path, or a name on the PATH, e.g. `valkey-server` or
+   * a build of your own, so tests run on what production runs. Default: `REDLOCK_SERVER_BINARY` if
+   * set, else `redis-server`.
+   */
+  readonly server?: string | undefined;
   /** Extra `redis-server` arguments for every master (local only), e.g. `['--maxmemory', '10mb']`. */
   readonly serverArgs?: readonly string[] | undefined;
   /** Settings for the ready `redlock`. */
@@ -45,7 +51,7 @@ export interface ExpectNoKeysLeftOptions {
   readonly fenceCounters?: boolean | undefined;
 }
 
-const OPTION_NAMES = ['count', 'backend', 'proxies', 'movableClocks', 'serverArgs', 'redlock', 'node', 'readTimeoutMs'] as const;
+const OPTION_NAMES = ['count', 'backend', 'proxies', 'movableClocks', 'server', 'serverArgs', 'redlock', 'node', 'readTimeoutMs'] as const;
 const BACKENDS = ['auto', 'local', 'testcontainers'];
 /** Node's socket and timer limit: a longer timeout would fire at once (TimeoutOverflowWarning). */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -59,7 +65,7 @@ export function validateStartOptions(options: unknown): void {
   const record = options as Record<string, unknown>;
   const unknown = Object.keys(record).find((key) => !(OPTION_NAMES as readonly string[]).includes(key));
   if (unknown !== undefined) throw new TypeError(`unknown startMasters option '${unknown}'; known options: ${OPTION_NAMES.join(', ')}`);
-  const { count, backend, proxies, movableClocks, serverArgs, redlock, node, readTimeoutMs } = record;
+  const { count, backend, proxies, movableClocks, server, serverArgs, redlock, node, readTimeoutMs } = record;
   if (count !== undefined) {
     if (typeof count !== 'number') throw new TypeError(`count must be an integer from 1 to 64, got ${describe(count)}`);
     if (!Number.isInteger(count) || count < 1 || count > 64) throw new RangeError(`count must be an integer from 1 to 64, got ${count}`);
@@ -69,6 +75,9 @@ export function validateStartOptions(options: unknown): void {
   }
   checkBoolean('proxies', proxies);
   checkBoolean('movableClocks', movableClocks);
+  if (server !== undefined && (typeof server !== 'string' || server === '')) {
+    throw new TypeError(`server must be the server executable's path or its name on the PATH, e.g. 'valkey-server', got ${describe(server)}`);
+  }
   if (serverArgs !== undefined && (!Array.isArray(serverArgs) || !serverArgs.every((arg) => typeof arg === 'string'))) {
     throw new TypeError(`serverArgs must be an array of strings (one per argument, e.g. ['--maxmemory', '10mb']), got ${describe(serverArgs)}`);
   }

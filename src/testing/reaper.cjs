@@ -38,10 +38,10 @@ function commandOf(pid) {
   }
 }
 
-/** redis-server renames itself `redis-server 127.0.0.1:<port>` once up; before that its arguments hold `--port <port>`. */
+/** redis-server (or valkey-server) renames itself `redis-server 127.0.0.1:<port>` (`valkey-server …`) once up; before that its arguments hold `--port <port>`. */
 function isTheMaster(pid, port) {
   const command = `${commandOf(pid)} `;
-  return command.includes('redis-server') && (command.includes(`:${port} `) || command.includes(`--port ${port} `));
+  return /(?:redis|valkey)-server/.test(command) && (command.includes(`:${port} `) || command.includes(`--port ${port} `));
 }
 
 let reaped = false;

@@ -12,7 +12,17 @@ import { join } from 'node:path';
 import { MasterClockControl, clockShim } from './clock.js';
 import { masterStarted } from './registry.js';
 
+/**
+ * The server executable masters run when none is named: `REDLOCK_SERVER_BINARY` (a path, or a name on
+ * the PATH: a `valkey-server` works the same), else `redis-server` from the PATH.
+ */
+export function defaultServerBinary(): string {
+  return process.env['REDLOCK_SERVER_BINARY'] || 'redis-server';
+}
+
 export interface MasterOptions {
+  /** The server executable (default defaultServerBinary()): a path, or a name on the PATH. */
+  readonly server?: string | undefined;
   /** Extra redis-server arguments, e.g. ['--appendonly', 'yes']. */
   readonly args?: readonly string[];
   /** TLS only (no plain port): certificate and key files, PEM. */
@@ -153,9 +163,10 @@ export class RedisMaster {
       ...(this.options.args ?? []),
     ];
     const cpus = this.options.cpus;
+    const server = this.options.server ?? defaultServerBinary();
     const child = spawn(
-      cpus === undefined ? 'redis-server' : 'taskset',
-      cpus === undefined ? serverArgs : ['-c', cpus, 'redis-server', ...serverArgs],
+      cpus === undefined ? server : 'taskset',
+      cpus === undefined ? serverArgs : ['-c', cpus, server, ...serverArgs],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
         ...(this.clock ? { env: { ...process.env, LD_PRELOAD: clockShim(), RQ_CLOCK_FILE: this.clock.file } } : {}),
@@ -173,7 +184,7 @@ export class RedisMaster {
       child.once('exit', () => custody.exited(this.dir, pid));
     }
     const exited = new Promise<never>((_, reject) =>
-      child.once('exit', (code) => reject(new Error(`redis-server on port ${this.port} exited (${code}): ${stderr.trim()}`))),
+      child.once('exit', (code) => reject(new Error(`${server} on port ${this.port} exited (${code}): ${stderr.trim()}`))),
     );
     exited.catch(() => undefined);
     child.once('exit', () => {

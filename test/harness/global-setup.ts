@@ -6,7 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import 'vitest';
 import type { TestProject } from 'vitest/node';
-import { startSharedMasters, type SharedMasters } from '../../lab/backend.js';
+import { provisionLocalServer, startSharedMasters, type SharedMasters } from '../../lab/backend.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -28,6 +28,9 @@ const ORACLE_DIR = 'test-results/oracle';
 export async function setup(project: TestProject): Promise<void> {
   if (project.name === '') {
     rmSync(ORACLE_DIR, { recursive: true, force: true });
+    // Before any worker starts: they inherit the server it names (REDLOCK_SERVER_BINARY).
+    const server = provisionLocalServer((line) => console.log(`test server: ${line}`));
+    console.log(`test server: ${server.name} ${server.version}, ${server.how}`);
     return;
   }
   shared = await startSharedMasters();

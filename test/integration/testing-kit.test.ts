@@ -162,6 +162,8 @@ describe('the test kit: five masters behind fault proxies', () => {
       [{ redlock: { retryCount: -2 } }, RangeError, /^retryCount must be/],
       [{ count: 3, redlock: { quorum: 4 } }, RangeError, /^quorum must be a majority of the 3 masters/],
       [{ cout: 3 }, TypeError, /^unknown startMasters option 'cout'/],
+      [{ server: '' }, TypeError, /^server must be the server executable/],
+      [{ server: ['valkey-server'] }, TypeError, /^server must be the server executable/],
       [null, TypeError, /^startMasters options must be an object/],
     ];
     const serversBefore = childServers();
@@ -445,6 +447,32 @@ describe('the test kit at process exit', () => {
       for (const pid of pids.filter(alive)) process.kill(pid, 'SIGKILL');
     }
   }, 90_000);
+});
+
+describe('the test kit on the server you run', () => {
+  it('server names the executable the masters run (a path), and one that is not there is a TestingKitError', async () => {
+    // A wrapper that notes each start, then is the server: what production runs may be any build.
+    const bin = mkdtempSync(join(tmpdir(), 'kit-server-'));
+    const started = join(bin, 'started');
+    const server = join(bin, 'my-server');
+    writeFileSync(server, `#!/bin/sh\necho $$ >> ${started}\nexec ${execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim()} "$@"\n`);
+    chmodSync(server, 0o755);
+    try {
+      const lab = await startMasters({ count: 3, server, proxies: false });
+      try {
+        expect(readFileSync(started, 'utf8').split('\n').filter(Boolean).map(Number).sort()).toEqual(lab.masters.map((master) => master.pid).sort());
+        await lab.restart(1);
+        expect(readFileSync(started, 'utf8').split('\n').filter(Boolean)).toHaveLength(4);
+        const lock = await lab.redlock.acquire('kit:own-server', 5_000);
+        await lock.release();
+      } finally {
+        await lab.stop();
+      }
+      await expect(startMasters({ count: 1, server: join(bin, 'missing-server') })).rejects.toThrow(/the server ".*missing-server" is not an executable/);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('the test kit when its process dies', () => {

@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SERVER, SERVERS, isServerName, provisionServer, serverVersion, upstreamVersion } from '../../lab/servers.js';
+import { RedisMaster } from '../../src/testing/redis-server.js';
+import { sendCommand } from '../../src/testing/resp.js';
 
 describe('the server matrix (lab/servers.ts)', () => {
   it("reads Debian's versions as the servers report theirs", () => {
@@ -24,5 +26,19 @@ describe('the server matrix (lab/servers.ts)', () => {
     expect(server).toMatchObject({ name: 'redis-7', binary: onPath, version: serverVersion(onPath) });
     expect(server.how).toMatch(/on the PATH/);
     expect(said).toEqual([]);
+  });
+
+  it('the masters of this run are the server REDLOCK_TEST_SERVER names (set up before any worker, inherited by it)', async () => {
+    const binary = process.env['REDLOCK_SERVER_BINARY'];
+    expect(binary, 'the global set-up provisions the server and names it in REDLOCK_SERVER_BINARY').toBeTruthy();
+    if (!process.env['REDLOCK_TEST_SERVER']) expect(serverVersion(binary!)).toMatch(/^7\./);
+    const master = await RedisMaster.start();
+    try {
+      const info = String(await sendCommand(master.port, ['INFO', 'server'], 2_000));
+      const version = /^(?:valkey|redis)_version:(\S+)/m.exec(info.includes('valkey_version') ? info.replace(/^redis_version.*$/m, '') : info)?.[1];
+      expect(version).toBe(serverVersion(binary!));
+    } finally {
+      master.stop();
+    }
   });
 });
