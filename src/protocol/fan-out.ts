@@ -277,6 +277,7 @@ class Round<R> {
     // status alone, not an error text beside 'pending' that reads as if it had counted.
     const shown = outcome.status === 'pending' ? undefined : error;
     if (answer !== undefined || shown !== undefined) fill(outcome, answer, shown);
+    if (error !== undefined && shown === undefined) outcome.lateError = error;
     this.options.onAnswer?.(index, status, latencyMs);
     this.#counted[index] = true;
     const tally = this.#tally;

@@ -37,10 +37,12 @@ interface OutcomeDetails {
   readonly latencyMs?: number;
   /**
    * For `pending`: what arrived after the decision (`timeout` if nothing did in time; its `pttlMs`
-   * or `fence` are filled in too, an `error` is not: a pending outcome never carries one). For
-   * `timeout`: the status of an answer that came after it.
+   * or `fence` are filled in too, a failure in `lateError`: a pending outcome never carries an
+   * `error`, which would read as if it had counted). For `timeout`: the status of an answer that came after it.
    */
   readonly late?: NodeStatus;
+  /** For `pending` whose `late` is `error`: how the master or connection failed, after the decision. */
+  readonly lateError?: Error;
 }
 
 /** A master that refused an acquire because a key is held: for how much longer. */
@@ -76,6 +78,7 @@ export interface OutcomeRecord {
   error?: Error;
   latencyMs?: number;
   late?: NodeStatus;
+  lateError?: Error;
 }
 
 /**

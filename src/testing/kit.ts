@@ -347,7 +347,8 @@ export async function startMasters(options: StartMastersOptions = {}): Promise<M
   const count = options.count ?? 5;
   const backend = options.backend ?? 'auto';
   const server = options.server ?? defaultServerBinary();
-  const local = backend === 'local' || (backend === 'auto' && runnable(server));
+  // A server named is one to run here: if it is not there, that is the error, not a fall-back to containers.
+  const local = backend === 'local' || (backend === 'auto' && (options.server !== undefined || runnable(server)));
   if (local && !runnable(server)) {
     throw new TestingKitError(
       server === 'redis-server'

@@ -100,6 +100,11 @@ export function settled(outcome: NodeOutcome): NodeStatus | undefined {
   return outcome.status === 'pending' ? outcome.late : outcome.status;
 }
 
+/** A master's failure, whether it came before the decision (`error`) or after it (`lateError`). */
+export function settledError(outcome: NodeOutcome): Error | undefined {
+  return outcome.status === 'pending' ? outcome.lateError : outcome.error;
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Poll `check` until it returns true or `timeoutMs` passes. */

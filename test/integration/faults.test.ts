@@ -27,6 +27,7 @@ import {
   directClients,
   eventually,
   settled,
+  settledError,
   sleep,
   uniquePrefix,
   urlOf,
@@ -317,15 +318,16 @@ describe('no command waits in an offline queue', () => {
     redlock.on('acquired', (event) => firstOutcomes.push(event.attempt.outcomes[0]!));
     const key = uniquePrefix('downcause');
     const refusedCause = (outcome: NodeOutcome | undefined): unknown => {
-      if (outcome === undefined || settled(outcome) !== 'error' || !(outcome.error instanceof NodeUnavailableError)) return undefined;
-      const cause = outcome.error.cause;
+      const error = outcome === undefined ? undefined : settledError(outcome); // before or after the decision
+      if (outcome === undefined || settled(outcome) !== 'error' || !(error instanceof NodeUnavailableError)) return undefined;
+      const cause = error.cause;
       return cause instanceof Error && (cause as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? cause : undefined;
     };
     // Down from the start…
     await (await redlock.acquire(key('r'), 5_000)).release();
     await eventually(() => firstOutcomes[0] !== undefined && settled(firstOutcomes[0]) !== undefined);
     expect(settled(firstOutcomes[0]!)).toBe('error');
-    expect(firstOutcomes[0]!.error).toBeInstanceOf(NodeUnavailableError);
+    expect(settledError(firstOutcomes[0]!)).toBeInstanceOf(NodeUnavailableError);
     expect(refusedCause(firstOutcomes[0])).toBeInstanceOf(Error);
     expect((refusedCause(firstOutcomes[0]) as Error).message).toMatch(/ECONNREFUSED/);
     // …and killed after it was used.

@@ -198,6 +198,8 @@ describe('fanOut', () => {
     await vi.advanceTimersByTimeAsync(20);
     expect(decided.outcomes[2]).toMatchObject({ status: 'pending', late: 'error' });
     expect(decided.outcomes[2]!.error).toBeUndefined();
+    // What went wrong there is still told, beside `late` (a cluster-mode server, a missing ACL right).
+    expect(decided.outcomes[2]!.lateError?.message).toBe('read ECONNRESET');
 
     const controller = new AbortController();
     const withdrawn = fanOut(labels(3), [grants, failing(-1), failing(-1)], null, { quorum: 2, timeoutMs: 1000, signal: controller.signal, coalesce: true }, asAnswer);
