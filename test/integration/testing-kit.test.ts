@@ -493,6 +493,11 @@ describe('the test kit when its process dies', () => {
       await expect.poll(() => started().filter(alive), { timeout: 10_000 }).toEqual([]);
       await expect.poll(() => leftIn(temp), { timeout: 10_000 }).toEqual([]);
     } finally {
+      // A failed check must not leave the child and its masters running (its exit hook stops them).
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await ended;
+      }
       for (const pid of started().filter(alive)) process.kill(pid, 'SIGKILL');
       rmSync(bin, { recursive: true, force: true });
       rmSync(temp, { recursive: true, force: true });
@@ -518,6 +523,10 @@ describe('the test kit when its process dies', () => {
       await expect.poll(() => leftIn(temp), { timeout: 10_000 }).toEqual([]);
       await expect.poll(() => reapersOf(temp), { timeout: 10_000 }).toEqual([]);
     } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await ended;
+      }
       for (const pid of pids.filter(alive)) {
         process.kill(pid, 'SIGCONT');
         process.kill(pid, 'SIGKILL');
