@@ -161,7 +161,9 @@ describe('read-write lock', () => {
     await eventually(async () => (await Promise.all(direct.map((client) => client.exists(name + QUEUE_SUFFIX)))).filter(Boolean).length >= 3);
     controller.abort(new Error('gave up'));
     expect(await reading).toMatchObject({ message: 'gave up' });
-    expect(await Promise.all(direct.map((client) => client.exists(name + QUEUE_SUFFIX)))).toEqual([0, 0, 0, 0, 0]);
+    // The call ends once every master answered the withdrawal or timed out (nodeTimeout): one that
+    // timed out under load runs it later (one still had the mark once, on Redis 8 in CI).
+    await eventually(async () => (await Promise.all(direct.map((client) => client.exists(name + QUEUE_SUFFIX)))).every((n) => n === 0));
   });
 
   it('a writer that gives up leaves the line, and the readers it held back are woken at once', async () => {
