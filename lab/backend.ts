@@ -8,6 +8,7 @@
  * names a server of the matrix). Tests that kill, pause or restart masters always start their own local
  * server processes: they need the pids. Which server runs locally: provisionLocalServer, below.
  */
+import { spawnSync } from 'node:child_process';
 import { dockerAnswers, startContainers as startKitContainers } from '../src/testing/containers.js';
 import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 import { DEFAULT_SERVER, SERVERS, isServerName, provisionServer, serverVersion, type ProvisionedServer } from './servers.js';
@@ -80,8 +81,9 @@ export async function startContainers(): Promise<SharedMasters> {
 /**
  * The server every master of this run starts (REDLOCK_TEST_SERVER: a name of lab/servers.ts, default
  * redis-7), provisioned first if this machine has none (installed, built or unpacked: `log` says which),
- * then made the default of this process and its children (REDLOCK_SERVER_BINARY). A binary of your own
- * in REDLOCK_SERVER_BINARY, with no REDLOCK_TEST_SERVER, is taken as it is.
+ * then made the default of this process and its children (REDLOCK_SERVER_BINARY). Without
+ * REDLOCK_TEST_SERVER, a binary of your own in REDLOCK_SERVER_BINARY, else the PATH's redis-server of
+ * any version, is taken as it is: provisioning is for a machine that has none.
  */
 export function provisionLocalServer(log: (line: string) => void): ProvisionedServer | { readonly name: 'custom'; readonly binary: string; readonly version: string; readonly how: string } {
   const requested = process.env['REDLOCK_TEST_SERVER'];
@@ -90,6 +92,15 @@ export function provisionLocalServer(log: (line: string) => void): ProvisionedSe
     const version = serverVersion(own);
     if (!version) throw new Error(`REDLOCK_SERVER_BINARY=${own} does not run (\`${own} --version\` printed no version)`);
     return { name: 'custom', binary: own, version, how: 'REDLOCK_SERVER_BINARY' };
+  }
+  if (!requested) {
+    // Whatever redis-server this machine has (brew's 8.x, a distribution's 7.x): provisioned only if none.
+    const onPath = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
+    const version = onPath ? serverVersion(onPath) : undefined;
+    if (onPath && version) {
+      process.env['REDLOCK_SERVER_BINARY'] = onPath;
+      return { name: 'custom', binary: onPath, version, how: `${onPath} (on the PATH)` };
+    }
   }
   const name = requested || DEFAULT_SERVER;
   if (!isServerName(name)) throw new Error(`REDLOCK_TEST_SERVER must be one of ${Object.keys(SERVERS).join(', ')}, got ${JSON.stringify(name)}`);

@@ -15,9 +15,9 @@
  * the cache) whose lines reuse the mirror this machine's apt already uses: no host is written here.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 interface FromSource {
   readonly kind: 'source';
@@ -117,7 +117,12 @@ class PrivateApt {
     }
     const oneLine = '/etc/apt/sources.list';
     const uri = existsSync(oneLine) ? /^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+\S+\s+main/m.exec(readFileSync(oneLine, 'utf8'))?.[1] : undefined;
-    if (!uri) throw new Error('no Debian mirror found in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list');
+    if (!uri) {
+      throw new Error(
+        'no Debian apt sources here (/etc/apt/sources.list.d/debian.sources, /etc/apt/sources.list) to fetch a server from: ' +
+          'install Redis 7 or later yourself (brew install redis, your distribution\'s redis-server) or name one in REDLOCK_SERVER_BINARY',
+      );
+    }
     return uri;
   }
 
@@ -172,18 +177,30 @@ export function provisionServer(name: ServerName, log: (line: string) => void = 
   const folder = join(cache, folderName(name, version));
   const binary = join(folder, 'bin', recipe.kind === 'source' ? recipe.binary : 'valkey-server');
   if (existsSync(binary) && serverVersion(binary) === version) return { name, binary, version, how: `cached in ${folder}` };
-  rmSync(folder, { recursive: true, force: true });
-  const work = join(folder, 'work');
+  // Built in a folder of this process' own, then renamed into place: two runs provisioning the same
+  // server at once (two suites, a suite and the demo) never see each other's half-built tree.
+  const staging = `${folder}.building-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  const work = join(staging, 'work');
   mkdirSync(work, { recursive: true });
+  const staged = join(staging, 'bin', basename(binary));
   const started = Date.now();
-  log(`${name}: fetching ${packageName} ${debianVersion} from Debian's ${recipe.suite} suite`);
-  apt.download(packageName, debianVersion, recipe.kind === 'source', work);
-  mkdirSync(join(folder, 'bin'));
-  if (recipe.kind === 'source') build(recipe, work, binary, log);
-  else unpack(recipe, work, binary, log);
-  rmSync(work, { recursive: true, force: true });
-  const built = serverVersion(binary);
-  if (built !== version) throw new Error(`${name}: ${binary} reports version ${built ?? '(none: it does not run)'}, expected ${version}`);
+  try {
+    log(`${name}: fetching ${packageName} ${debianVersion} from Debian's ${recipe.suite} suite`);
+    apt.download(packageName, debianVersion, recipe.kind === 'source', work);
+    mkdirSync(join(staging, 'bin'));
+    if (recipe.kind === 'source') build(recipe, work, staged, log);
+    else unpack(recipe, work, staged, log);
+    rmSync(work, { recursive: true, force: true });
+    const built = serverVersion(staged);
+    if (built !== version) throw new Error(`${name}: ${staged} reports version ${built ?? '(none: it does not run)'}, expected ${version}`);
+    if (!(existsSync(binary) && serverVersion(binary) === version)) {
+      rmSync(folder, { recursive: true, force: true });
+      renameSync(staging, folder);
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
   const how = `${recipe.kind === 'source' ? 'built' : 'unpacked'} ${packageName} ${debianVersion} (Debian ${recipe.suite}) into ${folder} in ${Math.round((Date.now() - started) / 1000)} s`;
   log(`${name}: ${how}`);
   return { name, binary, version, how };

@@ -26,7 +26,7 @@ export const CLOCKS_AGREE_MS = 50;
  * the median of a majority of all the masters whose TIMEs agree: such a majority holds at least one
  * sane clock, so a minority of wild clocks cannot move it. The median of whichever masters answered
  * would not do: of two answers, one 60 s behind, it is the mean, 30 s off. A reading without such a
- * majority is dropped (the kept one, if any, stays) and tried again at the next wait.
+ * majority is dropped (the kept one, if any, stays) and tried again at a wait a second later or more.
  *
  * Half a reading's round trip bounds its error, and a reading taken while the event loop was busy
  * would place waiters early for the whole `refreshMs`. So the tightest reading is kept, its bound
@@ -55,12 +55,17 @@ export class MasterClock {
     return this.#offsetMs === undefined ? undefined : startedMs + this.#offsetMs;
   }
 
-  /** Time for a reading: none kept, one older than `refreshMs`, or a second after one of the first or a loose one. */
+  /**
+   * Time for a reading: none kept, one older than `refreshMs`, or one of the first or a loose one;
+   * never within a second of the last try, whatever came of it (no answer, or no agreeing majority:
+   * otherwise every wait of every waiter would read the clocks again).
+   */
   get stale(): boolean {
     const now = this.monotonicMs();
+    if (now - this.#triedAtMs < RETRY_MS) return false;
     if (now - this.#readAtMs >= this.refreshMs || now - this.#triedAtMs >= this.refreshMs) return true;
     const loose = this.#agedBound(now) > 2 * this.#floorMs + LOOSE_SLACK_MS;
-    return (this.#readings < FIRST_READINGS || loose) && now - this.#triedAtMs >= RETRY_MS;
+    return this.#readings < FIRST_READINGS || loose;
   }
 
   /**

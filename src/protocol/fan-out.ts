@@ -255,6 +255,8 @@ class Round<R> {
   #abort(): void {
     if (this.#decided) return;
     this.#decided = true;
+    // The call is over: the masters' commands are withdrawn, not unanswered (no timeout to report).
+    this.#cancelTimer?.();
     for (const cancellation of this.cancellations) cancellation.cancel(this.options.signal?.reason);
     this.#resolve({ reached: false, granted: this.#tally.yes, slot: this.#tally.group, outcomes: this.#outcomes });
   }

@@ -64,6 +64,7 @@ export class MastersLab {
   readonly #readTimeoutMs: number;
   /** Per master: when a fault last broke the Redlock's connections to it (epoch ms, as health() counts). */
   readonly #brokenAtMs: number[];
+  #redlockQuit = false;
   #stopped = false;
   /** The masters' URLs, as the ready `redlock` reaches them. */
   readonly urls: readonly string[];
@@ -89,6 +90,13 @@ export class MastersLab {
       this.urls.map((url, index) => node(url, index)),
       options.redlock,
     );
+    // A heal waits for this Redlock, which a test may have quit first (in its own clean-up): then
+    // there is nothing to wait for.
+    const quit = this.redlock.quit.bind(this.redlock);
+    this.redlock.quit = () => {
+      this.#redlockQuit = true;
+      return quit();
+    };
     this.quorum = options.redlock?.quorum ?? Math.floor(this.#ports.length / 2) + 1;
   }
 
@@ -276,13 +284,14 @@ export class MastersLab {
 
   /**
    * Until the Redlock's connection to each of `indices` is up, and up since the last fault that broke
-   * it: a killed master's old connection can still read as up for a moment after the kill. A test that
+   * it (at once if the Redlock was quit): a killed master's old connection can still read as up for a moment after the kill. A test that
    * goes on before then would count on a master its Redlock cannot reach yet (it reconnects with a
    * backoff of up to 2 s).
    */
   async #usable(indices: readonly number[], after: string): Promise<void> {
     const deadline = Date.now() + USABLE_WITHIN_MS;
     for (;;) {
+      if (this.#redlockQuit) return;
       const health = this.redlock.health();
       const waiting = indices.filter((i) => health[i]?.state !== 'up' || health[i].since <= this.#brokenAtMs[i]!);
       if (waiting.length === 0) return;

@@ -449,6 +449,22 @@ describe('the test kit at process exit', () => {
   }, 90_000);
 });
 
+describe('the test kit after its Redlock was quit', () => {
+  it('a heal does not wait for a Redlock that was quit (a test that quit it in its own clean-up)', async () => {
+    const lab = await startMasters({ count: 1, proxies: false });
+    try {
+      await lab.redlock.quit();
+      await lab.kill(0);
+      const startedAt = Date.now();
+      await lab.heal(0);
+      expect(Date.now() - startedAt).toBeLessThan(5_000);
+      expect(lab.masters[0]!.pid).toBeDefined();
+    } finally {
+      await lab.stop();
+    }
+  }, 30_000);
+});
+
 describe('the test kit on the server you run', () => {
   it('server names the executable the masters run (a path), and one that is not there is a TestingKitError', async () => {
     // A wrapper that notes each start, then is the server: what production runs may be any build.

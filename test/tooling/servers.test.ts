@@ -31,7 +31,6 @@ describe('the server matrix (lab/servers.ts)', () => {
   it('the masters of this run are the server REDLOCK_TEST_SERVER names (set up before any worker, inherited by it)', async () => {
     const binary = process.env['REDLOCK_SERVER_BINARY'];
     expect(binary, 'the global set-up provisions the server and names it in REDLOCK_SERVER_BINARY').toBeTruthy();
-    if (!process.env['REDLOCK_TEST_SERVER']) expect(serverVersion(binary!)).toMatch(/^7\./);
     const master = await RedisMaster.start();
     try {
       const info = String(await sendCommand(master.port, ['INFO', 'server'], 2_000));

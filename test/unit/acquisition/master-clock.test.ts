@@ -6,6 +6,23 @@ import { encodeBatch, withoutKeyPrefix, type LockOperation } from '../../../src/
 const answers = (offsets: readonly number[], roundTripMs = 1): ClockReading[] => offsets.map((offsetMs) => ({ offsetMs, roundTripMs }));
 
 describe('MasterClock', () => {
+  it('reads again a second after a reading that gave no place, not at every wait', async () => {
+    let nowMs = 0;
+    const clock = new MasterClock(() => nowMs, 3);
+    // No agreeing majority (one wild clock of the two that answered), then no answer at all.
+    await clock.sample(() => Promise.resolve(answers([1_000, 61_000])));
+    expect(clock.placeOf(0)).toBeUndefined();
+    nowMs += 500;
+    expect(clock.stale).toBe(false);
+    nowMs += 500;
+    expect(clock.stale).toBe(true);
+    await clock.sample(() => Promise.resolve([]));
+    nowMs += 999;
+    expect(clock.stale).toBe(false);
+    nowMs += 1;
+    expect(clock.stale).toBe(true);
+  });
+
   it('places an acquire at its monotonic start plus the median offset; nothing before a reading', async () => {
     let nowMs = 1_000;
     const clock = new MasterClock(() => nowMs, 5);
@@ -86,9 +103,10 @@ describe('MasterClock', () => {
     // Master 1 missed this reading; master 3 is 60 s behind: no two answers agree, so no place.
     await clock.sample(() => Promise.resolve(answers([1_000, -59_000])));
     expect(clock.placeOf(0)).toBeUndefined();
-    expect(clock.stale).toBe(true);
+    expect(clock.stale).toBe(false); // read again a second later
     // Two that agree are a majority of three: their median, the wild one left out.
     nowMs += 1_000;
+    expect(clock.stale).toBe(true);
     await clock.sample(() => Promise.resolve(answers([1_000, 1_002, -59_000])));
     expect(clock.placeOf(0)).toBe(1_001);
     // Later, with only the healthy master and the wild one answering, the kept place stays.

@@ -220,4 +220,20 @@ describe('fanOut', () => {
     expect(vote.reached).toBe(false);
     expect(aborted.slice(0, 2)).toEqual([true, true]);
   });
+
+  it('an abort ends the call: its timeout does not fire later and report the withdrawn masters as unanswered', async () => {
+    const { operation } = masters(['silent', 'silent', { status: 'granted', afterMs: 1 }]);
+    const controller = new AbortController();
+    const answers: [number, NodeStatus][] = [];
+    const pending = fanOut(labels(3), operation, null, {
+      quorum: 2, timeoutMs: 1000, signal: controller.signal, coalesce: true, onAnswer: (index, status) => answers.push([index, status]),
+    }, asAnswer);
+    await vi.advanceTimersByTimeAsync(5);
+    controller.abort();
+    const vote = await pending;
+    await vi.advanceTimersByTimeAsync(2_000);
+    // Health would mark a master suspect on a timeout: these were withdrawn by the abort, not silent.
+    expect(answers).toEqual([[2, 'granted']]);
+    expect(vote.outcomes.map((outcome) => outcome.status)).toEqual(['pending', 'pending', 'granted']);
+  });
 });
