@@ -8,10 +8,9 @@
  * names a server of the matrix). Tests that kill, pause or restart masters always start their own local
  * server processes: they need the pids. Which server runs locally: provisionLocalServer, below.
  */
-import { spawnSync } from 'node:child_process';
 import { dockerAnswers, startContainers as startKitContainers } from '../src/testing/containers.js';
 import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
-import { DEFAULT_SERVER, SERVERS, isServerName, provisionServer, serverVersion, type ProvisionedServer } from './servers.js';
+import { DEFAULT_SERVER, SERVERS, isServerName, provisionServer, redisServerOnPath, serverVersion, type ProvisionedServer } from './servers.js';
 
 export type Backend = 'local' | 'testcontainers' | 'external';
 
@@ -95,11 +94,10 @@ export function provisionLocalServer(log: (line: string) => void): ProvisionedSe
   }
   if (!requested) {
     // Whatever redis-server this machine has (brew's 8.x, a distribution's 7.x): provisioned only if none.
-    const onPath = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
-    const version = onPath ? serverVersion(onPath) : undefined;
-    if (onPath && version) {
-      process.env['REDLOCK_SERVER_BINARY'] = onPath;
-      return { name: 'custom', binary: onPath, version, how: `${onPath} (on the PATH)` };
+    const onPath = redisServerOnPath();
+    if (onPath) {
+      process.env['REDLOCK_SERVER_BINARY'] = onPath.binary;
+      return { name: 'custom', ...onPath, how: `${onPath.binary} (on the PATH)` };
     }
   }
   const name = requested || DEFAULT_SERVER;

@@ -87,6 +87,18 @@ function versionAtLeast(version: string, minimum: string): boolean {
   return spawnSync('dpkg', ['--compare-versions', version, 'ge', minimum]).status === 0;
 }
 
+/** The newest of `versions` in Debian's order; undefined for none. */
+function newestOf(versions: readonly string[]): string | undefined {
+  return versions.reduce<string | undefined>((best, version) => (best === undefined || versionAtLeast(version, best) ? version : best), undefined);
+}
+
+/** The PATH's `redis-server` and the version it reports, if there is one that runs. */
+export function redisServerOnPath(): { readonly binary: string; readonly version: string } | undefined {
+  const binary = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
+  const version = binary ? serverVersion(binary) : undefined;
+  return binary && version ? { binary, version } : undefined;
+}
+
 /** `5:8.6.3-1` → `8.6.3`; `8.0.1+dfsg1-1~bpo12+1` → `8.0.1`. */
 export function upstreamVersion(debianVersion: string): string {
   return debianVersion.replace(/^\d+:/, '').replace(/[-+~].*$/, '');
@@ -139,7 +151,7 @@ class PrivateApt {
   newest(name: string, source: boolean): string | undefined {
     const text = execFileSync('apt-cache', [...this.#options, source ? 'showsrc' : 'show', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const versions = [...text.matchAll(/^Version:\s*(\S+)/gm)].map((match) => match[1]!);
-    return versions.reduce<string | undefined>((best, version) => (best === undefined || versionAtLeast(version, best) ? version : best), undefined);
+    return newestOf(versions);
   }
 
   /** Download into `folder` (a source package's files, or a binary package's .deb). */
@@ -175,7 +187,7 @@ export function provisionServer(name: ServerName, log: (line: string) => void = 
   }
   const version = upstreamVersion(debianVersion);
   const folder = join(cache, folderName(name, version));
-  const binary = join(folder, 'bin', recipe.kind === 'source' ? recipe.binary : 'valkey-server');
+  const binary = cachedBinary(folder, recipe);
   if (existsSync(binary) && serverVersion(binary) === version) return { name, binary, version, how: `cached in ${folder}` };
   // Built in a folder of this process' own, then renamed into place: two runs provisioning the same
   // server at once (two suites, a suite and the demo) never see each other's half-built tree.
@@ -210,23 +222,28 @@ function folderName(name: ServerName, version: string): string {
   return `${name}-${version}`;
 }
 
+/** Where a server's folder in the cache keeps its executable (a binary package's under the server's name). */
+function cachedBinary(folder: string, recipe: ServerRecipe): string {
+  return join(folder, 'bin', recipe.kind === 'source' ? recipe.binary : 'valkey-server');
+}
+
 function newestCached(cache: string, name: ServerName, recipe: ServerRecipe): ProvisionedServer | undefined {
   const prefix = `${name}-`;
   const versions = existsSync(cache)
     ? readdirSync(cache).filter((entry) => entry.startsWith(prefix) && /^\d+\.\d+\.\d+$/.test(entry.slice(prefix.length))).map((entry) => entry.slice(prefix.length))
     : [];
-  const version = versions.reduce<string | undefined>((best, v) => (best === undefined || versionAtLeast(v, best) ? v : best), undefined);
+  const version = newestOf(versions);
   if (!version) return undefined;
-  const binary = join(cache, folderName(name, version), 'bin', recipe.kind === 'source' ? recipe.binary : 'valkey-server');
-  return serverVersion(binary) === version ? { name, binary, version, how: `cached in ${join(cache, folderName(name, version))} (Debian unreachable: not checked for a newer one)` } : undefined;
+  const folder = join(cache, folderName(name, version));
+  const binary = cachedBinary(folder, recipe);
+  return serverVersion(binary) === version ? { name, binary, version, how: `cached in ${folder} (Debian unreachable: not checked for a newer one)` } : undefined;
 }
 
 /** The distribution's server of the major asked: on the PATH, or installed with apt-get as root. */
 function fromDistribution(name: ServerName, distribution: { readonly package: string; readonly major: number }, log: (line: string) => void): ProvisionedServer | undefined {
   const onPath = (): ProvisionedServer | undefined => {
-    const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
-    const version = found ? serverVersion(found) : undefined;
-    return found && version?.startsWith(`${distribution.major}.`) ? { name, binary: found, version, how: `${found} (on the PATH)` } : undefined;
+    const found = redisServerOnPath();
+    return found?.version.startsWith(`${distribution.major}.`) ? { name, ...found, how: `${found.binary} (on the PATH)` } : undefined;
   };
   const found = onPath();
   if (found) return found;

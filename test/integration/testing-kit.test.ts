@@ -372,6 +372,18 @@ describe('the test kit with movable clocks and no gcc', () => {
 });
 
 /** A process of that pid is still there (a zombie is not: it runs nothing, and waits only for its parent to read its status). */
+/**
+ * An executable at `path` that notes its pid in a file beside it, waits `delayS`, then is the real
+ * redis-server (exec: the pid stays the server's). Returns the pids it has noted, in start order.
+ */
+function notingServer(path: string, delayS = 0): () => number[] {
+  const noted = `${path}.pids`;
+  const real = execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim();
+  writeFileSync(path, `#!/bin/sh\necho $$ >> ${noted}\n${delayS > 0 ? `sleep ${delayS}\n` : ''}exec ${real} "$@"\n`);
+  chmodSync(path, 0o755);
+  return () => (existsSync(noted) ? readFileSync(noted, 'utf8').split('\n').filter(Boolean).map(Number) : []);
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -469,16 +481,14 @@ describe('the test kit on the server you run', () => {
   it('server names the executable the masters run (a path), and one that is not there is a TestingKitError', async () => {
     // A wrapper that notes each start, then is the server: what production runs may be any build.
     const bin = mkdtempSync(join(tmpdir(), 'kit-server-'));
-    const started = join(bin, 'started');
     const server = join(bin, 'my-server');
-    writeFileSync(server, `#!/bin/sh\necho $$ >> ${started}\nexec ${execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim()} "$@"\n`);
-    chmodSync(server, 0o755);
+    const started = notingServer(server);
     try {
       const lab = await startMasters({ count: 3, server, proxies: false });
       try {
-        expect(readFileSync(started, 'utf8').split('\n').filter(Boolean).map(Number).sort()).toEqual(lab.masters.map((master) => master.pid).sort());
+        expect(started().sort()).toEqual(lab.masters.map((master) => master.pid).sort());
         await lab.restart(1);
-        expect(readFileSync(started, 'utf8').split('\n').filter(Boolean)).toHaveLength(4);
+        expect(started()).toHaveLength(4);
         const lock = await lab.redlock.acquire('kit:own-server', 5_000);
         await lock.release();
       } finally {
@@ -496,10 +506,7 @@ describe('the test kit when its process dies', () => {
   it('a SIGTERM in the middle of startMasters() stops the servers it started and removes their dirs', async () => {
     // A redis-server that takes 2 s to start: the signal comes while the kit waits for it.
     const bin = mkdtempSync(join(tmpdir(), 'kit-slow-'));
-    const spawned = join(bin, 'spawned');
-    writeFileSync(join(bin, 'redis-server'), `#!/bin/sh\necho $$ >> ${spawned}\nsleep 2\nexec ${execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim()} "$@"\n`);
-    chmodSync(join(bin, 'redis-server'), 0o755);
-    const started = (): number[] => (existsSync(spawned) ? readFileSync(spawned, 'utf8').split('\n').filter(Boolean).map(Number) : []);
+    const started = notingServer(join(bin, 'redis-server'), 2);
     // The slow one is found on the PATH: no server named by the suite's set-up (REDLOCK_SERVER_BINARY).
     const { child, ended, temp } = kitChild(`await kit.startMasters({ count: 3 }); console.log('started');`, { PATH: `${bin}:${process.env['PATH'] ?? ''}`, REDLOCK_SERVER_BINARY: '' });
     try {
