@@ -87,6 +87,30 @@ for i, key in ipairs(ARGV) do
 end
 return out`;
 
+/** What a master without scripting says of EVAL (no engine, or the command renamed away). */
+const NO_SCRIPTING = /Could not find scripting engine|unknown command|EXECABORT/i;
+
+/**
+ * READ_KEYS without a script, for a master that has none (it holds nothing but strings: every
+ * other kind of key of ours needs a script to make): TIME, then per key GET and PEXPIRETIME, in
+ * the same MULTI.
+ */
+function readWithoutScript(multi: { addCommand(args: string[]): unknown }, keys: readonly string[]): void {
+  multi.addCommand(['TIME']);
+  for (const key of keys) {
+    multi.addCommand(['GET', key]);
+    multi.addCommand(['PEXPIRETIME', key]);
+  }
+}
+
+/** readWithoutScript's replies as READ_KEYS' reply. */
+function withoutScript(replies: readonly unknown[]): unknown[] {
+  const [seconds, micros] = replies[0] as [string, string];
+  const out: unknown[] = [Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)];
+  for (let i = 1; i + 1 < replies.length; i += 2) out.push([replies[i], replies[i + 1]]);
+  return out;
+}
+
 function optionsFor(port: number) {
   return {
     socket: { host: '127.0.0.1', port, connectTimeout: 1_000, reconnectStrategy: (retries: number) => Math.min(20 * 2 ** retries, 500) },
@@ -115,6 +139,8 @@ export class MasterReader implements KeyReader {
   /** Ports with a read unanswered past its time: a paused master gets no pile of them. */
   readonly #stuck = new Set<number>();
   readonly #waiting = new Map<number, Promise<void>>();
+  /** Ports of masters without scripting: read by readWithoutScript. */
+  readonly #unscripted = new Set<number>();
   #closed = false;
 
   constructor(
@@ -219,8 +245,15 @@ export class MasterReader implements KeyReader {
       // then reads the keys already moved to it, which it would otherwise redirect to the source.
       const multi = client.multi();
       if (clustered) multi.addCommand(['ASKING']);
-      const replies = (await multi.eval(READ_KEYS, { arguments: [...keys] }).info('server').exec()) as unknown[];
-      const [reply, info] = clustered ? replies.slice(1) : replies;
+      const unscripted = this.#unscripted.has(port);
+      if (unscripted) readWithoutScript(multi, keys);
+      else multi.eval(READ_KEYS, { arguments: [...keys] });
+      const replies = (await multi.info('server').exec().catch((error: unknown) => {
+        // A master without scripting (no engine, or EVAL renamed away): its keys are read with plain commands from now on.
+        if (error instanceof Error && NO_SCRIPTING.test(error.message)) this.#unscripted.add(port);
+        throw error;
+      })) as unknown[];
+      const [reply, info] = clustered ? replies.slice(1) : unscripted ? [withoutScript(replies.slice(0, -1)), replies.at(-1)] : replies;
       const receivedAtMs = Date.now();
       const server = typeof info === 'string' ? parseServerInfo(info) : undefined;
       if (!server || !Array.isArray(reply)) return undefined;

@@ -51,6 +51,25 @@ export class AuthenticationError extends ExecutionError {
 }
 
 /**
+ * An acquire that needs a Lua script (fencing, a semaphore, a read-write lock, several resources at
+ * once) on masters that have no scripting, so many that a quorum was impossible; not retried.
+ * `feature` names what needed it, `nodes` those masters (`host:port`). The plain lock of one resource
+ * works there on the server's own commands (docs/servers.md).
+ */
+export class ScriptingUnavailableError extends ExecutionError {
+  override name = 'ScriptingUnavailableError';
+  constructor(
+    message: string,
+    resources: readonly string[],
+    attempts: readonly AttemptRecord[],
+    readonly feature: string,
+    readonly nodes: readonly string[],
+  ) {
+    super(message, resources, attempts);
+  }
+}
+
+/**
  * `extend` of a lock whose validity has already ended (by this process' clock): acquire it again.
  * An ExecutionError with no attempts (nothing was sent), as node-redlock's users catch it.
  */
@@ -177,6 +196,20 @@ export class MisplacedReplyError extends NodeError {
   override name = 'MisplacedReplyError';
   constructor(node: string, reply: unknown) {
     super(node, `reply to another command (${shown(reply)}), not to this lock call: its replies no longer line up with its commands`);
+  }
+}
+
+/**
+ * (In outcomes) the master has no Lua scripting (a Valkey built without it, or scripting turned off)
+ * and the call needs a script for `feature`; refused before anything was sent to it.
+ */
+export class NoScriptingError extends NodeError {
+  override name = 'NoScriptingError';
+  constructor(
+    node: string,
+    readonly feature: string,
+  ) {
+    super(node, `the server has no scripting (Lua), which ${feature} needs; only the plain lock of one resource works without it`);
   }
 }
 

@@ -16,11 +16,13 @@ export {
   MisplacedReplyError,
   NodeError,
   NodeUnavailableError,
+  NoScriptingError,
   ReentrancyError,
   RedlockClosedError,
   RedlockQuorumError,
   ReplicationError,
   ResourceLockedError,
+  ScriptingUnavailableError,
 } from './errors.js';
 export type { AttemptRecord, ExecutionStats, FencingRound, LockedOutcome, NodeOutcome, OtherOutcome, NodeStatus, QueuedOutcome } from './protocol/outcomes.js';
 export {

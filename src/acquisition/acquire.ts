@@ -4,7 +4,7 @@
  * back on every master, so nothing is left behind. What is admitted is the admission's business
  * (admission.ts): the exclusive acquire, or a primitive's rule.
  */
-import { AuthenticationError, ExecutionError, RedlockClosedError, ResourceLockedError, formatResources } from '../errors.js';
+import { AuthenticationError, ExecutionError, RedlockClosedError, ResourceLockedError, ScriptingUnavailableError, formatResources } from '../errors.js';
 import type { AttemptRecord } from '../protocol/outcomes.js';
 import { resolveSettings, validateAutoExtension, type CallSettings, type EffectiveSettings, type Optional, type Settings } from '../config/settings.js';
 import { validateSettings, validateTtl } from '../config/validation.js';
@@ -16,7 +16,7 @@ import { newTicket, type AcquireOperation, type AdmitOperation } from '../script
 import { clusterKeysProblem } from '../voters/cluster/slots.js';
 import type { Admission } from './admission.js';
 import { assertOpen, type CallContext } from './context.js';
-import { acquireFailure, credentialsFailure, credentialsRefused, remember } from './failure.js';
+import { acquireFailure, credentialsFailure, credentialsRefused, remember, scriptingFailure, scriptingRefused } from './failure.js';
 import { fenceRound } from './fence.js';
 import type { AttemptStart } from './masters.js';
 import { ticketTtlOf } from './retry.js';
@@ -119,9 +119,9 @@ export class Acquisitions {
     const { effective, admission } = call;
     const { keys, value } = acquire;
     remember(call.attempts, record);
-    // Credentials a quorum's worth of masters refused: no retry makes them right.
-    const refusedCredentials = credentialsRefused(record, context.masters.count, effective.quorum);
-    const exhausted = closing || refusedCredentials !== undefined || (effective.retryCount !== -1 && call.retries >= effective.retryCount);
+    // Credentials, or scripting, a quorum's worth of masters refused: no retry makes them right.
+    const hopeless = credentialsRefused(record, context.masters.count, effective.quorum) ?? scriptingRefused(record, context.masters.count, effective.quorum);
+    const exhausted = closing || hopeless !== undefined || (effective.retryCount !== -1 && call.retries >= effective.retryCount);
     // Every master, including those that timed out: a delayed SET may still land. Giving up,
     // the ticket leaves the queues too (a reader's or a permit's marks with it).
     const rollback = context.masters.everywhere({ kind: 'release', keys, value, ticket: exhausted ? call.ticket : '' }, effective);
@@ -248,6 +248,11 @@ export class Acquisitions {
     if (refusedCredentials) {
       const message = credentialsFailure(description, refusedCredentials, masters, effective.quorum);
       return new AuthenticationError(message, keys, call.attempts, refusedCredentials.nodes);
+    }
+    const unscripted = scriptingRefused(record, masters, effective.quorum);
+    if (unscripted) {
+      const message = scriptingFailure(description, unscripted, masters, effective.quorum);
+      return new ScriptingUnavailableError(message, keys, call.attempts, unscripted.feature, unscripted.nodes);
     }
     const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
     const Failure = refused > masters - effective.quorum ? ResourceLockedError : ExecutionError;

@@ -1,6 +1,7 @@
 /** What a failed acquire says: the attempts it keeps, and its error's message (how the last attempt's vote went). */
 import type { AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
+import { NoScriptingError } from '../errors.js';
 
 /** Attempt records kept on an ExecutionError (retryCount −1 could otherwise grow without bound). */
 const MAX_ATTEMPT_RECORDS = 100;
@@ -31,6 +32,35 @@ export function acquireFailure(description: string, attempts: number, effective:
   return (
     `could not acquire ${description} on a quorum of masters after ${attempts} attempt${attempts === 1 ? '' : 's'}; ` +
     `last attempt: ${describeVote(last, effective)}`
+  );
+}
+
+/** The masters of an attempt that cannot run its script, and what needed one. */
+export interface ScriptingRefused {
+  readonly nodes: string[];
+  readonly feature: string;
+}
+
+/**
+ * The masters that have no scripting for what the call needs, when they alone make a quorum
+ * impossible: no retry brings scripting. Undefined otherwise (the others may still grant).
+ */
+export function scriptingRefused(record: AttemptRecord, masters: number, quorum: number): ScriptingRefused | undefined {
+  const nodes: string[] = [];
+  let feature = '';
+  for (const outcome of record.outcomes) {
+    if (!(outcome.error instanceof NoScriptingError)) continue;
+    nodes.push(outcome.node);
+    feature ||= outcome.error.feature;
+  }
+  return nodes.length > 0 && masters - nodes.length < quorum ? { nodes, feature } : undefined;
+}
+
+export function scriptingFailure(description: string, refused: ScriptingRefused, masters: number, quorum: number): string {
+  const { nodes, feature } = refused;
+  return (
+    `could not acquire ${description}: ${feature} needs a Lua script, and ${nodes.length} of ${masters} masters have no scripting (${nodes.join(', ')}); ` +
+    `a quorum of ${quorum} is impossible without them, so the acquire was not retried. Only the plain lock of one resource works on the server's own commands`
   );
 }
 

@@ -372,7 +372,7 @@ for k = first, last do
     status = status + redis.call('DEL', K[k])
     who = ticket ~= '' and ticket or value
   end
-  if not who and left and type(current) ~= 'string' then who = ticket end
+  if not who and ticket ~= '' and type(current) ~= 'string' and (left or (q and not current)) then who = ticket end
   if who then
     local head = announce(K[k], q, who)
     if head and detail == 0 then detail = head end

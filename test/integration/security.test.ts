@@ -30,11 +30,18 @@ let direct: DirectClient[];
 const userUrl = (master: RedisMaster, user: string, password: string): string =>
   `redis://${user}:${password}@127.0.0.1:${master.port}`;
 
+/** On a server with a native compare-and-delete (Redis 8.4+, Valkey 9), the plain lock's own commands too. */
+let nativeRules: string[] = [];
+
 beforeAll(async () => {
   masters = await startMasters(3);
   direct = await directClients(masters.map((master) => master.port));
+  const [delex, delifeq] = await direct[0]!.sendCommand<unknown[]>(['COMMAND', 'INFO', 'DELEX', 'DELIFEQ']);
+  if (delex || delifeq) nativeRules = ['+echo', delex ? '+delex' : '+delifeq'];
   for (const client of direct) {
-    await client.sendCommand(['ACL', 'SETUSER', 'locker', 'on', `>${PASSWORD}`, ...LOCKER_RULES]);
+    await client.sendCommand(['ACL', 'SETUSER', 'locker', 'on', `>${PASSWORD}`, ...LOCKER_RULES, ...nativeRules]);
+    // The rules of a release before the native commands: that user's connections go by script.
+    await client.sendCommand(['ACL', 'SETUSER', 'scriptsonly', 'on', `>${PASSWORD}`, ...LOCKER_RULES]);
     await client.sendCommand(['ACL', 'SETUSER', 'noset', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-set']);
     await client.sendCommand(['ACL', 'SETUSER', 'noincr', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-incr']);
     await client.sendCommand(['ACL', 'SETUSER', 'nopublish', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-publish']);
@@ -68,6 +75,20 @@ describe('ACL and passwords', () => {
     await redlock.quit();
     expect(errors).toEqual([]);
     for (const client of direct) expect(await client.sendCommand(['ACL', 'LOG'])).toEqual([]);
+  });
+
+  it('a user whose ACL lists the scripts\' commands alone (a release before the native ones) still locks: its connections go by script', async () => {
+    const redlock = new Redlock(masters.map((m) => userUrl(m, 'scriptsonly', PASSWORD)));
+    redlock.on('error', () => undefined);
+    const key = uniquePrefix('acl-scripts-only')('r');
+    for (let round = 0; round < 2; round++) {
+      const lock = await redlock.acquire(key, 2_000);
+      expect(await valuesOn(direct, key)).toEqual([lock.value, lock.value, lock.value]);
+      await lock.release();
+      await eventually(async () => (await valuesOn(direct, key)).every((value) => value === null));
+    }
+    await redlock.quit();
+    for (const client of direct) await client.sendCommand(['ACL', 'LOG', 'RESET']); // the native commands' first refusal
   });
 
   it('a user without the wait queue\'s commands locks and waits as without a queue: nobody is put in line, no release is announced, its timer serves it', async () => {

@@ -16,9 +16,9 @@ for k = first, last do
     status = status + redis.call('DEL', K[k])
     who = ticket ~= '' and ticket or value
   end
-  -- The ticket left the queue of a key nobody holds alone (free, or shared by readers): whoever
-  -- it held back may go.
-  if not who and left and type(current) ~= 'string' then who = ticket end
+  -- The ticket left the queue of a key nobody holds alone (free, or shared by readers), or a lock's
+  -- release found its key free with a line (a native delete came first): whoever waits may go.
+  if not who and ticket ~= '' and type(current) ~= 'string' and (left or (q and not current)) then who = ticket end
   if who then
     local head = announce(K[k], q, who)
     if head and detail == 0 then detail = head end

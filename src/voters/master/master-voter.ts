@@ -27,7 +27,8 @@ import { InfoGate, clusterEnabled, replicaRole } from './info-check.js';
 import { scanKeys } from './key-scan.js';
 import { ReleaseAnnouncements } from './releases.js';
 import { RestartGuard, parseServerInfo, type GuardSettings } from './restart-guard.js';
-import { callScript, type ScriptHost } from './script-call.js';
+import { callMaster, learnOffers, NativeCommands, type MasterHost } from './native.js';
+import { callScript } from './script-call.js';
 import type { Route, ShardRole } from './shard.js';
 import { StallWatch } from './stall.js';
 
@@ -47,7 +48,7 @@ export class MasterVoter implements Voter {
   readonly #health: NodeHealth;
   readonly #hooks: HealthHooks;
   readonly #stall: StallWatch;
-  readonly #script: ScriptHost;
+  readonly #script: MasterHost;
   readonly #guard: RestartGuard | undefined;
   /** The INFO read on the latest connection: lock commands wait for it (see #checked). */
   readonly #infoGate = new InfoGate();
@@ -97,6 +98,7 @@ export class MasterVoter implements Voter {
       demoted: (client) => this.#demoted(client),
       outOfStep: (client, error) => this.#outOfStep(client, error),
       clockRead: this.#guard?.readsClock ? (reading) => this.#clockRead(reading) : undefined,
+      native: undefined,
     };
   }
 
@@ -153,11 +155,12 @@ export class MasterVoter implements Voter {
     // It goes straight to the script call (through #send only for a client whose offline queue a
     // cancelled call must be withdrawn from), in as few steps as the path allows: this runs per
     // master per operation.
-    const plain = route === 'batch' && !this.#guard && !this.#shard && !this.#clusterMode && this.#onReplica !== client;
+    const plain = route === 'batch' && !this.#guard && !this.#shard && !this.#clusterMode && this.#onReplica !== client && this.#script.native?.offers.scripting !== false;
     if (!plain || this.#keeper.closed || this.#infoGate.pending || !this.#batcher.takesAlone(coalesce)) return this.#checked(operation, cancellation, coalesce, route);
     if (cancellation.aborted) return Promise.reject(cancellation.reason);
     if (this.#driver.withdraws) return this.#send([operation], route, first, cancellation).replies;
-    return callScript(this.#script, { client, announcement: this.#releases.current, operations: [operation], route, withdraw: undefined, pick: first });
+    // The script call itself where the master offers nothing native (one frame less: plain-path.test.ts).
+    return (this.#script.native ? callMaster : callScript)(this.#script, { client, announcement: this.#releases.current, operations: [operation], route, withdraw: undefined, pick: first });
   }
 
   /** The channel releases are announced on here. */
@@ -197,6 +200,8 @@ export class MasterVoter implements Voter {
   #admit(operation: LockOperation, cancellation: Cancellation, coalesce: boolean, route: Route): Promise<OperationReply> {
     if (this.#clusterMode && !this.#shard) return Promise.reject(new ClusterModeError(this.label));
     if (this.#onReplica === this.client) return Promise.reject(this.#unavailable()); // never a grant on a replica
+    const unscripted = this.#script.native?.refusal(this.label, operation, this.#shard !== undefined);
+    if (unscripted) return Promise.reject(unscripted);
     const guarded = this.#guard !== undefined && grants(operation.kind);
     const refusal = guarded ? this.#guard.refusal(this.label, Date.now()) : undefined;
     if (refusal) return Promise.reject(refusal);
@@ -222,7 +227,7 @@ export class MasterVoter implements Voter {
     // aborted when the connection drops (#handleError) or when nobody waits for them any more, the
     // client withdraws them. Connections we own have no offline queue (clients/node-redis.ts, clients/ioredis.ts).
     const withdraw = this.#driver.withdraws ? new AbortController() : undefined;
-    const replies = callScript(this.#script, { client, announcement: this.#releases.current, operations, route, withdraw, pick });
+    const replies = (this.#script.native ? callMaster : callScript)(this.#script, { client, announcement: this.#releases.current, operations, route, withdraw, pick });
     if (!withdraw) return { replies };
     const abort = (): void => withdraw.abort();
     cancellation?.onCancel(abort);
@@ -299,15 +304,21 @@ export class MasterVoter implements Voter {
     // cluster-mode check and the restart guard. Refused (an ACL without +info), it matters only to
     // the guard, which asks again (#retryInfo).
     let replica = false;
-    const done = this.#stall
-      .watched(() => client.send(['INFO']))
-      .then((info) => void (replica = this.#learn(client, String(info))))
+    const info = this.#stall.watched(() => client.send(['INFO'])).then(String);
+    const read = info
+      .then((text) => void (replica = this.#learn(client, text)))
       .catch((error: unknown) => {
         if (!this.#guard) return;
         onFailure(error);
         this.#retryInfo(client, 0);
-      })
-      .finally(() => {
+      });
+    // What the server offers besides the scripts, which it loads (native.ts): pipelined behind the
+    // INFO, so lock commands wait for both at no round trip more.
+    const offers = learnOffers(client, allScripts, info.catch(() => ''), onFailure).then((learnt) => {
+      if (this.#keeper.current(client)) this.#script.native = NativeCommands.for(learnt);
+    });
+    const done = Promise.all([read, offers]).then(
+      () => {
         this.#infoGate.settled(check);
         // Up once it takes commands: answered (or refused) its INFO and is no cluster-mode master.
         // (Whether the guard lets it vote is health()'s `withheld`.)
@@ -315,10 +326,9 @@ export class MasterVoter implements Voter {
           this.#replicaReached = 0;
           this.#health.up();
         }
-      });
+      },
+    );
     const check = this.#infoGate.hold(done);
-    // Load ahead of the first EVALSHA on this connection; EVALSHA falls back to EVAL anyway.
-    Promise.all(allScripts.map(({ source }) => client.send(['SCRIPT', 'LOAD', source]))).catch(onFailure);
     this.#wakeWaiters();
   };
 

@@ -25,7 +25,7 @@ const CLOCK_READING: LockOperation = { kind: 'clock', keys: [], value: '', ticke
  * reported as such before the master times out; undefined for a batch that grants nothing
  * (releases, inspections).
  */
-function replicationTimeoutMs(operations: readonly LockOperation[]): number | undefined {
+export function replicationTimeoutMs(operations: readonly LockOperation[]): number | undefined {
   let timeoutMs: number | undefined;
   for (const operation of operations) {
     if (!grants(operation.kind)) continue;
