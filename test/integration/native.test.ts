@@ -132,7 +132,9 @@ describe('a master without scripting', () => {
     await lock.extend(20_000);
     const pttls = await Promise.all(unscripted.direct.map((client) => client.pTTL(key)));
     expect(pttls.every((ms) => ms > 2_000)).toBe(true);
-    await lock.release();
+    const released = await lock.release();
+    expect(released.released).toBe(true);
+    expect(released.outcomes.filter((outcome) => outcome.status === 'error')).toEqual([]);
     expect(await valuesOn(unscripted.direct, key)).toEqual([null, null, null]);
     // using() keeps a 500 ms lock alive for 1.2 s: still held on the masters at the end.
     const seen = await other.using(key, 500, { autoExtend: true }, async (_signal, held) => {

@@ -233,7 +233,7 @@ export class NativeCommands {
       return replies.at(-1)!;
     }
     // A release: a key of another type (a read hold's) goes by script; a line there is told, by script.
-    if (first!.error && !lined) throw first!.error;
+    if (!lined) return { status: Number(settled(first)), detail: 0 };
     if (first!.error || settled(second) !== 0) {
       if (!first!.error) this.#contend(operation.keys[0]!);
       const [reply] = await host.script([operation]);
@@ -282,7 +282,7 @@ function unreplicated(replies: OperationReply[], operations: readonly LockOperat
 }
 
 /** The feature an operation needs scripting for; undefined for what runs natively (a plain lock on one key). */
-export function featureOf(operation: LockOperation): string | undefined {
+function featureOf(operation: LockOperation): string | undefined {
   switch (operation.kind) {
     case 'acquire':
       if (operation.fenced) return 'fencing tokens';
