@@ -17,8 +17,8 @@ export const FEATURES = [
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 
-/** What a feature did on a server: worked (on the server's own commands), worked without a line, or failed with ScriptingUnavailableError. */
-export type Verdict = 'works' | 'works, native' | 'retries (no line)' | 'no scripting';
+/** What a feature did on a server: worked (on the server's own commands, or released by them), worked without a line, or failed with ScriptingUnavailableError. */
+export type Verdict = 'works' | 'works, native' | 'works, native release' | 'retries (no line)' | 'no scripting';
 
 /** The servers of the table, in its order: the matrix's names (lab/servers.ts), with what each stands for. */
 export const TABLE_SERVERS = [
@@ -39,6 +39,7 @@ export interface ServerFeatures {
 const CELLS: Record<Verdict, string> = {
   works: 'yes',
   'works, native': "yes, the server's own commands",
+  'works, native release': "yes, released by the server's own compare-and-delete",
   'retries (no line)': 'retries, no line',
   'no scripting': 'no: `ScriptingUnavailableError`',
 };

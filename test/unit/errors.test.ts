@@ -35,12 +35,14 @@ describe('one error root', () => {
       'LockReleasedError',
       'MasterRestartedError',
       'MisplacedReplyError',
+      'NoScriptingError',
       'NodeError',
       'NodeUnavailableError',
       'RedlockClosedError',
       'ReentrancyError',
       'ReplicationError',
       'ResourceLockedError',
+      'ScriptingUnavailableError',
       'TestingKitError',
     ]);
   });
@@ -56,6 +58,8 @@ describe('one error root', () => {
       ['ExecutionError', new main.ExecutionError('no quorum', ['r'], attempts)],
       ['ResourceLockedError', new main.ResourceLockedError('held', ['r'], attempts)],
       ['AuthenticationError', new main.AuthenticationError('refused', ['r'], attempts, ['a:1'])],
+      ['ScriptingUnavailableError', new main.ScriptingUnavailableError('no scripting', ['r'], attempts, 'fencing tokens', ['a:1'])],
+      ['NoScriptingError', new main.NoScriptingError('a:1', 'fencing tokens')],
       ['LockExpiredError', new main.LockExpiredError(['r'], 0)],
       ['LockLostError', new main.LockLostError(['r'], 'its validity ended', attempts)],
       ['ReentrancyError', new main.ReentrancyError(['r', 's'], ['r'])],

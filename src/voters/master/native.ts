@@ -2,12 +2,14 @@
  * The server's own commands for the plain lock (issue 39; docs/design/servers.md). What a master
  * offers is learnt on each new connection, beside its INFO: a native compare-and-delete (Redis
  * 8.4+ `DELEX key IFEQ value`, Valkey 9 `DELIFEQ key value`, each with `SET … IFEQ`) and whether it
- * runs scripts at all. Where it has both, a lone plain acquire or release of one key goes as native
- * commands while the key is not contended here, and falls back to the script for the line; where
- * it has no scripting, the plain lock is native and anything else is refused (NoScriptingError).
+ * runs scripts at all. Where it has both, a lone release of one key goes as native commands while
+ * the key is not contended here, and has a line there announced by script; acquires stay scripts
+ * (the line: see takes()). Where it has no scripting, the plain lock is native and anything else
+ * is refused (NoScriptingError).
  *
- * A native call is pipelined on one connection and ends with `ECHO value`: the value is unique to
- * the call, so a reply that is not its own (a connection out of step) is known, as a lean script's.
+ * A native call is pipelined on one connection; a grant's ends with `ECHO value`: the value is
+ * unique to the call, so a reply that is not its own (a connection out of step) is known, as a lean
+ * script's.
  */
 import { MisplacedReplyError, NoScriptingError } from '../../errors.js';
 import type { Connection } from '../../clients/connection.js';
@@ -96,14 +98,12 @@ async function callNative<R>(host: MasterHost, call: ScriptCall<R>, native: Nati
     return call.pick(replies);
   } catch (error) {
     host.stall.ended(sentAt, false);
-    if (native.offers.scripting && error instanceof Error && error.message.startsWith('NOPERM')) {
-      // The user's ACL lists the scripts' commands and not the native ones: scripts on this
-      // connection from now on, and this call again by script (an acquire gives back what it may have got).
+    if (native.offers.scripting && error instanceof Error && /^NOPERM|^ERR unknown command/.test(error.message)) {
+      // The user's ACL lists the scripts' commands and not the native ones (or the server is not
+      // what its INFO said: a client that reconnects unseen): scripts on this connection from now
+      // on, and this release again by script.
       if (host.native === native) host.native = undefined;
-      const [operation] = operations as [LockOperation];
-      const release: LockOperation = { kind: 'release', keys: operation.keys, value: operation.value, ticket: '' };
-      const lined = operation.kind === 'acquire' ? [release, operation] : [operation];
-      return callScript(host, { ...call, operations: lined, pick: (replies) => call.pick([replies.at(-1)!]) });
+      return callScript(host, call);
     }
     if (error instanceof MisplacedReplyError) host.outOfStep(client, error);
     else if (error instanceof Error && error.message.includes('READONLY')) host.demoted(client);
@@ -117,7 +117,7 @@ async function callNative<R>(host: MasterHost, call: ScriptCall<R>, native: Nati
 interface NativeHost {
   readonly label: string;
   readonly replicas: number;
-  /** Send `operations` by script on the same connection (the line's follow-ups). */
+  /** Send `operations` by script on the same connection (a line's announcement). */
   readonly script: (operations: LockOperation[]) => Promise<OperationReply[]>;
 }
 
@@ -135,14 +135,15 @@ export class NativeCommands {
 
   /**
    * Whether `operations` go as native commands: on a master without scripting, every one that can
-   * (the others were refused before batching: refusal()); on one with it, a lone plain acquire or
-   * release of one uncontended key, where the master has a compare-and-delete.
+   * (the others were refused before batching: refusal()); on one with it, a lone release of one
+   * uncontended key. An acquire stays a script there: a native SET holds the key for a moment even
+   * while an earlier waiter is in its line, and such moments can refuse that waiter on a majority,
+   * again and again (model/README.md, "Native commands").
    */
   takes(operations: readonly LockOperation[]): boolean {
     if (!this.offers.scripting) return true;
-    if (operations.length !== 1 || !this.offers.compareAndDelete) return false;
     const operation = operations[0]!;
-    if (!(operation.kind === 'release' || (operation.kind === 'acquire' && !operation.fenced)) || operation.keys.length !== 1) return false;
+    if (operations.length !== 1 || operation.kind !== 'release' || operation.keys.length !== 1) return false;
     const until = this.#contended.get(operation.keys[0]!);
     if (until === undefined) return true;
     if (until > performance.now()) return false;
@@ -150,7 +151,7 @@ export class NativeCommands {
     return true;
   }
 
-  /** The key of a lone acquire a script refused: contended, its next calls go by script (they would join the line anyway). */
+  /** The key of a lone acquire a script refused: contended, its release goes by script (it would find the line and pay a round trip more). */
   scriptAnswered(operations: readonly LockOperation[], replies: readonly OperationReply[]): void {
     const operation = operations[0]!;
     if (operations.length === 1 && operation.kind === 'acquire' && operation.keys.length === 1 && replies[0]!.status !== ReplyStatus.GRANTED) {
@@ -174,8 +175,8 @@ export class NativeCommands {
 
   /**
    * `operations`' native commands, pipelined on `client` (with TIME first when `clock` is asked, and
-   * WAIT last with `replicas`), decoded into one reply each; a lone acquire refused, or one that
-   * found the key's line, goes on by script (join the line; give the grant back first, announced).
+   * WAIT last with `replicas`), decoded into one reply each; a release that found the key's line
+   * has it announced by script.
    */
   async send(host: NativeHost, client: Connection, operations: LockOperation[], clock: boolean, withdraw?: AbortSignal): Promise<{ replies: OperationReply[]; masterMs?: number }> {
     const lined = this.offers.scripting;
@@ -200,12 +201,15 @@ export class NativeCommands {
   #plan(operation: LockOperation, lined: boolean): Plan {
     const key = operation.keys[0]!;
     const { value } = operation;
+    // A grant's answer ends with the ECHO of its value (unique to the attempt): a reply that is not
+    // the call's own is known. A release answers a count, as a lean script's does, which a misplaced
+    // reply could only miscount: it goes without.
     const echo = ['ECHO', value];
     switch (operation.kind) {
-      case 'acquire':
-        return { operation, commands: [['SET', key, value, 'NX', 'PX', String(operation.ttlMs)], lined ? ['EXISTS', key + QUEUE_SUFFIX] : ['PTTL', key], echo] };
+      case 'acquire': // without scripting only
+        return { operation, commands: [['SET', key, value, 'NX', 'PX', String(operation.ttlMs)], ['PTTL', key], echo] };
       case 'release':
-        return { operation, commands: [this.offers.compareAndDelete!(key, value), ...(lined ? [['EXISTS', key + QUEUE_SUFFIX]] : []), echo] };
+        return { operation, commands: [this.offers.compareAndDelete!(key, value), ...(lined ? [['EXISTS', key + QUEUE_SUFFIX]] : [])] };
       case 'extend':
         return { operation, commands: [['SET', key, value, 'IFEQ', value, 'PX', String(operation.ttlMs)], echo] };
       default: // clock (refusal() let nothing else through)
@@ -215,25 +219,18 @@ export class NativeCommands {
 
   async #decode(host: NativeHost, plan: Plan, answers: Answer[]): Promise<OperationReply> {
     const { operation } = plan;
-    const echoed = answers.at(-1)!;
-    if (echoed.error || echoed.value !== operation.value) throw misplaced(host.label, echoed);
     const [first, second] = answers;
+    if (operation.kind !== 'release') {
+      const echoed = answers.at(-1)!;
+      if (echoed.error || echoed.value !== operation.value) throw misplaced(host.label, echoed);
+    }
     if (operation.kind === 'clock') return { status: ReplyStatus.GRANTED, detail: timeOf(first) };
     if (operation.kind === 'extend') return { status: settled(first) === 'OK' ? ReplyStatus.GRANTED : ReplyStatus.REFUSED, detail: 0 };
-    const lined = this.offers.scripting;
     if (operation.kind === 'acquire') {
-      const granted = settled(first) === 'OK';
-      if (!lined) return granted ? { status: ReplyStatus.GRANTED, detail: 0 } : { status: ReplyStatus.REFUSED, detail: Number(settled(second)) };
-      if (granted && settled(second) === 0) return { status: ReplyStatus.GRANTED, detail: 0 };
-      // Refused (it joins the line there), or granted over a line (no newcomer passes a waiter): the
-      // grant goes back, announced, and the acquire runs as the script's, in one script call.
-      this.#contend(operation.keys[0]!);
-      const release: LockOperation = { kind: 'release', keys: operation.keys, value: operation.value, ticket: '' };
-      const replies = await host.script(granted ? [release, operation] : [operation]);
-      return replies.at(-1)!;
+      return settled(first) === 'OK' ? { status: ReplyStatus.GRANTED, detail: 0 } : { status: ReplyStatus.REFUSED, detail: Number(settled(second)) };
     }
     // A release: a key of another type (a read hold's) goes by script; a line there is told, by script.
-    if (!lined) return { status: Number(settled(first)), detail: 0 };
+    if (!this.offers.scripting) return { status: Number(settled(first)), detail: 0 };
     if (first!.error || settled(second) !== 0) {
       if (!first!.error) this.#contend(operation.keys[0]!);
       const [reply] = await host.script([operation]);
