@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { masterDelta, masterReading } from '../../bench/master-stats.js';
-import { judge, metrics, ownMeasuresOf, type OwnRecord, type OwnTarget } from '../../bench/own-report.js';
+import { judge, metrics, ownMeasuresOf, ownTargets, type OwnRecord, type OwnTarget } from '../../bench/own-report.js';
 import { ownSlice, type OwnSlice } from '../../bench/own-slice.js';
 import { addRound } from '../../bench/processes.js';
 import { fullRuns } from '../../bench/readme.js';
@@ -45,14 +45,17 @@ describe("the masters' counters (bench/master-stats.ts)", () => {
       'used_cpu_user_children:7.000000',
     ].join('\r\n');
 
-  it('reads script calls, command time without the INFO that reads it, and the server CPU without its children', () => {
-    expect(masterReading(info(10, 300, 999, '1.250000', '0.500000'))).toEqual({ scriptCalls: 10, commandUs: 320, cpuUs: 1_750_000 });
+  it('reads script calls, command time and each command without the INFO that reads it, and the server CPU without its children', () => {
+    expect(masterReading(info(10, 300, 999, '1.250000', '0.500000'))).toEqual({
+      scriptCalls: 10, commandUs: 320, cpuUs: 1_750_000, commands: { evalsha: { calls: 10, usec: 300 }, publish: { calls: 4, usec: 20 } },
+    });
   });
 
   it('sums the differences over the masters', () => {
     const before = [masterReading(info(10, 300, 0, '1', '1')), masterReading(info(0, 0, 0, '0', '0'))];
     const after = [masterReading(info(15, 400, 50, '1.000100', '1')), masterReading(info(5, 50, 70, '0', '0.000020'))];
-    expect(masterDelta(before, after)).toEqual({ scriptCalls: 10, commandUs: 150, cpuUs: 120 });
+    // PUBLISH ran on neither master between the readings: no count of it.
+    expect(masterDelta(before, after)).toEqual({ scriptCalls: 10, commandUs: 150, cpuUs: 120, commands: { evalsha: { calls: 10, usec: 150 } } });
   });
 });
 
@@ -86,6 +89,13 @@ describe('the own-process targets (bench/own-report.ts)', () => {
   const record = (scenario: string, round: number, label: string, figures: Partial<OwnSlice>): OwnRecord =>
     ({ scenario, round, label, slice: slice(figures), server: { scriptCalls: 0, commandUs: 0, cpuUs: 0 } });
   const hot = (jain: number, handoffP50Ms: number, maxWaitMs: number) => ({ hotKey: { jain, handoffP50Ms, maxWaitMs } });
+
+  it("judges the masters' command time by the server: issue 39's goal where it has a compare-and-delete, issue 37's elsewhere", () => {
+    const goal = (version?: string): string | undefined =>
+      ownTargets(Number.NaN, version).find((target) => target.id === 'S1 server command µs/cycle, node-redis: ours ÷ node-redlock')?.goal;
+    expect([goal('Redis 8.6.3'), goal('Redis 8.4.0'), goal('Valkey 9.1.2'), goal('Redis 10.0.1')]).toEqual(['≤ 0.70×', '≤ 0.70×', '≤ 0.70×', '≤ 0.70×']);
+    expect([goal('Redis 7.0.15'), goal('Redis 8.2.1'), goal('Valkey 8.1.1'), goal(undefined)]).toEqual(['≤ 1.10×', '≤ 1.10×', '≤ 1.10×', '≤ 1.10×']);
+  });
 
   it('takes the ratio to the best peer of each round, lower or higher as the figure reads', () => {
     const records = [
