@@ -4,6 +4,9 @@
  * INFO that reads it), each command's calls and time, and their process CPU (INFO cpu:
  * used_cpu_user + used_cpu_sys). Differences of two readings give a contender's script calls per
  * second, and its server cost and commands per lock cycle.
+ *
+ * commandstats lists a command a script runs under its own name as well, and the script's usec
+ * already holds its time: `commandUs` counts it twice, commandUsOnce once.
  */
 import { createClient } from 'redis';
 
@@ -12,7 +15,7 @@ type Client = ReturnType<typeof createClient>;
 /** One master's counters at one moment. */
 export interface MasterReading {
   readonly scriptCalls: number;
-  /** µs spent running commands, the bench's own INFO calls left out. */
+  /** µs spent running commands, the bench's own INFO calls left out (a script's commands twice: in it, and on their own). */
   readonly commandUs: number;
   /** µs of the server process' CPU, user + system (its network I/O and housekeeping included). */
   readonly cpuUs: number;
@@ -25,13 +28,16 @@ export interface CommandCount {
   readonly usec: number;
 }
 
+/** The commands that run a script: their usec holds the commands the script runs. */
+const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
+
 /** A master's INFO text (its commandstats and cpu sections) as counters. */
 export function masterReading(info: string): MasterReading {
   let scriptCalls = 0;
   let commandUs = 0;
   const commands: Record<string, CommandCount> = {};
   for (const [, command, calls, usec] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
-    if (command === 'evalsha' || command === 'eval') scriptCalls += Number(calls);
+    if (SCRIPT_COMMANDS.has(command ?? '')) scriptCalls += Number(calls);
     if (command === 'info' || command === undefined) continue;
     commandUs += Number(usec);
     commands[command] = { calls: Number(calls), usec: Number(usec) };
@@ -39,6 +45,19 @@ export function masterReading(info: string): MasterReading {
   let cpuSeconds = 0;
   for (const [, seconds] of info.matchAll(/^used_cpu_(?:user|sys):([\d.]+)/gm)) cpuSeconds += Number(seconds);
   return { scriptCalls, commandUs, cpuUs: Math.round(cpuSeconds * 1e6), commands };
+}
+
+/**
+ * µs spent running commands, each counted once: where scripts ran, the scripts' time alone (the
+ * other commands taken as theirs: exact for a client that sends nothing but scripts, as every
+ * contender's plain cycle does by script), elsewhere every command's. NaN for a record without
+ * per-command counts.
+ */
+export function commandUsOnce(reading: MasterReading): number {
+  if (!reading.commands) return Number.NaN;
+  const counts = Object.entries(reading.commands);
+  const scripts = counts.filter(([command]) => SCRIPT_COMMANDS.has(command));
+  return (scripts.length ? scripts : counts).reduce((sum, [, count]) => sum + count.usec, 0);
 }
 
 /** `after`'s command counts less `before`'s, added to `sum`'s: the commands that ran between two readings. */
