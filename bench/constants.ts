@@ -6,3 +6,6 @@
 
 /** S8, the semaphore: its limit, the same for every contender. */
 export const SEMAPHORE_LIMIT = 4;
+
+/** The own-process mode's masters (`npm run bench:own`): every contender locks on these, a majority granting. */
+export const OWN_MASTERS = 5;

@@ -4,7 +4,7 @@
  * Targets block (bench/targets.ts's, each line with ours, the peer's figure, the judged value).
  * bench/readme.ts makes the README's rows from the same stored records.
  */
-import type { MasterReading } from './master-stats.js';
+import { commandUsOnce, type MasterReading } from './master-stats.js';
 import type { OwnSlice } from './own-slice.js';
 import { fixed } from './report.js';
 import { median, range, ratiosPerRound } from './rounds.js';
@@ -20,12 +20,26 @@ export interface OwnRecord {
   readonly server: MasterReading;
 }
 
-/** What a stored own-process run holds that its figures are made from (older records lack `rttMs`). */
+/** What a stored own-process run holds that its figures are made from (older records lack `rttMs` and `server`). */
 export interface OwnStored {
   readonly plan: { readonly rounds: number };
   readonly records: readonly OwnRecord[];
   /** One round trip to a master (PING p50), ms: the hot key's hand-off unit. */
   readonly rttMs?: number;
+  readonly server?: OwnServer;
+}
+
+/** The server the masters ran: its version as their INFO said (`Redis 8.6.3`), and its name in lab/servers.ts where `--server` named one. */
+export interface OwnServer {
+  readonly name?: string;
+  readonly version: string;
+}
+
+/** Whether `version` (OwnServer's) has a native compare-and-delete, which the plain cycle uses: Redis 8.4+ (DELEX), Valkey 9+ (DELIFEQ). */
+function nativeCompareAndDelete(version: string | undefined): boolean {
+  const [, server, major, minor] = /^(Redis|Valkey) (\d+)\.(\d+)/.exec(version ?? '') ?? [];
+  if (server === 'Valkey') return Number(major) >= 9;
+  return Number(major) > 8 || (Number(major) === 8 && Number(minor) >= 4);
 }
 
 /** A per-cycle, per-second or per-slice figure of one record. */
@@ -54,6 +68,10 @@ export const metrics = {
   serverCommands: {
     name: 'server command time per cycle (INFO commandstats)', unit: 'µs', digits: 1, lowerIsBetter: true,
     of: (record) => perCycle(record.server.commandUs, record),
+  },
+  serverCommandsOnce: {
+    name: "server command time per cycle, a script's commands once", unit: 'µs', digits: 1, lowerIsBetter: true,
+    of: (record) => perCycle(commandUsOnce(record.server), record),
   },
   scriptCalls: { name: 'script calls per cycle', unit: '', digits: 1, lowerIsBetter: true, of: (record) => perCycle(record.server.scriptCalls, record) },
   jain: { name: 'Jain', unit: '', digits: 3, lowerIsBetter: false, of: (record) => hotKey(record, (hot) => hot.jain) },
@@ -89,18 +107,32 @@ export interface OwnTarget {
   readonly goal: string;
 }
 
+/** Issue 39's target: the masters' command time of the plain cycle, where the server has a compare-and-delete. */
+export const NATIVE_COMMAND_TARGET = "S1 server command µs/cycle, a script's commands once, node-redis: ours ÷ node-redlock";
+
 /** The peers of S2 and the hot key in this mode: each a lock library with retries (not the raw floor). */
 const PEERS = ['node-redlock', 'redlock-universal', 'redis-semaphore'];
 /** The hot-key scenarios of this mode: S3 in one process, S6 across processes. */
 export const HOT_KEY_SCENARIOS = ['S3', 'S6'];
 
-/** The targets for the own-process mode (issues 28 and 37); the hand-off ones only with a round trip measured. */
-export function ownTargets(rttMs = Number.NaN): OwnTarget[] {
+/**
+ * The targets for the own-process mode (issues 28, 37 and 39); the hand-off ones only with a round
+ * trip measured; issue 39's where the run's masters (`serverVersion`) have a compare-and-delete.
+ */
+export function ownTargets(rttMs = Number.NaN, serverVersion?: string): OwnTarget[] {
   const s1 = (id: string, ours: string, peer: string, metric: Metric, goal = '≤ 1.00×'): OwnTarget =>
     ({ kind: 'ratio', id, scenario: 'S1', ours, peers: [peer], metric, goal });
   // Issue 37: the masters' command time within 10 % of node-redlock's (a release also checks the
   // key's queue, one command more than its compare-and-delete).
   const commandGoal = '≤ 1.10×';
+  // Issue 39: where the server has a compare-and-delete of its own, the plain cycle is native
+  // commands, at most 0.7 of node-redlock's (Lua on every server), a script's commands counted once.
+  const native = nativeCompareAndDelete(serverVersion)
+    ? [
+        s1(NATIVE_COMMAND_TARGET, 'ours', 'node-redlock', metrics.serverCommandsOnce, '≤ 0.70×'),
+        s1(NATIVE_COMMAND_TARGET.replace('node-redis', 'ioredis'), 'ours (ioredis)', 'node-redlock', metrics.serverCommandsOnce, '≤ 0.70×'),
+      ]
+    : [];
   const hot = (scenario: string): OwnTarget[] => {
     const common = { scenario, ours: 'ours', peers: PEERS };
     return [
@@ -127,6 +159,7 @@ export function ownTargets(rttMs = Number.NaN): OwnTarget[] {
     s1('S1 server command µs/cycle, ioredis: ours ÷ node-redlock', 'ours (ioredis)', 'node-redlock', metrics.serverCommands, commandGoal),
     s1('S1 server CPU/cycle, node-redis: ours ÷ node-redlock', 'ours', 'node-redlock', metrics.serverCpu),
     s1('S1 server command µs/cycle, node-redis: ours ÷ node-redlock', 'ours', 'node-redlock', metrics.serverCommands, commandGoal),
+    ...native,
     ...S2_WORKERS.map((workers): OwnTarget => ({
       kind: 'ratio',
       id: `S2 @ ${workers}: ours ÷ best peer`,
@@ -184,7 +217,7 @@ export function judge(records: readonly OwnRecord[], target: OwnTarget, rounds: 
 
 /** Every target whose scenario has records, judged. */
 export function ownResults(stored: OwnStored): TargetResult[] {
-  return ownTargets(stored.rttMs)
+  return ownTargets(stored.rttMs, stored.server?.version)
     .filter((target) => stored.records.some((record) => record.scenario === target.scenario))
     .map((target) => judge(stored.records, target, stored.plan.rounds));
 }
@@ -237,7 +270,7 @@ export function ownMeasuresOf(stored: OwnStored): Measure[] {
 export function ownTable(title: string, scenario: string, labels: readonly string[], names: ReadonlyMap<string, string>, records: readonly OwnRecord[], rttMs: number): string {
   const hot = HOT_KEY_SCENARIOS.includes(scenario);
   const columns: Metric[] = scenario === 'S1'
-    ? [metrics.p50, metrics.p99, metrics.cpu, metrics.serverCpu, metrics.serverCommands, metrics.scriptCalls]
+    ? [metrics.p50, metrics.p99, metrics.cpu, metrics.serverCpu, metrics.serverCommands, metrics.serverCommandsOnce, metrics.scriptCalls]
     : hot
       ? [metrics.opsPerSecond, metrics.jain, metrics.handoff, handoffRoundTrips(rttMs), metrics.maxWait, metrics.giveUps, metrics.p50, metrics.cpu, metrics.serverCpu, metrics.scriptCalls]
       : [metrics.opsPerSecond, metrics.p50, metrics.p99, metrics.cpu, metrics.serverCpu, metrics.serverCommands, metrics.scriptCalls];

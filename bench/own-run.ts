@@ -19,10 +19,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startMasters, type RedisMaster } from '../src/testing/redis-server.js';
 import { ContenderChild, killAllChildren } from './children.js';
+import { OWN_MASTERS } from './constants.js';
 import { contenders } from './libraries.js';
 import { MasterStats, masterDelta } from './master-stats.js';
 import { ownSlice, type OwnSlice, type OwnWork } from './own-slice.js';
-import { ownMeasures, ownResults, ownTable, roundsTable, type OwnRecord, type OwnStored } from './own-report.js';
+import { ownMeasures, ownResults, ownTable, roundsTable, type OwnRecord, type OwnServer, type OwnStored } from './own-report.js';
 import { ContenderProcesses, addRound } from './processes.js';
 import { commitOf, machineText } from './provenance.js';
 import { measureRtt } from './round-trip.js';
@@ -76,6 +77,8 @@ export interface OwnRunRecord extends OwnStored {
   readonly plan: OwnPlan;
   readonly contenders: readonly { readonly label: string; readonly name: string | undefined }[];
   readonly measures: readonly Measure[];
+  /** The masters' server (older records lack it: Redis 7.0, the PATH's). */
+  readonly server?: OwnServer;
 }
 
 export interface OwnRun {
@@ -110,6 +113,8 @@ export interface OwnOptions {
   readonly only?: readonly string[];
   /** The command line, as the record names it. */
   readonly command: string;
+  /** The masters' server binary and its name in lab/servers.ts (`--server`); default: the PATH's redis-server or REDLOCK_SERVER_BINARY. */
+  readonly server?: { readonly name: string; readonly binary: string };
   readonly quick: boolean;
   /** Called before each slice. */
   readonly progress: (text: string, done: number, total: number) => void;
@@ -120,7 +125,7 @@ export async function runOwnProcess(options: OwnOptions): Promise<OwnRun> {
   const measuredCommit = commitOf();
   const wanted = (group: string): boolean => !only || only.includes(group);
   try {
-    masters = await startMasters(5);
+    masters = await startMasters(OWN_MASTERS, options.server ? { server: options.server.binary } : {});
     const urls = masters.map((master) => master.url);
     let rttMs = await measureRtt(urls[0]!);
     const scenarios = ownScenarios(plan, wanted, urls);
@@ -132,6 +137,7 @@ export async function runOwnProcess(options: OwnOptions): Promise<OwnRun> {
     const failed = started.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
     stats = await MasterStats.connect(urls);
+    const server: OwnServer = { ...(options.server ? { name: options.server.name } : {}), version: await stats.server() };
 
     // Warm every process up, one at a time (their JIT and connections), before anything is measured.
     for (const child of children.values()) {
@@ -163,7 +169,7 @@ export async function runOwnProcess(options: OwnOptions): Promise<OwnRun> {
     options.progress('', total, total);
     // Read again at the end, the lower kept, as bench/run.ts does (one read beside a busy start can come out high).
     rttMs = Math.min(rttMs, await measureRtt(urls[0]!));
-    return report(options, scenarios, records, rttMs, measuredCommit);
+    return report(options, scenarios, records, rttMs, measuredCommit, server);
   } finally {
     await stopOwnProcess();
   }
@@ -230,17 +236,17 @@ function ownScenarios(plan: OwnPlan, wanted: (group: string) => boolean, urls: r
   ];
 }
 
-function report(options: OwnOptions, scenarios: readonly Scenario[], records: readonly OwnRecord[], rttMs: number, commit: string | undefined): OwnRun {
+function report(options: OwnOptions, scenarios: readonly Scenario[], records: readonly OwnRecord[], rttMs: number, commit: string | undefined, server: OwnServer): OwnRun {
   const { plan, command } = options;
   const machine = machineText();
-  const header = `## Own-process benchmark — \`${command}\`\n\n${new Date().toISOString().slice(0, 10)} · ${machine} · 5 local redis-server masters · ` +
+  const header = `## Own-process benchmark — \`${command}\`\n\n${new Date().toISOString().slice(0, 10)} · ${machine} · ${OWN_MASTERS} local ${server.version} masters · ` +
     `ttl 10 s · per-call deadline ${DEADLINE_MS} ms (hot key ${HOT_KEY_DEADLINE_MS / 1000} s) · one round trip (PING p50) ${rttMs.toFixed(3)} ms · ` +
     `${plan.rounds} rounds, each library once per round in its own process, the others idle, ` +
     `the order rotated each round · S1: ${plan.firstWarmCycles} warm-up cycles per library before the first round, then per round ` +
     `${plan.warmCycles} unmeasured + ${plan.s1Cycles} measured · S2: ${plan.s2Ms} ms per library per round · ` +
     `S3, S6: ${plan.hotKeyMs} ms per library per round (S6 after an unmeasured ${plan.hotKeyWarmMs} ms) · ` +
-    'server cost: INFO cpu and INFO commandstats (every command but INFO) of the 5 masters, summed, over the slice, per cycle\n';
-  const stored = { plan, records, rttMs };
+    `server cost: INFO cpu and INFO commandstats (every command but INFO) of the ${OWN_MASTERS} masters, summed, over the slice, per cycle\n`;
+  const stored = { plan, records, rttMs, server };
   const results = ownResults(stored);
   const measures = ownMeasures(results, records);
   const tables = [
@@ -254,6 +260,7 @@ function report(options: OwnOptions, scenarios: readonly Scenario[], records: re
     contenders: labels.map((label) => ({ label, name: names.get(label) })),
     records,
     measures,
+    server,
   };
   return { tables, measures, record };
 }

@@ -9,6 +9,9 @@
  *   table, per scenario ours against the best peer, saying where we are slower, from the
  *   own-process run (own-latest.json; the in-process run for the scenarios only it measures, marked
  *   so), and the targets missed;
+ * - docs/benchmarks.md, between `<!-- bench-servers:start -->` and `<!-- bench-servers:end -->`: the
+ *   plain cycle per server, ours against node-redlock (bench/own-servers.ts, from
+ *   bench/results/own-<server>.json);
  * - README.md, between `<!-- bench:start -->` and `<!-- bench:end -->`: that table's ratios as two
  *   short lists, where we lead and where we do not (targets and tables are ours to track, in the docs);
  * - docs/chaos.md and README.md, between `<!-- chaos:start -->` and `<!-- chaos:end -->`: the long
@@ -29,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 import type { Row } from './report.js';
 import type { OwnRunRecord } from './own-run.js';
 import { judge, metrics, ownMeasuresOf, type Metric } from './own-report.js';
+import { BENCH_SERVERS_MARKERS, serversSection } from './own-servers.js';
 import { fixed } from './report.js';
 import { median, range } from './rounds.js';
 import { measures, spreadMarkdown, targetsMarkdown, type RunRecord, type SpreadColumn } from './targets.js';
@@ -508,6 +512,7 @@ function benchSections(root: string): GeneratedSection[] {
   return [
     { file: 'README.md', markers: BENCH_MARKERS, text: benchSummarySection(resultsDir) },
     { file: 'docs/benchmarks.md', markers: BENCH_SUMMARY_MARKERS, text: benchSummaryTableSection(resultsDir) },
+    { file: 'docs/benchmarks.md', markers: BENCH_SERVERS_MARKERS, text: serversSection(resultsDir) },
     { file: 'docs/benchmarks.md', markers: BENCH_MARKERS, text: benchmarksSection(resultsDir) },
   ];
 }
@@ -549,7 +554,8 @@ function write(root: string, sections: readonly GeneratedSection[]): void {
 export function updateReadme(resultsDir: string, root = ROOT): void {
   const made = (section: GeneratedSection): string =>
     section.file === 'README.md' ? benchSummarySection(resultsDir)
-      : section.markers === BENCH_SUMMARY_MARKERS ? benchSummaryTableSection(resultsDir) : benchmarksSection(resultsDir);
+      : section.markers === BENCH_SUMMARY_MARKERS ? benchSummaryTableSection(resultsDir)
+        : section.markers === BENCH_SERVERS_MARKERS ? serversSection(resultsDir) : benchmarksSection(resultsDir);
   write(root, benchSections(root).map((section) => ({ ...section, text: made(section) })));
 }
 

@@ -98,7 +98,7 @@ const scenarios: Scenario[] = [
 
 /** What the tables show: S1's latency, the process' and the masters' cost per cycle; S2's throughput. */
 const measures: readonly { readonly scenario: string; readonly metric: Metric }[] = [
-  ...[metrics.p50, metrics.p99, metrics.cpu, metrics.serverCommands, metrics.serverCpu].map((metric) => ({ scenario: 'S1', metric })),
+  ...[metrics.p50, metrics.p99, metrics.cpu, metrics.serverCommands, metrics.serverCommandsOnce, metrics.serverCpu].map((metric) => ({ scenario: 'S1', metric })),
   ...workerCounts.map((workers) => ({ scenario: `S2 @ ${workers}`, metric: metrics.opsPerSecond })),
 ];
 const measureName = ({ scenario, metric }: (typeof measures)[number]): string =>

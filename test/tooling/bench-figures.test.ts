@@ -2,8 +2,8 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { masterDelta, masterReading } from '../../bench/master-stats.js';
-import { judge, metrics, ownMeasuresOf, type OwnRecord, type OwnTarget } from '../../bench/own-report.js';
+import { commandUsOnce, masterDelta, masterReading } from '../../bench/master-stats.js';
+import { judge, metrics, NATIVE_COMMAND_TARGET, ownMeasuresOf, ownTargets, type OwnRecord, type OwnTarget } from '../../bench/own-report.js';
 import { ownSlice, type OwnSlice } from '../../bench/own-slice.js';
 import { addRound } from '../../bench/processes.js';
 import { fullRuns } from '../../bench/readme.js';
@@ -45,14 +45,25 @@ describe("the masters' counters (bench/master-stats.ts)", () => {
       'used_cpu_user_children:7.000000',
     ].join('\r\n');
 
-  it('reads script calls, command time without the INFO that reads it, and the server CPU without its children', () => {
-    expect(masterReading(info(10, 300, 999, '1.250000', '0.500000'))).toEqual({ scriptCalls: 10, commandUs: 320, cpuUs: 1_750_000 });
+  it('reads script calls, command time and each command without the INFO that reads it, and the server CPU without its children', () => {
+    expect(masterReading(info(10, 300, 999, '1.250000', '0.500000'))).toEqual({
+      scriptCalls: 10, commandUs: 320, cpuUs: 1_750_000, commands: { evalsha: { calls: 10, usec: 300 }, publish: { calls: 4, usec: 20 } },
+    });
   });
 
   it('sums the differences over the masters', () => {
     const before = [masterReading(info(10, 300, 0, '1', '1')), masterReading(info(0, 0, 0, '0', '0'))];
     const after = [masterReading(info(15, 400, 50, '1.000100', '1')), masterReading(info(5, 50, 70, '0', '0.000020'))];
-    expect(masterDelta(before, after)).toEqual({ scriptCalls: 10, commandUs: 150, cpuUs: 120 });
+    // PUBLISH ran on neither master between the readings: no count of it.
+    expect(masterDelta(before, after)).toEqual({ scriptCalls: 10, commandUs: 150, cpuUs: 120, commands: { evalsha: { calls: 10, usec: 150 } } });
+  });
+
+  it("counts a script's commands once, in the script's time, where scripts ran; every command's elsewhere", () => {
+    const reading = (commands: Record<string, number>) =>
+      ({ scriptCalls: 0, commandUs: 0, cpuUs: 0, commands: Object.fromEntries(Object.entries(commands).map(([name, usec]) => [name, { calls: 1, usec }])) });
+    expect(commandUsOnce(reading({ evalsha: 100, get: 5, set: 15, del: 10 }))).toBe(100);
+    expect(commandUsOnce(reading({ set: 14, delex: 12, exists: 2, echo: 2 }))).toBe(30);
+    expect(commandUsOnce({ scriptCalls: 0, commandUs: 50, cpuUs: 0 })).toBeNaN();
   });
 });
 
@@ -86,6 +97,12 @@ describe('the own-process targets (bench/own-report.ts)', () => {
   const record = (scenario: string, round: number, label: string, figures: Partial<OwnSlice>): OwnRecord =>
     ({ scenario, round, label, slice: slice(figures), server: { scriptCalls: 0, commandUs: 0, cpuUs: 0 } });
   const hot = (jain: number, handoffP50Ms: number, maxWaitMs: number) => ({ hotKey: { jain, handoffP50Ms, maxWaitMs } });
+
+  it("adds issue 39's command-time target where the server has a compare-and-delete", () => {
+    const native = (version?: string): boolean => ownTargets(Number.NaN, version).some((target) => target.id === NATIVE_COMMAND_TARGET && target.goal === '≤ 0.70×');
+    expect(['Redis 8.6.3', 'Redis 8.4.0', 'Valkey 9.1.2', 'Redis 10.0.1'].map(native)).toEqual([true, true, true, true]);
+    expect(['Redis 7.0.15', 'Redis 8.2.1', 'Valkey 8.1.1', undefined].map(native)).toEqual([false, false, false, false]);
+  });
 
   it('takes the ratio to the best peer of each round, lower or higher as the figure reads', () => {
     const records = [
