@@ -135,15 +135,17 @@ export class NativeCommands {
 
   /**
    * Whether `operations` go as native commands: on a master without scripting, every one that can
-   * (the others were refused before batching: refusal()); on one with it, a lone release of one
-   * uncontended key. An acquire stays a script there: a native SET holds the key for a moment even
-   * while an earlier waiter is in its line, and such moments can refuse that waiter on a majority,
-   * again and again (model/README.md, "Native commands").
+   * (the others were refused before batching: refusal()); on one with it, a lock's lone release of
+   * one uncontended key. An acquire stays a script there: a native SET holds the key for a moment
+   * even while an earlier waiter is in its line, and such moments can refuse that waiter on a
+   * majority, again and again. So does an attempt's rollback: it has no ticket, and release.lua
+   * announces a key it finds free with a line only for a release with one (model/README.md,
+   * "Native releases", mutation 18).
    */
   takes(operations: readonly LockOperation[]): boolean {
     if (!this.offers.scripting) return true;
     const operation = operations[0]!;
-    if (operations.length !== 1 || operation.kind !== 'release' || operation.keys.length !== 1) return false;
+    if (operations.length !== 1 || operation.kind !== 'release' || operation.ticket === '' || operation.keys.length !== 1) return false;
     const until = this.#contended.get(operation.keys[0]!);
     if (until === undefined) return true;
     if (until > performance.now()) return false;
