@@ -28,6 +28,16 @@
  * refusal (the refused ticket heads no free key's line on that master), which -DMUT_HEAD_BLOCKS (a
  * ticket not in a key's line is refused by whoever is in it, earlier or later, and joins by its
  * place) and -DMUT_KEEP_WHEN_QUEUED (refused by lines alone, a ticket keeps all its places) break. Exclusion is asserted at every grant of a quorum.
+ * -DNATIVE (issue 39, L1 and L2): each master's part of a single-key call's attempt, rollback or
+ * release may go by native commands instead (SET NX then EXISTS queue; DELIFEQ then EXISTS queue),
+ * steps apart, and the script release announces every free key that has a line. It does not
+ * verify (README, "Native commands"): a native SET holds the key on its master until it is given
+ * back, and attempts that land then are refused by it (L2: a fair cycle; L1: a fair cycle, and a
+ * deadlock without the timer). Mutations, checked by hand in L2 with -DNO_TIMER, where it verifies:
+ * -DMUT_NATIVE_KEEP (a native grant is kept whatever the line: a fair cycle), -DMUT_NATIVE_SILENT
+ * (the give-back announces nothing: still verifies) and -DMUT_NATIVE_RELEASE_LEFT (the script step
+ * after a DELIFEQ announces the free key only if the ticket left its line, release.lua's old rule:
+ * a deadlock).
  */
 
 #define NM 3           /* masters */
@@ -37,6 +47,9 @@
 
 #if defined(L1) + defined(L2) + defined(L3) != 1
 #error choose one scenario: -DL1, -DL2 or -DL3
+#endif
+#if defined(NATIVE) && defined(L3)
+#error NATIVE models the plain lock: L1 or L2
 #endif
 
 #ifdef L1
@@ -185,6 +198,91 @@ inline attemptAt(m, t, R) {
   k = 0; blk = 0
 }
 
+#ifdef NATIVE
+/* Issue 39, src/voters/master/native.ts (docs/design/servers.md, section 3): on a master with a
+   native compare-and-delete, a single-key call's command may go as two pipelined native commands
+   instead of one script. They are not atomic: other clients' commands run between them, and
+   between their answer and the script step the client sends after it. Which commands go native is
+   the client's heuristic; here any of them may (a superset of its choices). A call's key: */
+#define SINGLE(R) ((R) == 1 || (R) == 2)
+#define KEYOF(R) ((R) == 2 -> 1 : 0)
+#define MK(m, R) key[(m) * K + KEYOF(R)]
+#define MQ(m, R) inq[(m) * K + KEYOF(R)]
+
+/* The native acquire on master m, each step apart: SET key value NX PX ttl; then EXISTS queue (its
+   reply: a grant if the SET took the key and no queue exists). A SET refused (the key held) sends
+   the attempt again as the script acquire. A SET that took the key while a queue exists gives it
+   back in one script call: the release of its own value (the freed key announced to the head of
+   its line, its own attempt's value: wakes nobody if that is t) and then the script acquire (a
+   ticket earlier in line refuses t, which joins the line at its place; none: it may be granted). */
+inline nativeAcquireAt(m, t, R) {
+  d_step {
+    if
+    :: MK(m, R) == 0 -> MK(m, R) = (t) + 1; printf("master %d: SET %c NX for %e: OK\n", m, 97 + KEYOF(R), NAME(t))
+    :: else -> printf("master %d: SET %c NX for %e: held\n", m, 97 + KEYOF(R), NAME(t))
+    fi
+  };
+  if
+#ifdef MUT_NATIVE_KEEP
+  /* the grant is kept whatever the line: no EXISTS, no give-back */
+  :: d_step { MK(m, R) == (t) + 1 -> grants++; printf("master %d: grants %e (native, kept)\n", m, NAME(t)); m++ }
+#else
+  :: d_step { MK(m, R) == (t) + 1 && MQ(m, R) == 0 -> grants++; printf("master %d: EXISTS %c's queue: none, grants %e\n", m, 97 + KEYOF(R), NAME(t)); m++ }
+  :: d_step { MK(m, R) == (t) + 1 && MQ(m, R) != 0 -> printf("master %d: EXISTS %c's queue: a line\n", m, 97 + KEYOF(R)) };
+     d_step {
+       MK(m, R) = 0;
+       printf("master %d: %e gives %c back, by script\n", m, NAME(t), 97 + KEYOF(R));
+#ifndef MUT_NATIVE_SILENT
+       announce(m, KEYOF(R), t);
+#endif
+       attemptAt(m, t, R); m++
+     }
+#endif
+  :: d_step { MK(m, R) != (t) + 1 -> attemptAt(m, t, R); m++ }
+  fi
+}
+
+/* The native compare-and-delete on master m, each step apart: DELIFEQ key value; then EXISTS queue;
+   if a queue exists, the script step follows, as src/script/lua/release.lua: a release (left: t)
+   takes t out of the line, a rollback (left: T) keeps it there, and a free key is announced to the
+   head of its line (a rollback's own value: wakes nobody if that is t). */
+inline nativeDeleteAt(m, t, R, left) {
+  d_step {
+    if :: MK(m, R) == (t) + 1 -> MK(m, R) = 0 :: else -> skip fi;
+    printf("master %d: DELIFEQ %c for %e\n", m, 97 + KEYOF(R), NAME(t))
+  };
+  if
+  :: d_step { MQ(m, R) == 0 -> printf("master %d: EXISTS %c's queue: none\n", m, 97 + KEYOF(R)); m++ }
+  :: d_step { MQ(m, R) != 0 -> printf("master %d: EXISTS %c's queue: a line\n", m, 97 + KEYOF(R)) };
+     d_step {
+#ifdef MUT_NATIVE_RELEASE_LEFT
+       /* release.lua's old rule: a key it did not delete is announced only if the ticket left its line */
+       if
+       :: (left) < T && has(MQ(m, R), left) -> MQ(m, R) = MQ(m, R) & ~(1 << (left)); if :: MK(m, R) == 0 -> announce(m, KEYOF(R), T) :: else -> skip fi
+       :: else -> skip
+       fi;
+#else
+       if :: (left) < T -> MQ(m, R) = MQ(m, R) & ~(1 << (left)) :: else -> skip fi;
+       if :: MK(m, R) == 0 -> announce(m, KEYOF(R), ((left) < T -> T : (t))) :: else -> skip fi;
+#endif
+       m++
+     }
+  fi
+}
+#endif
+
+/* Which keys release.lua deletes or announces on a master (a rollback's release keeps the ticket in
+   line). Before issue 39, a key it did not delete was announced only if the ticket left its line;
+   with native releases, whose DELIFEQ deletes the key before this script runs, every free key with
+   a line is announced. */
+#ifdef NATIVE
+#define RELEASES(m, k, t) (key[(m) * K + (k)] == (t) + 1 || inq[(m) * K + (k)] != 0)
+#define ROLLS_BACK(m, k, t) (key[(m) * K + (k)] == (t) + 1 || (key[(m) * K + (k)] == 0 && inq[(m) * K + (k)] != 0))
+#else
+#define RELEASES(m, k, t) (key[(m) * K + (k)] == (t) + 1 || has(inq[(m) * K + (k)], t))
+#define ROLLS_BACK(m, k, t) (key[(m) * K + (k)] == (t) + 1)
+#endif
+
 /* src/redlock.ts: a new acquire() call draws ticket t, kept across its attempts. Its order against
    every ticket under way: later than each one whose acquire began more than the tolerance (the
    error of the processes' offset readings) ago; against one that began within it (fresh), the
@@ -235,6 +333,9 @@ inline acquire(t, R) {
   :: d_step { annm[t] = 0; grants = 0; m = 0 };
      do
      :: d_step { m < NM -> attemptAt(m, t, R); m++ }
+#ifdef NATIVE
+     :: SINGLE(R) && m < NM -> nativeAcquireAt(m, t, R)
+#endif
      :: d_step { m == NM -> m = 0 }; break
      od;
      if
@@ -254,7 +355,10 @@ inline acquire(t, R) {
         break
      :: d_step { grants < Q -> grants = 0; printf("%e: refused, rolls back\n", NAME(t)) };
         do
-        :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: has(R, k) && key[m * K + k] == (t) + 1 -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi }; k = 0; m++ }
+        :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: has(R, k) && ROLLS_BACK(m, k, t) -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi }; k = 0; m++ }
+#ifdef NATIVE
+        :: SINGLE(R) && m < NM -> nativeDeleteAt(m, t, R, T)
+#endif
         :: d_step { m == NM -> m = 0 }; break
         od;
         /* src/waiting.ts: sleep until a majority of masters name it first in line (a wake that came
@@ -282,7 +386,7 @@ inline release(t, R) {
        m < NM ->
        for (k : 0 .. K - 1) {
          if
-         :: has(R, k) && (key[m * K + k] == (t) + 1 || has(inq[m * K + k], t)) ->
+         :: has(R, k) && RELEASES(m, k, t) ->
             if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0 :: else -> skip fi;
             inq[m * K + k] = inq[m * K + k] & ~(1 << (t));
             if :: key[m * K + k] == 0 -> announce(m, k, T) :: else -> skip fi
@@ -291,6 +395,9 @@ inline release(t, R) {
        };
        k = 0; m++
      }
+#ifdef NATIVE
+  :: SINGLE(R) && m < NM -> nativeDeleteAt(m, t, R, t)
+#endif
   :: d_step { m == NM -> m = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0 }; break
   od
 }
