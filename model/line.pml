@@ -208,6 +208,20 @@ inline attemptAt(m, t, R) {
 #define KEYOF(R) ((R) == 2 -> 1 : 0)
 #define MK(m, R) key[(m) * K + KEYOF(R)]
 #define MQ(m, R) inq[(m) * K + KEYOF(R)]
+/* Restrictions of the heuristic, to see what liveness needs (README, "Native commands"; not the
+   design): -DNATIVE_FIRST, only a call's first attempt goes native (a waiter retries by script);
+   -DNATIVE_UNNESTED, no call made while its client holds another lock does (L1: H's call for b). */
+#ifdef NATIVE_FIRST
+bool tried[T];         /* the call of ticket t has had an attempt refused */
+#define FIRST_OK(t) (!tried[t])
+#else
+#define FIRST_OK(t) true
+#endif
+#if defined(NATIVE_UNNESTED) && defined(L1)
+#define NEST_OK(t) ((t) != 1)
+#else
+#define NEST_OK(t) true
+#endif
 
 /* The native acquire on master m, each step apart: SET key value NX PX ttl; then EXISTS queue (its
    reply: a grant if the SET took the key and no queue exists). A SET refused (the key held) sends
@@ -328,13 +342,19 @@ inline begin(t) {
    of who reaches each master first is still a run); success on a quorum; a failed attempt's
    rollback deletes its value everywhere and keeps t in line; then it sleeps until woken. */
 inline acquire(t, R) {
-  atomic { begin(t); printf("%e: acquire\n", NAME(t)) };
+  atomic {
+    begin(t);
+#ifdef NATIVE_FIRST
+    tried[t] = false;
+#endif
+    printf("%e: acquire\n", NAME(t))
+  };
   do
   :: d_step { annm[t] = 0; grants = 0; m = 0 };
      do
      :: d_step { m < NM -> attemptAt(m, t, R); m++ }
 #ifdef NATIVE
-     :: SINGLE(R) && m < NM -> nativeAcquireAt(m, t, R)
+     :: SINGLE(R) && FIRST_OK(t) && NEST_OK(t) && m < NM -> nativeAcquireAt(m, t, R)
 #endif
      :: d_step { m == NM -> m = 0 }; break
      od;
@@ -353,7 +373,13 @@ inline acquire(t, R) {
           printf("%e: holds\n", NAME(t))
         };
         break
-     :: d_step { grants < Q -> grants = 0; printf("%e: refused, rolls back\n", NAME(t)) };
+     :: d_step {
+          grants < Q -> grants = 0;
+#ifdef NATIVE_FIRST
+          tried[t] = true;
+#endif
+          printf("%e: refused, rolls back\n", NAME(t))
+        };
         do
         :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: has(R, k) && ROLLS_BACK(m, k, t) -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi }; k = 0; m++ }
 #ifdef NATIVE
