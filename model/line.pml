@@ -28,16 +28,14 @@
  * refusal (the refused ticket heads no free key's line on that master), which -DMUT_HEAD_BLOCKS (a
  * ticket not in a key's line is refused by whoever is in it, earlier or later, and joins by its
  * place) and -DMUT_KEEP_WHEN_QUEUED (refused by lines alone, a ticket keeps all its places) break. Exclusion is asserted at every grant of a quorum.
- * -DNATIVE (issue 39, L1 and L2): each master's part of a single-key call's attempt, rollback or
- * release may go by native commands instead (SET NX then EXISTS queue; DELIFEQ then EXISTS queue),
- * steps apart, and the script release announces every free key that has a line. It does not
- * verify (README, "Native commands"): a native SET holds the key on its master until it is given
- * back, and attempts that land then are refused by it (L2: a fair cycle; L1: a fair cycle, and a
- * deadlock without the timer). Mutations, checked by hand in L2 with -DNO_TIMER, where it verifies:
- * -DMUT_NATIVE_KEEP (a native grant is kept whatever the line: a fair cycle), -DMUT_NATIVE_SILENT
- * (the give-back announces nothing: still verifies) and -DMUT_NATIVE_RELEASE_LEFT (the script step
- * after a DELIFEQ announces the free key only if the ticket left its line, release.lua's old rule:
- * a deadlock).
+ * -DNATIVE (issue 39, L1 and L2): a release or rollback of a single-key call may go, master by
+ * master, as native commands (DELIFEQ, then EXISTS of the key's queue, then with a queue the script
+ * release), steps apart; acquires stay scripts. The script release announces a key it finds free
+ * with a line, for a rollback too. Mutations: -DMUT_NATIVE_RELEASE_LEFT (after a native release,
+ * the free key is announced only if the ticket left its line, release.lua's old rule: breaks L1
+ * without the timer) and -DMUT_NATIVE_ROLLBACK_SILENT (a rollback, which has no ticket, announces
+ * only a key it deletes itself: breaks L2 without the timer). -DNATIVE_ACQUIRE is the rejected
+ * design, native acquires too (SET NX, then EXISTS queue): it breaks L2, and L1 without the timer.
  */
 
 #define NM 3           /* masters */
@@ -47,6 +45,9 @@
 
 #if defined(L1) + defined(L2) + defined(L3) != 1
 #error choose one scenario: -DL1, -DL2 or -DL3
+#endif
+#ifdef NATIVE_ACQUIRE
+#define NATIVE         /* the rejected design: native acquires, over the native releases */
 #endif
 #if defined(NATIVE) && defined(L3)
 #error NATIVE models the plain lock: L1 or L2
@@ -199,67 +200,21 @@ inline attemptAt(m, t, R) {
 }
 
 #ifdef NATIVE
-/* Issue 39, src/voters/master/native.ts (docs/design/servers.md, section 3): on a master with a
-   native compare-and-delete, a single-key call's command may go as two pipelined native commands
-   instead of one script. They are not atomic: other clients' commands run between them, and
-   between their answer and the script step the client sends after it. Which commands go native is
-   the client's heuristic; here any of them may (a superset of its choices). A call's key: */
+/* Issue 39, src/voters/master/native.ts: on a master with scripting and a native compare-and-delete,
+   a lone release of one key may go as native commands instead of the script: DELIFEQ key value
+   (Redis: DELEX key IFEQ value), then EXISTS of its queue, pipelined, each a step of its own (other
+   clients' commands run between them). Where a queue exists, the script release follows. Which
+   releases go native is the client's heuristic; here any release or rollback of a single-key call
+   may, master by master (a superset of its choices). Acquires stay scripts. A call's key: */
 #define SINGLE(R) ((R) == 1 || (R) == 2)
 #define KEYOF(R) ((R) == 2 -> 1 : 0)
 #define MK(m, R) key[(m) * K + KEYOF(R)]
 #define MQ(m, R) inq[(m) * K + KEYOF(R)]
-/* Restrictions of the heuristic, to see what liveness needs (README, "Native commands"; not the
-   design): -DNATIVE_FIRST, only a call's first attempt goes native (a waiter retries by script);
-   -DNATIVE_UNNESTED, no call made while its client holds another lock does (L1: H's call for b). */
-#ifdef NATIVE_FIRST
-bool tried[T];         /* the call of ticket t has had an attempt refused */
-#define FIRST_OK(t) (!tried[t])
-#else
-#define FIRST_OK(t) true
-#endif
-#if defined(NATIVE_UNNESTED) && defined(L1)
-#define NEST_OK(t) ((t) != 1)
-#else
-#define NEST_OK(t) true
-#endif
 
-/* The native acquire on master m, each step apart: SET key value NX PX ttl; then EXISTS queue (its
-   reply: a grant if the SET took the key and no queue exists). A SET refused (the key held) sends
-   the attempt again as the script acquire. A SET that took the key while a queue exists gives it
-   back in one script call: the release of its own value (the freed key announced to the head of
-   its line, its own attempt's value: wakes nobody if that is t) and then the script acquire (a
-   ticket earlier in line refuses t, which joins the line at its place; none: it may be granted). */
-inline nativeAcquireAt(m, t, R) {
-  d_step {
-    if
-    :: MK(m, R) == 0 -> MK(m, R) = (t) + 1; printf("master %d: SET %c NX for %e: OK\n", m, 97 + KEYOF(R), NAME(t))
-    :: else -> printf("master %d: SET %c NX for %e: held\n", m, 97 + KEYOF(R), NAME(t))
-    fi
-  };
-  if
-#ifdef MUT_NATIVE_KEEP
-  /* the grant is kept whatever the line: no EXISTS, no give-back */
-  :: d_step { MK(m, R) == (t) + 1 -> grants++; printf("master %d: grants %e (native, kept)\n", m, NAME(t)); m++ }
-#else
-  :: d_step { MK(m, R) == (t) + 1 && MQ(m, R) == 0 -> grants++; printf("master %d: EXISTS %c's queue: none, grants %e\n", m, 97 + KEYOF(R), NAME(t)); m++ }
-  :: d_step { MK(m, R) == (t) + 1 && MQ(m, R) != 0 -> printf("master %d: EXISTS %c's queue: a line\n", m, 97 + KEYOF(R)) };
-     d_step {
-       MK(m, R) = 0;
-       printf("master %d: %e gives %c back, by script\n", m, NAME(t), 97 + KEYOF(R));
-#ifndef MUT_NATIVE_SILENT
-       announce(m, KEYOF(R), t);
-#endif
-       attemptAt(m, t, R); m++
-     }
-#endif
-  :: d_step { MK(m, R) != (t) + 1 -> attemptAt(m, t, R); m++ }
-  fi
-}
-
-/* The native compare-and-delete on master m, each step apart: DELIFEQ key value; then EXISTS queue;
-   if a queue exists, the script step follows, as src/script/lua/release.lua: a release (left: t)
-   takes t out of the line, a rollback (left: T) keeps it there, and a free key is announced to the
-   head of its line (a rollback's own value: wakes nobody if that is t). */
+/* The native release on master m: DELIFEQ; EXISTS queue; with a queue, src/script/lua/release.lua
+   for the same operation: a release (left: t) takes its ticket out of the line, a rollback (left:
+   T, no ticket) keeps its place; either announces the key to the head of its line if the key is
+   free then (a rollback's own value wakes nobody if that is t). */
 inline nativeDeleteAt(m, t, R, left) {
   d_step {
     if :: MK(m, R) == (t) + 1 -> MK(m, R) = 0 :: else -> skip fi;
@@ -269,31 +224,68 @@ inline nativeDeleteAt(m, t, R, left) {
   :: d_step { MQ(m, R) == 0 -> printf("master %d: EXISTS %c's queue: none\n", m, 97 + KEYOF(R)); m++ }
   :: d_step { MQ(m, R) != 0 -> printf("master %d: EXISTS %c's queue: a line\n", m, 97 + KEYOF(R)) };
      d_step {
-#ifdef MUT_NATIVE_RELEASE_LEFT
-       /* release.lua's old rule: a key it did not delete is announced only if the ticket left its line */
+       printf("master %d: release.lua for %e\n", m, NAME(t));
        if
-       :: (left) < T && has(MQ(m, R), left) -> MQ(m, R) = MQ(m, R) & ~(1 << (left)); if :: MK(m, R) == 0 -> announce(m, KEYOF(R), T) :: else -> skip fi
-       :: else -> skip
-       fi;
+       :: (left) < T ->
+#ifdef MUT_NATIVE_RELEASE_LEFT
+          /* release.lua's old rule: a key it did not delete is announced only if the ticket left its line */
+          if :: has(MQ(m, R), left) -> MQ(m, R) = MQ(m, R) & ~(1 << (left)); if :: MK(m, R) == 0 -> announce(m, KEYOF(R), T) :: else -> skip fi :: else -> skip fi
 #else
-       if :: (left) < T -> MQ(m, R) = MQ(m, R) & ~(1 << (left)) :: else -> skip fi;
-       if :: MK(m, R) == 0 -> announce(m, KEYOF(R), ((left) < T -> T : (t))) :: else -> skip fi;
+          MQ(m, R) = MQ(m, R) & ~(1 << (left)); if :: MK(m, R) == 0 -> announce(m, KEYOF(R), T) :: else -> skip fi
 #endif
+#ifdef MUT_NATIVE_ROLLBACK_SILENT
+       /* a release without a ticket announces only a key it deletes itself: none here */
+       :: else -> skip
+#else
+       :: else -> if :: MK(m, R) == 0 -> announce(m, KEYOF(R), t) :: else -> skip fi
+#endif
+       fi;
        m++
      }
   fi
 }
 #endif
 
-/* Which keys release.lua deletes or announces on a master (a rollback's release keeps the ticket in
-   line). Before issue 39, a key it did not delete was announced only if the ticket left its line;
-   with native releases, whose DELIFEQ deletes the key before this script runs, every free key with
-   a line is announced. */
+#ifdef NATIVE_ACQUIRE
+/* The rejected design (README, "Why acquires stay scripts"): a single-key call's attempt on
+   master m may go native too, each step apart: SET key value NX PX ttl; then EXISTS queue (a grant
+   if the SET took the key and no queue exists). A SET refused (the key held) sends the attempt
+   again as the script acquire. A SET that took the key while a queue exists gives it back in one
+   script call: the release of its own value (announced to the head of its line; its own attempt's
+   value wakes nobody if that is t) and then the script acquire. */
+inline nativeAcquireAt(m, t, R) {
+  d_step {
+    if
+    :: MK(m, R) == 0 -> MK(m, R) = (t) + 1; printf("master %d: SET %c NX for %e: OK\n", m, 97 + KEYOF(R), NAME(t))
+    :: else -> printf("master %d: SET %c NX for %e: held\n", m, 97 + KEYOF(R), NAME(t))
+    fi
+  };
+  if
+  :: d_step { MK(m, R) == (t) + 1 && MQ(m, R) == 0 -> grants++; printf("master %d: EXISTS %c's queue: none, grants %e\n", m, 97 + KEYOF(R), NAME(t)); m++ }
+  :: d_step { MK(m, R) == (t) + 1 && MQ(m, R) != 0 -> printf("master %d: EXISTS %c's queue: a line\n", m, 97 + KEYOF(R)) };
+     d_step {
+       MK(m, R) = 0;
+       printf("master %d: %e gives %c back, by script\n", m, NAME(t), 97 + KEYOF(R));
+       announce(m, KEYOF(R), t);
+       attemptAt(m, t, R); m++
+     }
+  :: d_step { MK(m, R) != (t) + 1 -> attemptAt(m, t, R); m++ }
+  fi
+}
+#endif
+
+/* Which keys the script release (src/script/lua/release.lua) deletes or announces on a master.
+   Before issue 39 it announced a key it did not delete only if the ticket left its line, and a
+   rollback (no ticket) only the key it deleted. With native releases, whose DELIFEQ deletes the key
+   before the script runs, a release finds its key free with a line and announces it, ticket or not. */
 #ifdef NATIVE
 #define RELEASES(m, k, t) (key[(m) * K + (k)] == (t) + 1 || inq[(m) * K + (k)] != 0)
-#define ROLLS_BACK(m, k, t) (key[(m) * K + (k)] == (t) + 1 || (key[(m) * K + (k)] == 0 && inq[(m) * K + (k)] != 0))
 #else
 #define RELEASES(m, k, t) (key[(m) * K + (k)] == (t) + 1 || has(inq[(m) * K + (k)], t))
+#endif
+#if defined(NATIVE) && !defined(MUT_NATIVE_ROLLBACK_SILENT)
+#define ROLLS_BACK(m, k, t) (key[(m) * K + (k)] == (t) + 1 || (key[(m) * K + (k)] == 0 && inq[(m) * K + (k)] != 0))
+#else
 #define ROLLS_BACK(m, k, t) (key[(m) * K + (k)] == (t) + 1)
 #endif
 
@@ -344,17 +336,14 @@ inline begin(t) {
 inline acquire(t, R) {
   atomic {
     begin(t);
-#ifdef NATIVE_FIRST
-    tried[t] = false;
-#endif
     printf("%e: acquire\n", NAME(t))
   };
   do
   :: d_step { annm[t] = 0; grants = 0; m = 0 };
      do
      :: d_step { m < NM -> attemptAt(m, t, R); m++ }
-#ifdef NATIVE
-     :: SINGLE(R) && FIRST_OK(t) && NEST_OK(t) && m < NM -> nativeAcquireAt(m, t, R)
+#ifdef NATIVE_ACQUIRE
+     :: SINGLE(R) && m < NM -> nativeAcquireAt(m, t, R)
 #endif
      :: d_step { m == NM -> m = 0 }; break
      od;
@@ -375,9 +364,6 @@ inline acquire(t, R) {
         break
      :: d_step {
           grants < Q -> grants = 0;
-#ifdef NATIVE_FIRST
-          tried[t] = true;
-#endif
           printf("%e: refused, rolls back\n", NAME(t))
         };
         do
