@@ -28,13 +28,14 @@
  * refusal (the refused ticket heads no free key's line on that master), which -DMUT_HEAD_BLOCKS (a
  * ticket not in a key's line is refused by whoever is in it, earlier or later, and joins by its
  * place) and -DMUT_KEEP_WHEN_QUEUED (refused by lines alone, a ticket keeps all its places) break. Exclusion is asserted at every grant of a quorum.
- * -DNATIVE (issue 39, L1 and L2): a release or rollback of a single-key call may go, master by
- * master, as native commands (DELIFEQ, then EXISTS of the key's queue, then with a queue the script
- * release), steps apart; acquires stay scripts. The script release announces a key it finds free
- * with a line, for a rollback too. Mutations: -DMUT_NATIVE_RELEASE_LEFT (after a native release,
- * the free key is announced only if the ticket left its line, release.lua's old rule: breaks L1
- * without the timer) and -DMUT_NATIVE_ROLLBACK_SILENT (a rollback, which has no ticket, announces
- * only a key it deletes itself: breaks L2 without the timer). -DNATIVE_ACQUIRE is the rejected
+ * -DNATIVE (issue 39, L1 and L2): a lock's release of a single-key call may go, master by master,
+ * as native commands (DELIFEQ, then EXISTS of the key's queue, then with a queue the script
+ * release), steps apart; acquires and an attempt's rollback stay scripts. The script release of a
+ * lock (it has a ticket) announces a key it finds free with a line. Mutations:
+ * -DMUT_NATIVE_RELEASE_LEFT (after a native release, the free key is announced only if the ticket
+ * left its line, release.lua's old rule: breaks L1 without the timer) and -DMUT_NATIVE_ROLLBACK (a
+ * rollback may go native too; it has no ticket, so its script announces only a key it deletes
+ * itself: breaks L2 without the timer). -DNATIVE_ACQUIRE is the rejected
  * design, native acquires too (SET NX, then EXISTS queue): it breaks L2, and L1 without the timer.
  */
 
@@ -204,17 +205,18 @@ inline attemptAt(m, t, R) {
    a lone release of one key may go as native commands instead of the script: DELIFEQ key value
    (Redis: DELEX key IFEQ value), then EXISTS of its queue, pipelined, each a step of its own (other
    clients' commands run between them). Where a queue exists, the script release follows. Which
-   releases go native is the client's heuristic; here any release or rollback of a single-key call
-   may, master by master (a superset of its choices). Acquires stay scripts. A call's key: */
+   releases go native is the client's heuristic; here any lock's release of a single-key call may,
+   master by master (a superset of its choices). Acquires and an attempt's rollback (which has no
+   ticket: native.ts takes only a release with one) stay scripts. A call's key: */
 #define SINGLE(R) ((R) == 1 || (R) == 2)
 #define KEYOF(R) ((R) == 2 -> 1 : 0)
 #define MK(m, R) key[(m) * K + KEYOF(R)]
 #define MQ(m, R) inq[(m) * K + KEYOF(R)]
 
 /* The native release on master m: DELIFEQ; EXISTS queue; with a queue, src/script/lua/release.lua
-   for the same operation: a release (left: t) takes its ticket out of the line, a rollback (left:
-   T, no ticket) keeps its place; either announces the key to the head of its line if the key is
-   free then (a rollback's own value wakes nobody if that is t). */
+   for the same operation: a release (left: t) takes its ticket out of the line and announces the key
+   to the head of its line if the key is free then; a rollback (left: T, no ticket: only under
+   MUT_NATIVE_ROLLBACK) keeps its place and announces nothing. */
 inline nativeDeleteAt(m, t, R, left) {
   d_step {
     if :: MK(m, R) == (t) + 1 -> MK(m, R) = 0 :: else -> skip fi;
@@ -233,12 +235,9 @@ inline nativeDeleteAt(m, t, R, left) {
 #else
           MQ(m, R) = MQ(m, R) & ~(1 << (left)); if :: MK(m, R) == 0 -> announce(m, KEYOF(R), T) :: else -> skip fi
 #endif
-#ifdef MUT_NATIVE_ROLLBACK_SILENT
-       /* a release without a ticket announces only a key it deletes itself: none here */
+       /* a rollback (MUT_NATIVE_ROLLBACK): without a ticket, release.lua announces only a key it
+          deletes itself, none here */
        :: else -> skip
-#else
-       :: else -> if :: MK(m, R) == 0 -> announce(m, KEYOF(R), t) :: else -> skip fi
-#endif
        fi;
        m++
      }
@@ -277,17 +276,15 @@ inline nativeAcquireAt(m, t, R) {
 /* Which keys the script release (src/script/lua/release.lua) deletes or announces on a master.
    Before issue 39 it announced a key it did not delete only if the ticket left its line, and a
    rollback (no ticket) only the key it deleted. With native releases, whose DELIFEQ deletes the key
-   before the script runs, a release finds its key free with a line and announces it, ticket or not. */
+   before the script runs, a lock's release (it has a ticket) finds its key free with a line and
+   announces it. */
 #ifdef NATIVE
 #define RELEASES(m, k, t) (key[(m) * K + (k)] == (t) + 1 || inq[(m) * K + (k)] != 0)
 #else
 #define RELEASES(m, k, t) (key[(m) * K + (k)] == (t) + 1 || has(inq[(m) * K + (k)], t))
 #endif
-#if defined(NATIVE) && !defined(MUT_NATIVE_ROLLBACK_SILENT)
-#define ROLLS_BACK(m, k, t) (key[(m) * K + (k)] == (t) + 1 || (key[(m) * K + (k)] == 0 && inq[(m) * K + (k)] != 0))
-#else
+/* A rollback (no ticket) announces only a key it deletes. */
 #define ROLLS_BACK(m, k, t) (key[(m) * K + (k)] == (t) + 1)
-#endif
 
 /* src/redlock.ts: a new acquire() call draws ticket t, kept across its attempts. Its order against
    every ticket under way: later than each one whose acquire began more than the tolerance (the
@@ -368,7 +365,7 @@ inline acquire(t, R) {
         };
         do
         :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: has(R, k) && ROLLS_BACK(m, k, t) -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi }; k = 0; m++ }
-#ifdef NATIVE
+#ifdef MUT_NATIVE_ROLLBACK
         :: SINGLE(R) && m < NM -> nativeDeleteAt(m, t, R, T)
 #endif
         :: d_step { m == NM -> m = 0 }; break

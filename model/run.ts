@@ -115,7 +115,7 @@ const ALL_RUNS: readonly Run[] = [
   { name: 'real: native releases, every run of L1 to its end', what: 'exclusion, no hold-and-wait, no deadlock state', defines: [...CONFIG.native1, '-DHOLDWAIT'] },
   { name: 'real: native releases, every run of L2', what: 'exclusion, no hold-and-wait, no deadlock state', defines: [...CONFIG.native2, '-DHOLDWAIT'] },
   { name: '17. after a native release, the free key is announced only if the ticket left its line', what: 'MUT_NATIVE_RELEASE_LEFT, no retry timer', defines: [...CONFIG.native1, '-DNO_TIMER', '-DMUT_NATIVE_RELEASE_LEFT'], breaks: 'L1', liveness: 'L1' },
-  { name: '18. a rollback (no ticket) announces only a key it deletes itself', what: 'MUT_NATIVE_ROLLBACK_SILENT, no retry timer', defines: [...CONFIG.native2, '-DNO_TIMER', '-DMUT_NATIVE_ROLLBACK_SILENT'], breaks: 'L2', liveness: 'L2' },
+  { name: '18. a rollback goes native too (it has no ticket: its script announces only a key it deletes)', what: 'MUT_NATIVE_ROLLBACK, no retry timer', defines: [...CONFIG.native2, '-DNO_TIMER', '-DMUT_NATIVE_ROLLBACK'], breaks: 'L2', liveness: 'L2' },
   { name: 'rejected design: native acquires too, L2', what: 'NATIVE_ACQUIRE: why acquires stay scripts', defines: CONFIG.nativeAcquire2, breaks: 'L2', liveness: 'L2' },
   { name: 'rejected design: native acquires too, L1, woken only by the masters', what: 'NATIVE_ACQUIRE, no retry timer', defines: [...CONFIG.nativeAcquire1, '-DNO_TIMER'], breaks: 'L1', liveness: 'L1' },
   {
