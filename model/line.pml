@@ -28,6 +28,15 @@
  * refusal (the refused ticket heads no free key's line on that master), which -DMUT_HEAD_BLOCKS (a
  * ticket not in a key's line is refused by whoever is in it, earlier or later, and joins by its
  * place) and -DMUT_KEEP_WHEN_QUEUED (refused by lines alone, a ticket keeps all its places) break. Exclusion is asserted at every grant of a quorum.
+ * -DNATIVE (issue 39, L1 and L2): a lock's release of a single-key call may go, master by master,
+ * as native commands (DELIFEQ, then EXISTS of the key's queue, then with a queue the script
+ * release), steps apart; acquires and an attempt's rollback stay scripts. The script release of a
+ * lock (it has a ticket) announces a key it finds free with a line. Mutations:
+ * -DMUT_NATIVE_RELEASE_LEFT (after a native release, the free key is announced only if the ticket
+ * left its line, release.lua's old rule: breaks L1 without the timer) and -DMUT_NATIVE_ROLLBACK (a
+ * rollback may go native too; it has no ticket, so its script announces only a key it deletes
+ * itself: breaks L2 without the timer). -DNATIVE_ACQUIRE is the rejected
+ * design, native acquires too (SET NX, then EXISTS queue): it breaks L2, and L1 without the timer.
  */
 
 #define NM 3           /* masters */
@@ -37,6 +46,12 @@
 
 #if defined(L1) + defined(L2) + defined(L3) != 1
 #error choose one scenario: -DL1, -DL2 or -DL3
+#endif
+#ifdef NATIVE_ACQUIRE
+#define NATIVE         /* the rejected design: native acquires, over the native releases */
+#endif
+#if defined(NATIVE) && defined(L3)
+#error NATIVE models the plain lock: L1 or L2
 #endif
 
 #ifdef L1
@@ -185,6 +200,92 @@ inline attemptAt(m, t, R) {
   k = 0; blk = 0
 }
 
+#ifdef NATIVE
+/* Issue 39, src/voters/master/native.ts: on a master with scripting and a native compare-and-delete,
+   a lone release of one key may go as native commands instead of the script: DELIFEQ key value
+   (Redis: DELEX key IFEQ value), then EXISTS of its queue, pipelined, each a step of its own (other
+   clients' commands run between them). Where a queue exists, the script release follows. Which
+   releases go native is the client's heuristic; here any lock's release of a single-key call may,
+   master by master (a superset of its choices). Acquires and an attempt's rollback (which has no
+   ticket: native.ts takes only a release with one) stay scripts. A call's key: */
+#define SINGLE(R) ((R) == 1 || (R) == 2)
+#define KEYOF(R) ((R) == 2 -> 1 : 0)
+#define MK(m, R) key[(m) * K + KEYOF(R)]
+#define MQ(m, R) inq[(m) * K + KEYOF(R)]
+
+/* The native release on master m: DELIFEQ; EXISTS queue; with a queue, src/script/lua/release.lua
+   for the same operation: a release (left: t) takes its ticket out of the line and announces the key
+   to the head of its line if the key is free then; a rollback (left: T, no ticket: only under
+   MUT_NATIVE_ROLLBACK) keeps its place and announces nothing. */
+inline nativeDeleteAt(m, t, R, left) {
+  d_step {
+    if :: MK(m, R) == (t) + 1 -> MK(m, R) = 0 :: else -> skip fi;
+    printf("master %d: DELIFEQ %c for %e\n", m, 97 + KEYOF(R), NAME(t))
+  };
+  if
+  :: d_step { MQ(m, R) == 0 -> printf("master %d: EXISTS %c's queue: none\n", m, 97 + KEYOF(R)); m++ }
+  :: d_step { MQ(m, R) != 0 -> printf("master %d: EXISTS %c's queue: a line\n", m, 97 + KEYOF(R)) };
+     d_step {
+       printf("master %d: release.lua for %e\n", m, NAME(t));
+       if
+       :: (left) < T ->
+#ifdef MUT_NATIVE_RELEASE_LEFT
+          /* release.lua's old rule: a key it did not delete is announced only if the ticket left its line */
+          if :: has(MQ(m, R), left) -> MQ(m, R) = MQ(m, R) & ~(1 << (left)); if :: MK(m, R) == 0 -> announce(m, KEYOF(R), T) :: else -> skip fi :: else -> skip fi
+#else
+          MQ(m, R) = MQ(m, R) & ~(1 << (left)); if :: MK(m, R) == 0 -> announce(m, KEYOF(R), T) :: else -> skip fi
+#endif
+       /* a rollback (MUT_NATIVE_ROLLBACK): without a ticket, release.lua announces only a key it
+          deletes itself, none here */
+       :: else -> skip
+       fi;
+       m++
+     }
+  fi
+}
+#endif
+
+#ifdef NATIVE_ACQUIRE
+/* The rejected design (README, "Why acquires stay scripts"): a single-key call's attempt on
+   master m may go native too, each step apart: SET key value NX PX ttl; then EXISTS queue (a grant
+   if the SET took the key and no queue exists). A SET refused (the key held) sends the attempt
+   again as the script acquire. A SET that took the key while a queue exists gives it back in one
+   script call: the release of its own value (announced to the head of its line; its own attempt's
+   value wakes nobody if that is t) and then the script acquire. */
+inline nativeAcquireAt(m, t, R) {
+  d_step {
+    if
+    :: MK(m, R) == 0 -> MK(m, R) = (t) + 1; printf("master %d: SET %c NX for %e: OK\n", m, 97 + KEYOF(R), NAME(t))
+    :: else -> printf("master %d: SET %c NX for %e: held\n", m, 97 + KEYOF(R), NAME(t))
+    fi
+  };
+  if
+  :: d_step { MK(m, R) == (t) + 1 && MQ(m, R) == 0 -> grants++; printf("master %d: EXISTS %c's queue: none, grants %e\n", m, 97 + KEYOF(R), NAME(t)); m++ }
+  :: d_step { MK(m, R) == (t) + 1 && MQ(m, R) != 0 -> printf("master %d: EXISTS %c's queue: a line\n", m, 97 + KEYOF(R)) };
+     d_step {
+       MK(m, R) = 0;
+       printf("master %d: %e gives %c back, by script\n", m, NAME(t), 97 + KEYOF(R));
+       announce(m, KEYOF(R), t);
+       attemptAt(m, t, R); m++
+     }
+  :: d_step { MK(m, R) != (t) + 1 -> attemptAt(m, t, R); m++ }
+  fi
+}
+#endif
+
+/* Which keys the script release (src/script/lua/release.lua) deletes or announces on a master.
+   Before issue 39 it announced a key it did not delete only if the ticket left its line, and a
+   rollback (no ticket) only the key it deleted. With native releases, whose DELIFEQ deletes the key
+   before the script runs, a lock's release (it has a ticket) finds its key free with a line and
+   announces it. */
+#ifdef NATIVE
+#define RELEASES(m, k, t) (key[(m) * K + (k)] == (t) + 1 || inq[(m) * K + (k)] != 0)
+#else
+#define RELEASES(m, k, t) (key[(m) * K + (k)] == (t) + 1 || has(inq[(m) * K + (k)], t))
+#endif
+/* A rollback (no ticket) announces only a key it deletes. */
+#define ROLLS_BACK(m, k, t) (key[(m) * K + (k)] == (t) + 1)
+
 /* src/redlock.ts: a new acquire() call draws ticket t, kept across its attempts. Its order against
    every ticket under way: later than each one whose acquire began more than the tolerance (the
    error of the processes' offset readings) ago; against one that began within it (fresh), the
@@ -230,11 +331,17 @@ inline begin(t) {
    of who reaches each master first is still a run); success on a quorum; a failed attempt's
    rollback deletes its value everywhere and keeps t in line; then it sleeps until woken. */
 inline acquire(t, R) {
-  atomic { begin(t); printf("%e: acquire\n", NAME(t)) };
+  atomic {
+    begin(t);
+    printf("%e: acquire\n", NAME(t))
+  };
   do
   :: d_step { annm[t] = 0; grants = 0; m = 0 };
      do
      :: d_step { m < NM -> attemptAt(m, t, R); m++ }
+#ifdef NATIVE_ACQUIRE
+     :: SINGLE(R) && m < NM -> nativeAcquireAt(m, t, R)
+#endif
      :: d_step { m == NM -> m = 0 }; break
      od;
      if
@@ -252,9 +359,15 @@ inline acquire(t, R) {
           printf("%e: holds\n", NAME(t))
         };
         break
-     :: d_step { grants < Q -> grants = 0; printf("%e: refused, rolls back\n", NAME(t)) };
+     :: d_step {
+          grants < Q -> grants = 0;
+          printf("%e: refused, rolls back\n", NAME(t))
+        };
         do
-        :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: has(R, k) && key[m * K + k] == (t) + 1 -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi }; k = 0; m++ }
+        :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: has(R, k) && ROLLS_BACK(m, k, t) -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi }; k = 0; m++ }
+#ifdef MUT_NATIVE_ROLLBACK
+        :: SINGLE(R) && m < NM -> nativeDeleteAt(m, t, R, T)
+#endif
         :: d_step { m == NM -> m = 0 }; break
         od;
         /* src/waiting.ts: sleep until a majority of masters name it first in line (a wake that came
@@ -282,7 +395,7 @@ inline release(t, R) {
        m < NM ->
        for (k : 0 .. K - 1) {
          if
-         :: has(R, k) && (key[m * K + k] == (t) + 1 || has(inq[m * K + k], t)) ->
+         :: has(R, k) && RELEASES(m, k, t) ->
             if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0 :: else -> skip fi;
             inq[m * K + k] = inq[m * K + k] & ~(1 << (t));
             if :: key[m * K + k] == 0 -> announce(m, k, T) :: else -> skip fi
@@ -291,6 +404,9 @@ inline release(t, R) {
        };
        k = 0; m++
      }
+#ifdef NATIVE
+  :: SINGLE(R) && m < NM -> nativeDeleteAt(m, t, R, t)
+#endif
   :: d_step { m == NM -> m = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0 }; break
   od
 }

@@ -10,7 +10,8 @@
  *
  * `npm run model -- --shipped`: only the rules the library runs, and their mutations: the hand-off's
  * runs (-DHANDOFF, a design in docs/design/performance.md that is not built) are left out, and
- * model/results/latest.md is not written. `.ci/run` runs this (it keeps CI within its 20 minutes).
+ * model/results/latest.md is not written. The native acquires' runs (-DNATIVE_ACQUIRE, a rejected
+ * design) stay: like a mutation, each must produce its counterexample, which is why acquires stay scripts. `.ci/run` runs this (it keeps CI within its 20 minutes).
  *
  * Needs spin and a C compiler (Debian: `apt-get install spin gcc`; `.ci/run` installs them).
  */
@@ -65,6 +66,12 @@ const CONFIG = {
   l2: ['-DLINE', '-DL2'],
   // The fair semaphore (issue 29): limit 2, X and Z take a permit forever, Y asks once.
   l3: ['-DLINE', '-DL3'],
+  // Native releases (issue 39): a single-key call's release or rollback may go as DELIFEQ, EXISTS
+  // queue, then the script release; acquires stay scripts. nativeAcquire: the rejected design.
+  native1: ['-DLINE', '-DL1', '-DNATIVE'],
+  native2: ['-DLINE', '-DL2', '-DNATIVE'],
+  nativeAcquire1: ['-DLINE', '-DL1', '-DNATIVE_ACQUIRE'],
+  nativeAcquire2: ['-DLINE', '-DL2', '-DNATIVE_ACQUIRE'],
 };
 
 const ALL_RUNS: readonly Run[] = [
@@ -101,6 +108,16 @@ const ALL_RUNS: readonly Run[] = [
   { name: 'real: the fair semaphore, every run of L3', what: 'one holder per slot (the limit), no deadlock state', defines: CONFIG.l3 },
   { name: '15. permits have no line (the racing semaphore)', what: 'MUT_PERMIT_RACE', defines: [...CONFIG.l3, '-DMUT_PERMIT_RACE'], breaks: 'L3', liveness: 'L3' },
   { name: '16. every other ticket in the line counts as ahead of a permit', what: 'MUT_PERMIT_ANY_AHEAD', defines: [...CONFIG.l3, '-DMUT_PERMIT_ANY_AHEAD'], breaks: 'L3', liveness: 'L3' },
+  { name: 'real: native releases, L1 (H: a, then b; W: [a, b])', what: 'L1, weak fairness', defines: CONFIG.native1, liveness: 'L1' },
+  { name: 'real: native releases, L1, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.native1, '-DNO_TIMER'], liveness: 'L1' },
+  { name: 'real: native releases, L2 (X re-acquires a, clocks offset)', what: 'L2, weak fairness', defines: CONFIG.native2, liveness: 'L2' },
+  { name: 'real: native releases, L2, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.native2, '-DNO_TIMER'], liveness: 'L2' },
+  { name: 'real: native releases, every run of L1 to its end', what: 'exclusion, no hold-and-wait, no deadlock state', defines: [...CONFIG.native1, '-DHOLDWAIT'] },
+  { name: 'real: native releases, every run of L2', what: 'exclusion, no hold-and-wait, no deadlock state', defines: [...CONFIG.native2, '-DHOLDWAIT'] },
+  { name: '17. after a native release, the free key is announced only if the ticket left its line', what: 'MUT_NATIVE_RELEASE_LEFT, no retry timer', defines: [...CONFIG.native1, '-DNO_TIMER', '-DMUT_NATIVE_RELEASE_LEFT'], breaks: 'L1', liveness: 'L1' },
+  { name: '18. a rollback goes native too (it has no ticket: its script announces only a key it deletes)', what: 'MUT_NATIVE_ROLLBACK, no retry timer', defines: [...CONFIG.native2, '-DNO_TIMER', '-DMUT_NATIVE_ROLLBACK'], breaks: 'L2', liveness: 'L2' },
+  { name: 'rejected design: native acquires too, L2', what: 'NATIVE_ACQUIRE: why acquires stay scripts', defines: CONFIG.nativeAcquire2, breaks: 'L2', liveness: 'L2' },
+  { name: 'rejected design: native acquires too, L1, woken only by the masters', what: 'NATIVE_ACQUIRE, no retry timer', defines: [...CONFIG.nativeAcquire1, '-DNO_TIMER'], breaks: 'L1', liveness: 'L1' },
   {
     name: '6, exclusion only: rollback only on the masters that granted',
     what: 'MUT_ROLLBACK_GRANTED, no-stray check off: a liveness loss, not a safety one',
