@@ -223,6 +223,8 @@ describe('forceRelease', () => {
     const [inspection] = await operator.inspect(key('stuck'));
     expect(inspection).toMatchObject({ heldByQuorum: true, holder: next.value.slice(0, 8) });
     await next.release();
+    // The release resolved at a quorum: the last master's delete may still be on its way.
+    await eventually(async () => (await Promise.all(own.direct.map((client) => client.get(key('stuck'))))).every((value) => value === null));
     await expect(lock.extend(30_000)).rejects.toThrow();
     // Nothing there: nothing deleted.
     const [again] = await operator.forceRelease(key('stuck'));
