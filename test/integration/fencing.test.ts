@@ -175,6 +175,9 @@ describe('fencing when the second round fails', () => {
     try {
       // Connections and script ready (with time to spare on a loaded machine); this takes token 1.
       await (await redlock.acquire(key, 2_000, { fencing: true, nodeTimeout: 1_000 })).release();
+      // The release resolved at a quorum: its last deletes must land before the proxies are armed,
+      // or a late one would be the request the delay follows.
+      await eventually(async () => (await valuesOn(direct, key)).every((value) => value === null));
       // Three masters get the first round at once; what is sent to them after it waits 600 ms: round 2 times out there.
       for (const proxy of proxies.slice(0, 3)) proxy.afterNextRequest(() => (proxy.requestDelayMs = 600));
       const failure = await redlock.acquire(key, 2_000, { fencing: true }).catch((error: unknown) => error);
