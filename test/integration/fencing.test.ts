@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionError, Redlock } from '../../src/index.js';
+import { ExecutionError, Lock, Redlock } from '../../src/index.js';
 import { fenceKey } from '../../src/script/codec.js';
 import { FaultProxy } from '../../src/testing/proxy.js';
 import {
@@ -179,14 +179,23 @@ describe('fencing when the second round fails', () => {
       // or a late one would be the request the delay follows.
       await eventually(async () => (await valuesOn(direct, key)).every((value) => value === null));
       // Three masters get the first round at once; what is sent to them after it waits 600 ms: round 2 times out there.
-      for (const proxy of proxies.slice(0, 3)) proxy.afterNextRequest(() => (proxy.requestDelayMs = 600));
-      const failure = await redlock.acquire(key, 2_000, { fencing: true }).catch((error: unknown) => error);
+      // On a loaded machine the proxy (in this process) may read both rounds' bytes as one chunk, and
+      // the delay then strikes after round 2: that run is not this scenario, and is tried again.
+      let failure: unknown;
+      for (let tries = 0; tries < 4; tries++) {
+        for (const proxy of proxies.slice(0, 3)) proxy.afterNextRequest(() => (proxy.requestDelayMs = 600));
+        failure = await redlock.acquire(key, 2_000, { fencing: true }).catch((error: unknown) => error);
+        for (const proxy of proxies) proxy.requestDelayMs = 0;
+        if (!(failure instanceof Lock)) break;
+        await failure.release();
+        await eventually(async () => (await valuesOn(direct, key)).every((value) => value === null));
+      }
       expect(failure).toBeInstanceOf(ExecutionError);
       const record = (failure as ExecutionError).attempts[0]!;
       expect(record.granted).toBeGreaterThanOrEqual(3);
       expect(record.fencing?.confirmed).toBe(2);
       expect(record.fencing?.outcomes.filter((outcome) => outcome.status === 'timeout').length).toBe(3);
-      expect((failure as Error).message).toMatch(/only 2 raised their fence counters to the token 2/);
+      expect((failure as Error).message).toMatch(/only 2 raised their fence counters to the token \d+/);
       // Rolled back everywhere: the slowed masters' deletes land after their delay.
       await eventually(async () => (await valuesOn(direct, key)).every((value) => value === null), 3_000);
     } finally {
