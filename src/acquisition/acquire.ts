@@ -252,7 +252,7 @@ export class Acquisitions {
     const unscripted = scriptingRefused(record, masters, effective.quorum);
     if (unscripted) {
       const message = scriptingFailure(description, unscripted, masters, effective.quorum);
-      return new ScriptingUnavailableError(message, keys, call.attempts, unscripted.feature, unscripted.nodes);
+      return new ScriptingUnavailableError(message, keys, call.attempts, unscripted.reason, unscripted.nodes);
     }
     const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
     const Failure = refused > masters - effective.quorum ? ResourceLockedError : ExecutionError;

@@ -1,5 +1,5 @@
 /** What a failed acquire says: the attempts it keeps, and its error's message (how the last attempt's vote went). */
-import type { AttemptRecord } from '../protocol/outcomes.js';
+import type { AttemptRecord, NodeOutcome } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 import { NoScriptingError } from '../errors.js';
 
@@ -35,29 +35,35 @@ export function acquireFailure(description: string, attempts: number, effective:
   );
 }
 
-/** The masters of an attempt that cannot run its script, and what needed one. */
-export interface ScriptingRefused {
+/** The masters of an attempt that refused it for a reason no retry changes, and the first such reason. */
+export interface Refused {
   readonly nodes: string[];
-  readonly feature: string;
+  readonly reason: string;
 }
 
 /**
- * The masters that have no scripting for what the call needs, when they alone make a quorum
- * impossible: no retry brings scripting. Undefined otherwise (the others may still grant).
+ * The masters whose outcome `reasonOf` names a lasting refusal for, when they alone make a quorum
+ * impossible. Undefined otherwise (the others may still grant).
  */
-export function scriptingRefused(record: AttemptRecord, masters: number, quorum: number): ScriptingRefused | undefined {
+function refusedBy(record: AttemptRecord, masters: number, quorum: number, reasonOf: (outcome: NodeOutcome) => string | undefined): Refused | undefined {
   const nodes: string[] = [];
-  let feature = '';
+  let reason = '';
   for (const outcome of record.outcomes) {
-    if (!(outcome.error instanceof NoScriptingError)) continue;
+    const refusal = reasonOf(outcome);
+    if (refusal === undefined) continue;
     nodes.push(outcome.node);
-    feature ||= outcome.error.feature;
+    reason ||= refusal;
   }
-  return nodes.length > 0 && masters - nodes.length < quorum ? { nodes, feature } : undefined;
+  return masters - nodes.length < quorum ? { nodes, reason } : undefined;
 }
 
-export function scriptingFailure(description: string, refused: ScriptingRefused, masters: number, quorum: number): string {
-  const { nodes, feature } = refused;
+/** The masters that have no scripting for what the call needs (the reason: that feature), when they make a quorum impossible: no retry brings scripting. */
+export function scriptingRefused(record: AttemptRecord, masters: number, quorum: number): Refused | undefined {
+  return refusedBy(record, masters, quorum, (outcome) => (outcome.error instanceof NoScriptingError ? outcome.error.feature : undefined));
+}
+
+export function scriptingFailure(description: string, refused: Refused, masters: number, quorum: number): string {
+  const { nodes, reason: feature } = refused;
   return (
     `could not acquire ${description}: ${feature} needs a Lua script, and ${nodes.length} of ${masters} masters have no scripting (${nodes.join(', ')}); ` +
     `a quorum of ${quorum} is impossible without them, so the acquire was not retried. Only the plain lock of one resource works on the server's own commands`
@@ -78,30 +84,16 @@ function credentialsReply(error: unknown): string | undefined {
   return reply;
 }
 
-/** The masters of an attempt that refused the credentials, and one of their replies. */
-export interface CredentialsRefused {
-  readonly nodes: string[];
-  readonly reply: string;
-}
-
 /**
- * The masters that refused the credentials, when they alone make a quorum impossible: a password
- * does not become right by waiting. Undefined otherwise (the others may still grant).
+ * The masters that refused the credentials (the reason: the server's reply), when they make a
+ * quorum impossible: a password does not become right by waiting.
  */
-export function credentialsRefused(record: AttemptRecord, masters: number, quorum: number): CredentialsRefused | undefined {
-  const nodes: string[] = [];
-  let reply = '';
-  for (const outcome of record.outcomes) {
-    const refusal = outcome.status === 'granted' ? undefined : credentialsReply(outcome.error);
-    if (refusal === undefined) continue;
-    nodes.push(outcome.node);
-    reply ||= refusal;
-  }
-  return masters - nodes.length < quorum ? { nodes, reply } : undefined;
+export function credentialsRefused(record: AttemptRecord, masters: number, quorum: number): Refused | undefined {
+  return refusedBy(record, masters, quorum, (outcome) => (outcome.status === 'granted' ? undefined : credentialsReply(outcome.error)));
 }
 
-export function credentialsFailure(description: string, refused: CredentialsRefused, masters: number, quorum: number): string {
-  const { nodes, reply } = refused;
+export function credentialsFailure(description: string, refused: Refused, masters: number, quorum: number): string {
+  const { nodes, reason: reply } = refused;
   return (
     `could not acquire ${description}: ${nodes.length} of ${masters} masters refused the credentials (${reply}): ${nodes.join(', ')}; ` +
     `a quorum of ${quorum} is impossible without them, so the acquire was not retried. Check the password (and user) given for these masters`

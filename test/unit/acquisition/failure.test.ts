@@ -18,13 +18,13 @@ const unavailable = (node: string, cause?: Error): NodeOutcome => failed(node, n
 describe('credentials refused', () => {
   it('WRONGPASS on 2 of 3 masters (quorum 2): refused, naming the masters and quoting the reply', () => {
     const refused = credentialsRefused(attempt(failed('a:1', wrongPass), unavailable('b:2', wrongPass), { node: 'c:3', status: 'pending' }), 3, 2);
-    expect(refused).toEqual({ nodes: ['a:1', 'b:2'], reply: wrongPass.message });
+    expect(refused).toEqual({ nodes: ['a:1', 'b:2'], reason: wrongPass.message });
     expect(credentialsFailure('["r"]', refused!, 3, 2)).toMatch(/^could not acquire \["r"\]: 2 of 3 masters refused the credentials \(WRONGPASS invalid/);
   });
 
   it("the message quotes the server's own reply, with balanced parentheses, when it came as our NodeUnavailableError's cause", () => {
     const refused = credentialsRefused(attempt(unavailable('a:1', wrongPass), unavailable('b:2', wrongPass), { node: 'c:3', status: 'pending' }), 3, 2);
-    expect(refused?.reply).toBe(wrongPass.message);
+    expect(refused?.reason).toBe(wrongPass.message);
     const message = credentialsFailure('["r"]', refused!, 3, 2);
     expect(message.split('(').length).toBe(message.split(')').length);
     expect(message).toContain(`(${wrongPass.message}): a:1, b:2;`);
