@@ -10,7 +10,8 @@
  * A line stalls when its resource is free on a quorum of masters while a live ticket is in it and a
  * waiter could take it: an acquire in progress on it whose every resource is free on a quorum of the
  * masters its worker reaches (one for [a, b] while a is held waits for a, not for this line; one a
- * partition cuts from the free masters cannot reach them; the run says which: `cuts`). The library promises that
+ * partition cuts from the free masters cannot reach them, nor count a master its restart guard
+ * withholds for a grace after a restart; the run says which: `cuts`). The library promises that
  * lasts no longer than a ticket's ttl, 2 × (retryDelay + retryJitter) +
  * nodeTimeout (a dead waiter's ticket lapses by then, a live one has retried twice), plus one round
  * trip: the slower of the sampler's and the waiters' granting attempts (a waiter tries again the
@@ -48,7 +49,10 @@ export interface AcquireReport {
   readonly attemptMs?: number;
 }
 
-/** An interval in which a partition cut a worker from some masters (real epoch ms; either way counts). */
+/**
+ * An interval in which a worker could not count some masters (real epoch ms): a partition cut it
+ * from them (either way counts), or its restart guard withheld their votes (graces()).
+ */
 export interface CutReport {
   readonly worker: number;
   /** The masters cut off, by index. */
@@ -62,6 +66,32 @@ export interface StallReport {
   readonly worker: number;
   readonly startMs: number;
   readonly endMs: number;
+}
+
+/** What graces() reads of a master's health (Redlock.health()). */
+export interface GuardedHealth {
+  readonly withheld?: { readonly reason: string; readonly waitMs: number };
+}
+
+/**
+ * The restart guard's graces in one worker, as cuts: a master that restarted (a new run id seen on
+ * the worker's reconnect) gets no vote there for graceMs, however free the sampler finds it, so a
+ * waiter there cannot count it. From each master's health at `nowMs` (read last at `sinceMs`), the
+ * graces not reported yet; `reported` holds, per master, when the latest reported one ends (updated).
+ * Only the restart's grace: a clock jump's is reported apart ('withheld'), and an unchecked master
+ * (its INFO not read yet on a new connection) is the reconnect's business, which the watch judges.
+ */
+export function graces(worker: number, healths: readonly GuardedHealth[], sinceMs: number, nowMs: number, reported: number[]): CutReport[] {
+  const found: CutReport[] = [];
+  healths.forEach(({ withheld }, master) => {
+    if (withheld?.reason !== 'grace' || !Number.isFinite(withheld.waitMs)) return;
+    const endMs = nowMs + withheld.waitMs;
+    // The same grace read again: its end moves only with the reading's timing.
+    if (endMs <= (reported[master] ?? Number.NEGATIVE_INFINITY) + 50) return;
+    reported[master] = endMs;
+    found.push({ worker, masters: [master], startMs: sinceMs, endMs });
+  });
+  return found;
 }
 
 export interface LivenessSettings {

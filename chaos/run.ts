@@ -23,8 +23,8 @@
  * their outer lock.
  *
  * The liveness watch (liveness.ts): a sampler here (sampler.ts) reads every master's lock keys and
- * waiting lines every 20 ms through the proxies, the workers report each acquire's wait and each
- * instant they did not run, and the run fails on a line free on a quorum with a live waiter in it
+ * waiting lines every 20 ms through the proxies, the workers report each acquire's wait, each
+ * instant they did not run and each restart guard's grace (a master they cannot count), and the run fails on a line free on a quorum with a live waiter in it
  * for longer than a ticket's ttl (2 × (retryDelay + retryJitter) + nodeTimeout) plus a round trip,
  * on an acquire that gave up while its resources were free most of its wait, and on a nested read
  * that waited instead of re-entering. The last worker's clock is off by --clock-offset-ms (default
@@ -180,7 +180,10 @@ const acquires: AcquireReport[] = [];
 const stalls: StallReport[] = [];
 /** When a worker withheld the votes of masters whose clocks jumped (--clock-jump-guard): judged as stalls are. */
 const withheld: StallReport[] = [];
-/** The kernel lab's partitions, as they happened: the liveness watch does not expect a waiter to take what it cannot reach. */
+/**
+ * The kernel lab's partitions, as they happened, and the graces in which a worker's restart guard
+ * withheld a restarted master's vote: the liveness watch does not expect a waiter to take what it cannot reach or count.
+ */
 const cuts: CutReport[] = [];
 const oracleViolations: string[] = [];
 /** Violations by the workload of the key they are about (the probes' keys: none). */
@@ -249,6 +252,10 @@ try {
       } else if (message.type === 'acquire') {
         const report = message as unknown as AcquireReport;
         acquires.push({ ...report, startMs: real(report.startMs), endMs: real(report.endMs) });
+      } else if (message.type === 'guarded') {
+        // The restart guard withheld these masters' votes in this worker: to the watch, a cut.
+        const report = message as unknown as CutReport;
+        cuts.push({ worker, masters: report.masters, startMs: real(report.startMs), endMs: real(report.endMs) });
       } else if (message.type === 'stall' || message.type === 'withheld') {
         const report = message as unknown as StallReport;
         (message.type === 'stall' ? stalls : withheld).push({ worker, startMs: real(report.startMs), endMs: real(report.endMs) });

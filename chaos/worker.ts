@@ -12,13 +12,15 @@
  * it has seen (counted as fenced off). The safety oracle (oracle-watch.ts) checks every lease
  * against the real masters, and the runner's schedule starts probes (probes.ts) here: bursts,
  * stalls, late extends, nested locks. For the liveness watch (liveness.ts) the worker reports each
- * acquire on a watched resource (its wait, its resources, granted or given up) and each instant its
- * event loop did not run (a lag monitor). With REDLOCK_CHAOS_CLOCK_OFFSET_MS its Date.now() is off
- * by that much (clock-offset.ts, imported first); every instant it reports is on that clock.
+ * acquire on a watched resource (its wait, its resources, granted or given up), each instant its
+ * event loop did not run (a lag monitor) and each grace in which its restart guard withheld a
+ * restarted master's vote. With REDLOCK_CHAOS_CLOCK_OFFSET_MS its Date.now() is off by that much
+ * (clock-offset.ts, imported first); every instant it reports is on that clock.
  */
 import { CLOCK_OFFSET_MS } from './clock-offset.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionError, Redlock, type Lock } from '../src/index.js';
+import { graces } from './liveness.js';
 import { OracleWatch } from './oracle-watch.js';
 import { Probes, type ProbeRequest } from './probes.js';
 import type { StorageReply, StorageRequest } from './storage.js';
@@ -114,14 +116,23 @@ const readWrite = redlock.readWrite(READ_WRITE);
 /**
  * The lag monitor: a timer every 10 ms; one that fires more than 40 ms after the previous one says
  * the process did not run in between (SIGSTOPped, or its event loop busy), when it could neither
- * retry nor renew its tickets: the liveness watch does not blame the line for that.
+ * retry nor renew its tickets: the liveness watch does not blame the line for that. Each tick also
+ * reads the masters' health: a master whose restart guard's grace began (a restarted master, its new
+ * run id seen on a reconnect) is reported with the grace's end, a cut to the watch (graces()).
  */
 let lastTickMs = performance.now();
+/** Per master, when the latest restart guard's grace reported ends (this process' Date.now(); see graces()). */
+const graceEnds: number[] = [];
+let lastTickEpochMs = Date.now();
 const lagMonitor = setInterval(() => {
   const nowMs = performance.now();
   const gapMs = nowMs - lastTickMs;
   lastTickMs = nowMs;
   if (gapMs > 40) process.send?.({ type: 'stall', worker, startMs: Date.now() - gapMs, endMs: Date.now() });
+  // A master the restart guard withholds: a waiter here cannot count it, a cut to the liveness watch.
+  const epochMs = Date.now();
+  for (const cut of graces(worker, redlock.health(), lastTickEpochMs, epochMs, graceEnds)) process.send?.({ type: 'guarded', ...cut });
+  lastTickEpochMs = epochMs;
 }, 10);
 
 type Routine = (signal: AbortSignal, lock: Lock) => Promise<void>;

@@ -2,7 +2,7 @@
  * The chaos run's liveness watch (chaos/liveness.ts), on made-up samples of the lines and acquires.
  */
 import { describe, expect, it } from 'vitest';
-import { checkLiveness, type AcquireReport, type LineSample, type StallReport } from '../../chaos/liveness.js';
+import { checkLiveness, graces, type AcquireReport, type CutReport, type LineSample, type StallReport } from '../../chaos/liveness.js';
 import { realMs } from '../../chaos/clock-offset.js';
 
 const settings = { quorum: 3, ticketTtlMs: 300, retrySleepMs: 100, maxSampleGapMs: 100, minSamples: 5 };
@@ -81,6 +81,32 @@ describe('chaos liveness watch', () => {
     // Cut from masters 3 and 4 only (where b is held anyway): it could take b, and did not.
     const elsewhere = [{ worker: 1, masters: [3, 4], startMs: 0, endMs: 1_000 }];
     expect(checkLiveness(samples, [waiter], [], settings, elsewhere).violations).toHaveLength(2);
+  });
+
+  it('does not expect a waiter to count a master its restart guard withholds (the seed 834716698 stall)', () => {
+    // Master 4 restarted; master 2 keeps b after a reset cut its release (the waiter's ticket in line
+    // there); master 3 is down. b is free on 0, 1 and 4 for 600 ms: a quorum only with master 4, whose
+    // vote the waiter's restart guard withholds until 500 ms.
+    const samples = sampled(0, 600, () => ({ b: { freeOn: 3, freeMask: 0b10011, queuedOn: 1 } }), () => 4);
+    const waiter = acquire(1, ['b'], 0, 600);
+    const withheld = graces(1, [{}, {}, {}, {}, { withheld: { reason: 'grace', waitMs: 500 } }], 0, 0, []);
+    expect(withheld).toEqual([{ worker: 1, masters: [4], startMs: 0, endMs: 500 }]);
+    expect(checkLiveness(samples, [waiter], [], settings, withheld)).toMatchObject({ violations: [], stalledIntervals: 1, longestStalledMs: 60 });
+    // Not told of the grace, the watch blames the line.
+    expect(checkLiveness(samples, [waiter], [], settings).violations).toHaveLength(1);
+  });
+
+  it('reports each restart guard\'s grace once, and no other withheld vote', () => {
+    const reported: number[] = [];
+    const grace = (waitMs: number) => ({ withheld: { reason: 'grace', waitMs } });
+    expect(graces(2, [grace(1_500), {}], 990, 1_000, reported)).toEqual<CutReport[]>([{ worker: 2, masters: [0], startMs: 990, endMs: 2_500 }]);
+    // The same grace read again, 10 ms on (its end off by the reading's timing): nothing new.
+    expect(graces(2, [grace(1_492), {}], 1_000, 1_010, reported)).toEqual([]);
+    // A later restart of the same master: a new grace.
+    expect(graces(2, [grace(1_500), {}], 2_990, 3_000, reported)).toEqual([{ worker: 2, masters: [0], startMs: 2_990, endMs: 4_500 }]);
+    // A clock jump's (reported apart) and an unchecked master's (the reconnect's, judged): none.
+    const others = [{ withheld: { reason: 'clock-jump', waitMs: 1_500 } }, { withheld: { reason: 'unchecked', waitMs: Number.POSITIVE_INFINITY } }];
+    expect(graces(2, others, 0, 10, [])).toEqual([]);
   });
 
   it('counts only masters that answered, and judges nothing while fewer than a quorum answered', () => {
