@@ -11,7 +11,7 @@ import { createClient } from 'redis';
 import { QUEUE_SUFFIX } from '../src/script/codec.js';
 import { bits, type LineSample } from './liveness.js';
 
-/** ARGV: resource, its queue, resource, its queue, … Reply: per resource {1 if its key exists, live tickets in its line}. */
+/** ARGV: resource, its queue, resource, its queue, … Reply: per resource {1 if its key exists, live tickets in its line (a reservation's end, '^', is no ticket: src/script/lua/line.lua reserve())}. */
 const READ_LINES = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -20,15 +20,19 @@ for i = 1, #ARGV, 2 do
   local entries = redis.pcall('ZRANGE', ARGV[i + 1], 0, -1, 'WITHSCORES')
   local live = 0
   if type(entries) == 'table' and not entries.err then
-    local deadlines = {}
+    local deadlines, reserved = {}, {}
     for j = 1, #entries, 2 do
-      if string.sub(entries[j], 1, 1) == '~' then deadlines[string.sub(entries[j], 2)] = -tonumber(entries[j + 1]) end
+      local kind = string.sub(entries[j], 1, 1)
+      if kind == '~' then deadlines[string.sub(entries[j], 2)] = -tonumber(entries[j + 1]) end
+      if kind == '^' then reserved[string.sub(entries[j], 2)] = -tonumber(entries[j + 1]) - ${2 ** 51} end
     end
     for j = 1, #entries, 2 do
       local ticket = entries[j]
-      if string.sub(ticket, 1, 1) ~= '~' then
-        local deadline = deadlines[ticket]
-        if deadline == nil or deadline > now then live = live + 1 end
+      local kind = string.sub(ticket, 1, 1)
+      if kind ~= '~' and kind ~= '^' then
+        -- A ticket past its reservation (issue 40) is gone to the first master script that looks.
+        local deadline, ends = deadlines[ticket], reserved[ticket]
+        if (deadline == nil or deadline > now) and (ends == nil or ends > now) then live = live + 1 end
       end
     end
   end

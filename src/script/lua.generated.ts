@@ -3,10 +3,7 @@
 export const source = `local n = #ARGV
 local inline = tonumber(ARGV[n - 3])
 local K = KEYS
-if inline > 0 then
-  K = {}
-  for i = 1, inline do K[i] = ARGV[i] end
-end
+if inline > 0 then K = {} for i = 1, inline do K[i] = ARGV[i] end end
 local publish, channel = ARGV[n - 2], ARGV[n - 1]
 local shard = publish == 'SPUBLISH'
 local function queue_of(key)
@@ -27,10 +24,8 @@ local function line()
     return result
   end
   local function clock()
-    if now == nil then
-      local t = queue('TIME')
-      now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false
-    end
+    local t = now == nil and queue('TIME')
+    if now == nil then now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false end
     return now
   end
   lines = {
@@ -40,8 +35,7 @@ local function line()
     kind = function(key, call)
       local held = call('TYPE', key)
       held = held and held.ok or 'none'
-      if held == 'zset' and lines.shared(key) then return 'read' end
-      return held
+      return held == 'zset' and lines.shared(key) and 'read' or held
     end,
     settle = function(key)
       local at = clock()
@@ -78,9 +72,7 @@ local function line()
       local members = call('ZRANGE', key, 0, -1)
       if not members then return nil end
       local values = {}
-      for _, member in ipairs(members) do
-        if member ~= 'redlock-quorum:read-holds' then values[#values + 1] = member end
-      end
+      for _, member in ipairs(members) do if member ~= 'redlock-quorum:read-holds' then values[#values + 1] = member end end
       table.sort(values)
       return redis.sha1hex('read:' .. table.concat(values, ','))
     end,
@@ -91,7 +83,19 @@ local function line()
         for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
       end
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
-      return head and head[1]
+      head = head and head[1]
+      if head and at and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
+      return head
+    end,
+    reserve = function(q, ticket, age, place)
+      local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
+      if not (at and ttl) or (ends and ends <= at) then return false end
+      lines.join(q, ticket, age, place, ends or at + ttl)
+      return true
+    end,
+    reserved = function(q, ticket)
+      local score = tonumber(queue('ZSCORE', q, '^' .. ticket))
+      return score and -score - 2251799813685248
     end,
     mark = function(q, ticket)
       local at = clock()
@@ -103,11 +107,12 @@ local function line()
       end
       return true
     end,
-    join = function(q, ticket, age, place)
+    join = function(q, ticket, age, place, reservation)
       local at = clock()
       if not (at and string.match(ticket, '^%d+%-')) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
       if placed then lines.mark(q, ticket) end
+      if reservation then queue('ZADD', q, -(2251799813685248 + reservation), '^' .. ticket) end
     end,
     ahead = function(q, ticket, age, place)
       local head = lines.first(q)
@@ -135,15 +140,14 @@ local function line()
     end,
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      if deadline and at then return math.max(0, -deadline - at) end
+      if deadline and at then return math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) end
       return -1
     end,
     later = function(a, b)
-      if a < 0 or b < 0 then return -1 end
-      return math.max(a, b)
+      return (a < 0 or b < 0) and -1 or math.max(a, b)
     end,
-    drop = function(q, ticket)
-      return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
+    drop = function(q, ticket, all)
+      return (queue('ZREM', q, ticket, '~' .. ticket, all and '^' .. ticket or ticket) or 0) > 0
     end,
   }
   return lines
@@ -200,7 +204,7 @@ while i <= n - 4 do
       for k = first, locks do
         local q = queue_of(K[k])
         if blocked[k] then line().join(q, ticket, ageMs, placeMs)
-        elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
+        elseif not (status == 0 and line().reserve(q, ticket, ageMs, placeMs)) and line().drop(q, ticket) then announce(K[k], q, ticket) end
       end
     end
     if status == 1 then
@@ -232,16 +236,10 @@ while i <= n - 4 do
       local current = redis.pcall('GET', K[k])
       if type(current) == 'table' then
         if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
-        if kind ~= 'e' or not line().reader(K[k], value) then
-          status = 0
-          break
-        end
+        if kind ~= 'e' or not line().reader(K[k], value) then status = 0 break end
         shared = shared or {}
         shared[k] = true
-      elseif current ~= value then
-        status = 0
-        break
-      end
+      elseif current ~= value then status = 0 break end
     end
     if status == 1 and kind == 'e' then
       for k = first, last do
@@ -297,7 +295,7 @@ while i <= n - 4 do
     if held == 'read' then readers = line().readers(key, read) or 0 end
     local fingerprint = line().fingerprint(key, held, read)
     local fence = read('GET', K[last])
-    local queued = redis.pcall('ZRANGEBYSCORE', queue_of(key), now and '-inf' or '(0', now and '(' .. -now or '+inf')
+    local queued = redis.pcall('ZRANGEBYSCORE', queue_of(key), now and '(-2251799813685248' or '(0', now and '(' .. -now or '+inf')
     local pttl = read('PTTL', key)
     if refused then
       status, detail = 2, tostring(refused)
@@ -340,7 +338,7 @@ while i <= n - 4 do
     for k = first, last do
       local q = queue_of(K[k])
       if redis.pcall('EXISTS', q) ~= 1 then q = false end
-      local left = q and ticket ~= '' and line().drop(q, ticket)
+      local left = q and ticket ~= '' and line().drop(q, ticket, true)
       local current = redis.pcall('GET', K[k])
       local who
       if type(current) == 'table' then

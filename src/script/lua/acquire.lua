@@ -30,12 +30,13 @@ for k = first, locks do
   if status ~= @GRANTED@ and ticket == '' then break end
 end
 if status ~= @GRANTED@ and ticket ~= '' then
-  -- No hold-and-wait: the ticket stands in the lines of the keys that refused it, and leaves
-  -- those of the keys it could have had here (announcing it: free, they may go to the next).
+  -- The ticket stands in the lines of the keys that refused it. Refused by a held key, it keeps a
+  -- reservation on the others (line.lua reserve()); refused by lines alone, or once that is over,
+  -- it leaves those (announcing them: free, they may go to the next): no hold-and-wait beyond it.
   for k = first, locks do
     local q = queue_of(K[k])
     if blocked[k] then line().join(q, ticket, ageMs, placeMs)
-    elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
+    elseif not (status == @REFUSED@ and line().reserve(q, ticket, ageMs, placeMs)) and line().drop(q, ticket) then announce(K[k], q, ticket) end
   end
 end
 if status == @GRANTED@ then

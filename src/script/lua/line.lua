@@ -19,10 +19,8 @@ local function line()
     return result
   end
   local function clock()
-    if now == nil then
-      local t = queue('TIME')
-      now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false
-    end
+    local t = now == nil and queue('TIME')
+    if now == nil then now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false end
     return now
   end
   lines = {
@@ -37,8 +35,7 @@ local function line()
     kind = function(key, call)
       local held = call('TYPE', key)
       held = held and held.ok or 'none'
-      if held == 'zset' and lines.shared(key) then return 'read' end
-      return held
+      return held == 'zset' and lines.shared(key) and 'read' or held
     end,
     -- Lapsed readers leave (known only with TIME), and the key expires with its last one: deleted
     -- when only the mark is left.
@@ -84,9 +81,7 @@ local function line()
       local members = call('ZRANGE', key, 0, -1)
       if not members then return nil end
       local values = {}
-      for _, member in ipairs(members) do
-        if member ~= '@READ_HOLDS_MARK@' then values[#values + 1] = member end
-      end
+      for _, member in ipairs(members) do if member ~= '@READ_HOLDS_MARK@' then values[#values + 1] = member end end
       table.sort(values)
       return redis.sha1hex('read:' .. table.concat(values, ','))
     end,
@@ -98,7 +93,28 @@ local function line()
         for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
       end
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
-      return head and head[1]
+      head = head and head[1]
+      -- A head whose reservation (reserve()) is over leaves: it keeps nobody out of a free key, also
+      -- by a place it took again since (blocked while an attempt held the key).
+      if head and at and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
+      return head
+    end,
+    -- Issue 40: a ticket refused by a held key keeps its place on the free keys of its call (so no
+    -- newer call takes one each time the other is held), as a reservation: for one ticket ttl from
+    -- the first such refusal here, never renewed nor made again in the call (a holder that waits for
+    -- the free key while it holds, a nested call, is kept out that long at most; model/line.pml
+    -- L1, L4). Its end, '^' .. ticket, is scored below every mark (@RESERVED@ less), so no sweep
+    -- takes it; the call's release does. False: none (no TIME, or over).
+    reserve = function(q, ticket, age, place)
+      local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
+      if not (at and ttl) or (ends and ends <= at) then return false end
+      lines.join(q, ticket, age, place, ends or at + ttl)
+      return true
+    end,
+    -- When the ticket's reservation here ends (epoch ms), or nil.
+    reserved = function(q, ticket)
+      local score = tonumber(queue('ZSCORE', q, '^' .. ticket))
+      return score and -score - @RESERVED@
     end,
     -- A waiter's deadline mark: its ticket lapses then (TIME + the ticket's ttl) unless it tries
     -- again, and the queue lives as long as its longest ticket. A waiter outside the line (a reader,
@@ -117,11 +133,13 @@ local function line()
     end,
     -- The ticket's place: the one its acquire gives (the same on every master), or until it gives
     -- one, this master's own estimate of when the acquire began (TIME minus its age), kept (NX).
-    join = function(q, ticket, age, place)
+    -- With `reservation` (its end, reserve()), a reservation's place; without, an ordinary one.
+    join = function(q, ticket, age, place, reservation)
       local at = clock()
       if not (at and string.match(ticket, '^%d+%-')) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
       if placed then lines.mark(q, ticket) end
+      if reservation then queue('ZADD', q, -(@RESERVED@ + reservation), '^' .. ticket) end
     end,
     -- The ticket ahead of this one in the line, if any: a live one placed earlier (on a tie, the
     -- lower ticket, as the set sorts). This one's place is the acquire's, else where it stands, else
@@ -156,16 +174,16 @@ local function line()
     -- -1 when unknown (no mark, or no TIME).
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      if deadline and at then return math.max(0, -deadline - at) end
+      if deadline and at then return math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) end
       return -1
     end,
     -- The later of two lapses (-1, unknown, if either is).
     later = function(a, b)
-      if a < 0 or b < 0 then return -1 end
-      return math.max(a, b)
+      return (a < 0 or b < 0) and -1 or math.max(a, b)
     end,
-    drop = function(q, ticket)
-      return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
+    -- Out of the line; `all`: the call is over, its reservation's end goes too.
+    drop = function(q, ticket, all)
+      return (queue('ZREM', q, ticket, '~' .. ticket, all and '^' .. ticket or ticket) or 0) > 0
     end,
   }
   return lines
