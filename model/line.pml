@@ -158,17 +158,20 @@ inline announce(m, k, self) {
    else leave it (announcing the new first ticket: the key is free). */
 /* Some key of R is held on master m (K = 2). */
 #define HELD_ANY(m, R) ((has(R, 0) && key[(m) * K] != 0) || (has(R, 1) && key[(m) * K + 1] != 0))
-/* Issue 40 (src/script/lua/acquire.lua): a ticket refused by a key held on master m keeps its place on
-   the free keys of its call there (a reservation), unless its reservation of that key lapsed in this
-   call. MUT_LEAVE_FREE: it leaves them (the rule before issue 40); MUT_RESERVE_RENEW: a lapsed
+/* Issue 40 (src/script/lua/acquire.lua): a ticket refused by keys held on master m, and next in each
+   of their lines there (no other ticket in it earlier: one waiter at a time reserves for a held key),
+   keeps its place on the free keys of its call there (a reservation), unless its reservation of that
+   key lapsed in this call. MUT_LEAVE_FREE: it leaves them (the rule before issue 40); MUT_RESERVE_RENEW: a lapsed
    reservation may be taken again. */
 #if defined(MUT_LEAVE_FREE)
 #define RESERVES(m, R, k, t) false
 #elif defined(MUT_RESERVE_RENEW)
 #define RESERVES(m, R, k, t) HELD_ANY(m, R)
 #else
-#define RESERVES(m, R, k, t) (HELD_ANY(m, R) && !has(spent[(m) * K + (k)], t))
+#define RESERVES(m, R, k, t) (HELD_ANY(m, R) && !has(spent[(m) * K + (k)], t) && NEXT_HELD(m, R, t))
 #endif
+#define NEXT_AT(m, k, t) ((inq[(m) * K + (k)] & before[t] & ~(1 << (t))) == 0)
+#define NEXT_HELD(m, R, t) ((!has(R, 0) || key[(m) * K] == 0 || NEXT_AT(m, 0, t)) && (!has(R, 1) || key[(m) * K + 1] == 0 || NEXT_AT(m, 1, t)))
 #define KEYSTATE(m, k) (!has(R, k) -> 45 : (key[(m) * K + (k)] != 0 -> 104 : (has(blk, k) -> 108 : 102)))
 inline attemptAt(m, t, R) {
   blk = 0;

@@ -78,20 +78,20 @@ local function line()
       return redis.sha1hex('read:' .. table.concat(values, ','))
     end,
     clock = clock,
-    first = function(q)
+    first = function(q, held)
       local at = clock()
       if at then
         for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
       end
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       head = head and head[1]
-      if head and at and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
+      if head and at and not held and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
       return head
     end,
     reserve = function(q, ticket, age, place)
       local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
       if not (at and ttl) or (ends and ends <= at) then return false end
-      lines.join(q, ticket, age, place, ends or at + ttl)
+      lines.join(q, ticket, age, place, ends or at + math.floor(ttl / 2))
       return true
     end,
     reserved = function(q, ticket)
@@ -141,8 +141,7 @@ local function line()
     end,
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      if deadline and at then return math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) end
-      return -1
+      return deadline and at and math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) or -1
     end,
     later = function(a, b)
       return (a < 0 or b < 0) and -1 or math.max(a, b)
@@ -174,7 +173,7 @@ for k = first, locks do
   if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
     if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
     blocked = blocked or {}
-    blocked[k] = true
+    blocked[k] = 'held'
   elseif found == 1 then
     head = line().ahead(q, ticket, ageMs, placeMs)
   end
@@ -188,10 +187,14 @@ for k = first, locks do
   if status ~= 1 and ticket == '' then break end
 end
 if status ~= 1 and ticket ~= '' then
+  local reserving = status == 0
+  for k = first, locks do
+    if blocked[k] then line().join(queue_of(K[k]), ticket, ageMs, placeMs) end
+    if blocked[k] == 'held' and line().first(queue_of(K[k]), true) ~= ticket then reserving = false end
+  end
   for k = first, locks do
     local q = queue_of(K[k])
-    if blocked[k] then line().join(q, ticket, ageMs, placeMs)
-    elseif not (status == 0 and line().reserve(q, ticket, ageMs, placeMs)) and line().drop(q, ticket) then announce(K[k], q, ticket) end
+    if not blocked[k] and not (reserving and line().reserve(q, ticket, ageMs, placeMs)) and line().drop(q, ticket) then announce(K[k], q, ticket) end
   end
 end
 if status == 1 then
@@ -285,20 +288,20 @@ local function line()
       return redis.sha1hex('read:' .. table.concat(values, ','))
     end,
     clock = clock,
-    first = function(q)
+    first = function(q, held)
       local at = clock()
       if at then
         for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
       end
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       head = head and head[1]
-      if head and at and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
+      if head and at and not held and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
       return head
     end,
     reserve = function(q, ticket, age, place)
       local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
       if not (at and ttl) or (ends and ends <= at) then return false end
-      lines.join(q, ticket, age, place, ends or at + ttl)
+      lines.join(q, ticket, age, place, ends or at + math.floor(ttl / 2))
       return true
     end,
     reserved = function(q, ticket)
@@ -348,8 +351,7 @@ local function line()
     end,
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      if deadline and at then return math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) end
-      return -1
+      return deadline and at and math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) or -1
     end,
     later = function(a, b)
       return (a < 0 or b < 0) and -1 or math.max(a, b)

@@ -58,7 +58,7 @@ function queuesOf(resource: string): Promise<string[][]> {
 }
 
 describe('the line: no hold-and-wait', () => {
-  it('a waiter for [a, b] refused on a held a keeps a reservation on the free b for one ticket ttl: a newer call for b waits for it, and the holder of a takes b once it ends (no deadlock)', async () => {
+  it('a waiter for [a, b] refused on a held a keeps a reservation on the free b for half a ticket ttl: a newer call for b waits for it, and the holder of a takes b once it ends (no deadlock)', async () => {
     const key = uniquePrefix('reservation');
     const [a, b] = [key('a'), key('b')];
     const holder = await processOn({ retryCount: -1, retryDelay: 100, retryJitter: 0 });
@@ -73,7 +73,7 @@ describe('the line: no hold-and-wait', () => {
     const reservedUntil = await Promise.all(direct.map((client) => client.zScore(b + QUEUE_SUFFIX, '^' + ticket)));
     expect(reservedUntil.filter((score) => score !== null).length).toBeGreaterThanOrEqual(3);
     // The holder of a asks for b while it holds a (nested): kept out by the reservation, then granted
-    // when it ends, one ticket ttl after it began at most (plus a retry), and never for good.
+    // when it ends, half a ticket ttl after it began at most (plus a retry), and never for good.
     const askedAt = performance.now();
     const heldB = await holder.acquire(b, 10_000);
     expect(heldB.attempts).toBeGreaterThan(1);
@@ -92,7 +92,7 @@ describe('the line: no hold-and-wait', () => {
     const [a, b] = [key('a'), key('b')];
     // The four workers share one process, as a service's request handlers do.
     const shared = await processOn({ retryCount: -1 });
-    const loopers = [a, a, b, b].map((resource) => ({ resource, redlock: shared }));
+    const loopers = [a, a, a, b, b, b].map((resource) => ({ resource, redlock: shared }));
     const waiter = await processOn({ retryCount: -1 });
     const grants: { startedAt: number; grantedAt: number }[] = [];
     let stop = false;
@@ -101,7 +101,6 @@ describe('the line: no hold-and-wait', () => {
         const startedAt = performance.now();
         await redlock.using(resource, 5_000, async () => {
           grants.push({ startedAt, grantedAt: performance.now() });
-          await sleep(1);
         });
       }
     });
@@ -123,7 +122,7 @@ describe('the line: no hold-and-wait', () => {
     const [a, b] = [key('a'), key('b')];
     const nested = await processOn({ retryDelay: 5_000, retryJitter: 0 });
     // Its ticket ttl is 1 s (2 × 300 + 400): the reservation it keeps on the free b while a is held
-    // keeps the nested call for b out that long at most.
+    // keeps the nested call for b out half that long at most.
     const together = await processOn({ retryCount: -1, retryDelay: 300, retryJitter: 0, nodeTimeout: 400 });
     const served: string[] = [];
     const inner = nested.using(a, 10_000, async () => {
@@ -136,7 +135,7 @@ describe('the line: no hold-and-wait', () => {
     expect(served).toEqual(['a then b', '[a, b]']);
   });
 
-  it('a waiter first in the line of a free key but refused on another keeps that line for one ticket ttl, then leaves it and wakes whoever it held back', async () => {
+  it('a waiter first in the line of a free key but refused on another keeps that line for half a ticket ttl, then leaves it and wakes whoever it held back', async () => {
     const key = uniquePrefix('free-head');
     const [a, b] = [key('a'), key('b')];
     const holderA = await processOn();
@@ -154,7 +153,7 @@ describe('the line: no hold-and-wait', () => {
     const releasedAt = performance.now();
     await heldB.release();
     // b's release names the waiter first; its attempt is refused on the held a, so it keeps b as a
-    // reservation for one ticket ttl, then leaves b's line, and the third process, told when the
+    // reservation for half a ticket ttl, then leaves b's line, and the third process, told when the
     // reservation ends (its refusal's detail), takes b: well before its 5 s retryDelay.
     const lockB = await pendingB;
     expect(performance.now() - releasedAt).toBeLessThan(ticketTtlMs + 2_000);
@@ -170,7 +169,7 @@ describe('the line: no hold-and-wait', () => {
 });
 
 describe('the line: a ticket goes by its place, and stands only where it was refused', () => {
-  it('refused on a held key, a waiter reserves a free key ahead of a later ticket for one ticket ttl, and then leaves it to that ticket', async () => {
+  it('refused on a held key, a waiter reserves a free key ahead of a later ticket for half a ticket ttl, and then leaves it to that ticket', async () => {
     const key = uniquePrefix('behind-later');
     const [a, b] = [key('a'), key('b')];
     const holder = await processOn();
@@ -183,7 +182,7 @@ describe('the line: a ticket goes by its place, and stands only where it was ref
     const [ticket] = (await queuesOf(a)).find((queue) => queue.length === 1)!;
     // The masters' truth: it waits in a's line, and holds its earlier place in b's, ahead of the later one.
     expect((await queuesOf(b)).filter((queue) => queue.join() === [ticket, '10500-later'].join()).length).toBeGreaterThanOrEqual(3);
-    // One ticket ttl (1 s) later its reservation is over: its next attempt leaves b's line to the later ticket.
+    // Half a ticket ttl (0.5 s) later its reservation is over: its next attempt leaves b's line to the later ticket.
     await eventually(async () => (await queuesOf(b)).filter((queue) => queue.join() === '10500-later').length >= 3, 10_000);
     await Promise.all(direct.map((client) => client.zRem(b + QUEUE_SUFFIX, ['10500-later', '~10500-later'])));
     await heldA.release();

@@ -14,7 +14,7 @@ for k = first, locks do
   if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
     if status ~= @REFUSED@ then status, detail = @REFUSED@, redis.call('PTTL', K[k]) end
     blocked = blocked or {}
-    blocked[k] = true
+    blocked[k] = 'held'
   elseif found == 1 then
     head = line().ahead(q, ticket, ageMs, placeMs)
   end
@@ -30,13 +30,18 @@ for k = first, locks do
   if status ~= @GRANTED@ and ticket == '' then break end
 end
 if status ~= @GRANTED@ and ticket ~= '' then
-  -- The ticket stands in the lines of the keys that refused it. Refused by a held key, it keeps a
-  -- reservation on the others (line.lua reserve()); refused by lines alone, or once that is over,
-  -- it leaves those (announcing them: free, they may go to the next): no hold-and-wait beyond it.
+  -- The ticket stands in the lines of the keys that refused it. Refused by held keys and next in
+  -- each of their lines (one waiter at a time reserves for a held key), it keeps a reservation on
+  -- the others (line.lua reserve()); refused by lines alone, behind another waiter, or once that
+  -- is over, it leaves those (announcing them: free, they may go to the next).
+  local reserving = status == @REFUSED@
+  for k = first, locks do
+    if blocked[k] then line().join(queue_of(K[k]), ticket, ageMs, placeMs) end
+    if blocked[k] == 'held' and line().first(queue_of(K[k]), true) ~= ticket then reserving = false end
+  end
   for k = first, locks do
     local q = queue_of(K[k])
-    if blocked[k] then line().join(q, ticket, ageMs, placeMs)
-    elseif not (status == @REFUSED@ and line().reserve(q, ticket, ageMs, placeMs)) and line().drop(q, ticket) then announce(K[k], q, ticket) end
+    if not blocked[k] and not (reserving and line().reserve(q, ticket, ageMs, placeMs)) and line().drop(q, ticket) then announce(K[k], q, ticket) end
   end
 end
 if status == @GRANTED@ then

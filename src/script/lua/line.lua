@@ -87,7 +87,8 @@ local function line()
     end,
     -- This master's clock in ms, or false when TIME is refused (an ACL without +time).
     clock = clock,
-    first = function(q)
+    -- The first live ticket in q; `held`: q's key is held (a reservation's end counts on free keys only).
+    first = function(q, held)
       local at = clock()
       if at then
         for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
@@ -96,19 +97,19 @@ local function line()
       head = head and head[1]
       -- A head whose reservation (reserve()) is over leaves: it keeps nobody out of a free key, also
       -- by a place it took again since (blocked while an attempt held the key).
-      if head and at and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
+      if head and at and not held and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
       return head
     end,
     -- Issue 40: a ticket refused by a held key keeps its place on the free keys of its call (so no
-    -- newer call takes one each time the other is held), as a reservation: for one ticket ttl from
-    -- the first such refusal here, never renewed nor made again in the call (a holder that waits for
-    -- the free key while it holds, a nested call, is kept out that long at most; model/line.pml
-    -- L1, L4). Its end, '^' .. ticket, is scored below every mark (@RESERVED@ less), so no sweep
+    -- newer call takes one each time the other is held), as a reservation: for half a ticket ttl
+    -- from the first such refusal here, never renewed nor made again in the call (a holder that waits
+    -- for the free key while it holds, a nested call, is kept out that long at most, and tries again
+    -- at its end: within the line's bound, a ticket ttl; model/line.pml L1, L4). Its end, '^' .. ticket, is scored below every mark (@RESERVED@ less), so no sweep
     -- takes it; the call's release does. False: none (no TIME, or over).
     reserve = function(q, ticket, age, place)
       local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
       if not (at and ttl) or (ends and ends <= at) then return false end
-      lines.join(q, ticket, age, place, ends or at + ttl)
+      lines.join(q, ticket, age, place, ends or at + math.floor(ttl / 2))
       return true
     end,
     -- When the ticket's reservation here ends (epoch ms), or nil.
@@ -174,8 +175,7 @@ local function line()
     -- -1 when unknown (no mark, or no TIME).
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      if deadline and at then return math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) end
-      return -1
+      return deadline and at and math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) or -1
     end,
     -- The later of two lapses (-1, unknown, if either is).
     later = function(a, b)
