@@ -108,9 +108,13 @@ function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readon
       // (when the place ahead lapses, −1 when unknown).
       onlyIf((status === 1 && (fenced ? detail >= 1 : detail === 0)) || (status === 0 && detail >= -1) || (status === 3 && detail >= -1));
       break;
-    case 'permit':
-      onlyIf((status === 1 && detail >= 0 && detail < sent.keys.length) || (status === 0 && detail >= -1));
+    case 'permit': {
+      // Granted (its slot), every slot held (the soonest pttl), or, a fair one, a slot free but as
+      // many live tickets ahead in line (queued: when the place ahead lapses, −1 when unknown).
+      const fair = sent.kind === 'admit' && sent.rule.code === permitRule.code; // 'P'
+      onlyIf((status === 1 && detail >= 0 && detail < sent.keys.length) || (status === 0 && detail >= -1) || (fair && status === 3 && detail >= -1));
       break;
+    }
     case 'extend':
     case 'fence':
       onlyIf((status === 1 || status === 0) && detail === 0);
@@ -159,7 +163,32 @@ describe('the batch codec through the real script', () => {
           operations.forEach((sent, index) => expectAllowed(sent, replies![index]!, flat.slice(2 * index, 2 * index + 2), sentAtMs));
         }
       }),
-      { numRuns: 100 },
+      {
+        numRuns: 100,
+        // Seed 411233981's counterexample, shrunk: a fair permit behind a ticket whose key and place
+        // (ttl 1 ms) are still live answers queued, which the contract above did not allow (a
+        // fresh-clone CI run; on a real master it answers so in about 6 runs of 10).
+        examples: [
+          [
+            {
+              batches: [
+                [
+                  { kind: 'acquire', keys: ['k0'], value: 'a1b2', ttlMs: 1, fenced: false, ticket: '1-t1', ageMs: 0, placeMs: undefined },
+                  { kind: 'fence', keys: ['k0'], value: 'a1b2', token: 0 },
+                ],
+                [
+                  { kind: 'acquire', keys: ['k0'], value: 'a1b2', ttlMs: 1, fenced: false, ticket: '1-t1', ageMs: 0, placeMs: undefined },
+                  { kind: 'admit', rule: permitRule, keys: ['k0'], value: 'a1b2', ttlMs: 1, from: 0, ticket: '', ageMs: 0, placeMs: 0 },
+                ],
+                [{ kind: 'admit', rule: permitRule, keys: ['k0', 'k3'], value: 'a1b2', ttlMs: 1, from: 0, ticket: '1-t2', ageMs: 0, placeMs: undefined }],
+              ],
+              inline: true,
+              shard: false,
+              evalsha: false,
+            },
+          ],
+        ],
+      },
     );
     expect(calls).toBeGreaterThanOrEqual(100);
   });
