@@ -20,20 +20,19 @@ for i = 1, #ARGV, 2 do
   local entries = redis.pcall('ZRANGE', ARGV[i + 1], 0, -1, 'WITHSCORES')
   local live = 0
   if type(entries) == 'table' and not entries.err then
-    local deadlines, reserved = {}, {}
+    local deadlines = {}
     for j = 1, #entries, 2 do
-      local kind = string.sub(entries[j], 1, 1)
-      if kind == '~' then deadlines[string.sub(entries[j], 2)] = -tonumber(entries[j + 1]) end
-      if kind == '^' then reserved[string.sub(entries[j], 2)] = -tonumber(entries[j + 1]) - ${2 ** 51} end
+      if string.sub(entries[j], 1, 1) == '~' then deadlines[string.sub(entries[j], 2)] = -tonumber(entries[j + 1]) end
     end
     for j = 1, #entries, 2 do
       local ticket = entries[j]
       local kind = string.sub(ticket, 1, 1)
       if kind ~= '~' and kind ~= '^' then
-        -- A ticket past its reservation (issue 40) is gone to the first master script that looks.
-        local deadline, ends = deadlines[ticket], reserved[ticket]
-        if (deadline == nil or deadline > now) and (ends == nil or ends > now) then live = live + 1 end
+        local deadline = deadlines[ticket]
+        if deadline == nil or deadline > now then live = live + 1 end
       end
+    end
+  end
     end
   end
   out[#out + 1] = { redis.call('EXISTS', ARGV[i]), live }

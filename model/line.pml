@@ -44,13 +44,13 @@
 #define K 2            /* resources: a (bit 1), b (bit 2) */
 #define T 3            /* tickets: one per acquire() call that can be under way or held at once */
 
-#if defined(L1) + defined(L2) + defined(L3) + defined(L4) != 1
-#error choose one scenario: -DL1, -DL2, -DL3 or -DL4
+#if defined(L1) + defined(L2) + defined(L3) + defined(L4) + defined(L5) != 1
+#error choose one scenario: -DL1, -DL2, -DL3, -DL4 or -DL5
 #endif
 #ifdef NATIVE_ACQUIRE
 #define NATIVE         /* the rejected design: native acquires, over the native releases */
 #endif
-#if defined(NATIVE) && (defined(L3) || defined(L4))
+#if defined(NATIVE) && (defined(L3) || defined(L4) || defined(L5))
 #error NATIVE models the plain lock: L1 or L2
 #endif
 
@@ -66,8 +66,8 @@ mtype = { H_a, H_b, W_ab };    /* names of tickets 0, 1, 2 in the trails (NAME) 
 #define CL(t) (t)
 mtype = { X_a, Y_a, unused };  /* names of tickets 0, 1 in the trails (NAME) */
 #endif
-#ifdef L4
-#define X 0            /* client X: ticket 0, a new acquire() call of a each round */
+#if defined(L4) || defined(L5)
+#define X 0            /* client X: ticket 0, a new acquire() call of a each round (L5: one call) */
 #define Y 1            /* client Y: ticket 1, a new acquire() call of b each round */
 #define W 2            /* client W: ticket 2, [a, b] once */
 #define CL(t) (t)
@@ -113,22 +113,12 @@ byte skew;             /* client 0's clock against client 1's: 0 behind, 1 equal
 #define earlier(u, t) has(before[t], u)
 #endif
 
-/* src/script/lua/line.lua first(): on a free key, a ticket whose reservation there is over leaves
-   the line as soon as the master looks at it (issue 40): it keeps nobody out of a free key after its
-   reservation, nor by a place it took again since (blocked by the key while an attempt held it). */
-#ifdef MUT_NO_PURGE
-/* the mutation: a place taken again after the reservation (blocked by a key an attempt held) stays */
-#define PURGE(m, k) skip
-#else
-#define PURGE(m, k) if :: key[(m) * K + (k)] == 0 -> inq[(m) * K + (k)] = inq[(m) * K + (k)] & ~spent[(m) * K + (k)] :: else -> skip fi
-#endif
 
 /* A master's announcement of a freed key (src/script/codec.ts release: "<who>:<first ticket or
    ''>:<key>"): the ticket first in its line (nobody in it earlier) is told, and counts this master
    towards waking it. Among tickets no one is earlier than, the lowest number stands for the
    master's tie-break (its queue sorts by order, then the whole ticket). */
 inline announce(m, k, self) {
-  PURGE(m, k);
   hd = T;
   for (u : 0 .. T - 1) {
     if
@@ -170,6 +160,11 @@ inline announce(m, k, self) {
 #else
 #define RESERVES(m, R, k, t) (HELD_ANY(m, R) && !has(spent[(m) * K + (k)], t) && NEXT_HELD(m, R, t))
 #endif
+#ifdef MUT_REJOIN_SPENT
+#define REJOINS(m, R, k, t) true
+#else
+#define REJOINS(m, R, k, t) (key[(m) * K + (k)] == 0 || !has(spent[(m) * K + (k)], t) || !HELD_ANY(m, R & ~(1 << (k))))
+#endif
 #define NEXT_AT(m, k, t) ((inq[(m) * K + (k)] & before[t] & ~(1 << (t))) == 0)
 #define NEXT_HELD(m, R, t) ((!has(R, 0) || key[(m) * K] == 0 || NEXT_AT(m, 0, t)) && (!has(R, 1) || key[(m) * K + 1] == 0 || NEXT_AT(m, 1, t)))
 #define KEYSTATE(m, k) (!has(R, k) -> 45 : (key[(m) * K + (k)] != 0 -> 104 : (has(blk, k) -> 108 : 102)))
@@ -178,7 +173,6 @@ inline attemptAt(m, t, R) {
   for (k : 0 .. K - 1) {
     if
     :: has(R, k) ->
-       PURGE(m, k);
        if :: key[(m) * K + k] != 0 -> blk = blk | (1 << k) :: else -> skip fi;
        /* lineBlocked(k): some other ticket in k's line there is earlier */
        for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K + k], u) && earlier(u, t) -> blk = blk | (1 << k) :: else -> skip fi };
@@ -205,8 +199,11 @@ inline attemptAt(m, t, R) {
 #ifdef MUT_JOIN_ALL
        :: else -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
 #else
-       /* blocked by k: a place in its line, an ordinary one (a reservation's end stays as it was) */
-       :: has(blk, k) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
+       /* issue 40: past its reservation of k here, a ticket that another held key refuses too takes
+          no place in the line of k, held: it would keep k from a nested holder of that other key once
+          its attempt lets go of k (a relay of such places between masters: MUT_REJOIN_SPENT) */
+       :: has(blk, k) && REJOINS(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
+       :: has(blk, k) && !REJOINS(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t))
 #ifdef MUT_KEEP_WHEN_QUEUED
        /* 57076af's rule: refused by lines alone (no key held here), it keeps its places */
        :: !has(blk, k) && has(inq[(m) * K + k], t) && !HELD_ANY(m, R) -> skip
@@ -330,9 +327,9 @@ inline nativeAcquireAt(m, t, R) {
 
 /* L4: each attempt, rollback and release reaches the three masters in one step, as L3's do (-DSPLIT:
    W's one master at a time, beyond reach; README, "The line: liveness"). */
-#if defined(L4) && defined(SPLIT)
+#if (defined(L4) || defined(L5)) && defined(SPLIT)
 #define ONESTEP(t) ((t) != W)
-#elif defined(L4)
+#elif defined(L4) || defined(L5)
 #define ONESTEP(t) true
 #else
 #define ONESTEP(t) false
@@ -529,6 +526,29 @@ proctype clientW() {
 init { atomic { run clientX(); run clientY(); run clientW() } }
 ltl nostarvation { <> served[W] }
 #endif
+#ifdef L5
+/* Issue 40: a reservation lapses while a slow holder keeps the other key (X takes a once, with a
+   section of any length); Y keeps taking b. Once a frees, the waiter waits for b alone, and its
+   place in b's line must count as any single-key waiter's does. */
+proctype clientX() {
+  byte m, k, u, v, hd, blk, grants;
+  acquire(0, 1); release(0, 1)
+}
+proctype clientY() {
+  byte m, k, u, v, hd, blk, grants;
+  do
+  :: acquire(1, 2); release(1, 2)
+  od
+}
+proctype clientW() {
+  byte m, k, u, v, hd, blk, grants;
+  acquire(2, 3);                  /* [a, b] */
+  served[W] = true;
+  release(2, 3)
+}
+init { atomic { run clientX(); run clientY(); run clientW() } }
+ltl nostarvation { <> served[W] }
+#endif
 #ifdef L2
 proctype clientX() {
   byte m, k, u, v, hd, blk, grants;
@@ -705,8 +725,12 @@ ltl nostarvation { <> served[0] }
    attempt under way is over within the ticket's ttl) is itself inside an acquire() call: the
    model's time. The lowest ticket with one lapses first (one waiter has any, in every scenario).
    MUT_RESERVE_FOREVER: none lapses. */
+#ifdef L5
+#define HOLDER_WAITS(m, t) ((has(want[t], 0) && holder[0] != 0 && holder[0] != (t) + 1) || (has(want[t], 1) && holder[1] != 0 && holder[1] != (t) + 1))
+#else
 #define HOLDER_WAITS(m, t) ((has(want[t], 0) && holder[0] != 0 && holder[0] != (t) + 1 && has(waits, CL(holder[0] - 1))) || \
                             (has(want[t], 1) && holder[1] != 0 && holder[1] != (t) + 1 && has(waits, CL(holder[1] - 1))))
+#endif
 #define LAPSE(m, k) \
   :: d_step { \
        rsv[(m) * K + (k)] != 0 && \

@@ -78,42 +78,40 @@ local function line()
       return redis.sha1hex('read:' .. table.concat(values, ','))
     end,
     clock = clock,
-    first = function(q, held)
+    first = function(q)
       local at = clock()
       if at then
         for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
       end
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
-      head = head and head[1]
-      if head and at and not held and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
-      return head
+      return head and head[1]
     end,
     reserve = function(q, ticket, age, place)
       local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
       if not (at and ttl) or (ends and ends <= at) then return false end
-      lines.join(q, ticket, age, place, ends or at + math.floor(ttl / 2))
-      return true
+      if not ends then queue('ZADD', q, -(2251799813685248 + at + math.floor(ttl / 2)), '^' .. ticket) end
+      return lines.join(q, ticket, age, place, true) ~= nil
     end,
-    reserved = function(q, ticket)
-      local score = tonumber(queue('ZSCORE', q, '^' .. ticket))
-      return score and -score - 2251799813685248
+    reserved = function(q, ticket, over)
+      local ends, at = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - 2251799813685248, clock()
+      return ends > 0 and ((not over and ends) or (at and ends <= at)) or nil
     end,
-    mark = function(q, ticket)
+    mark = function(q, ticket, cap)
       local at = clock()
       local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
       if not (at and ttl) then return false end
-      if queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+      if queue('ZADD', q, -math.min(at + ttl, cap or at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
       return true
     end,
-    join = function(q, ticket, age, place, reservation)
+    join = function(q, ticket, age, place, multi)
       local at = clock()
       if not (at and string.match(ticket, '^%d+%-')) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
-      if placed then lines.mark(q, ticket) end
-      if reservation then queue('ZADD', q, -(2251799813685248 + reservation), '^' .. ticket) end
+      local ends = placed and multi and lines.reserved(q, ticket)
+      return placed and lines.mark(q, ticket, ends and ends > at and ends or nil)
     end,
     ahead = function(q, ticket, age, place)
       local head = lines.first(q)
@@ -141,7 +139,7 @@ local function line()
     end,
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      return deadline and at and math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) or -1
+      return deadline and at and math.max(0, -deadline - at) or -1
     end,
     later = function(a, b)
       return (a < 0 or b < 0) and -1 or math.max(a, b)
@@ -164,7 +162,7 @@ local first, last = 1, #K
 local locks = last
 local status, detail = 1, 0
 -- acquire.lua
-local blocked
+local blocked, held = nil, 0
 for k = first, locks do
   local q = queue_of(K[k])
   local found = redis.pcall('EXISTS', K[k], q)
@@ -173,7 +171,7 @@ for k = first, locks do
   if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
     if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
     blocked = blocked or {}
-    blocked[k] = 'held'
+    blocked[k], held = 'held', held + 1
   elseif found == 1 then
     head = line().ahead(q, ticket, ageMs, placeMs)
   end
@@ -189,8 +187,10 @@ end
 if status ~= 1 and ticket ~= '' then
   local reserving = status == 0
   for k = first, locks do
-    if blocked[k] then line().join(queue_of(K[k]), ticket, ageMs, placeMs) end
-    if blocked[k] == 'held' and line().first(queue_of(K[k]), true) ~= ticket then reserving = false end
+    local q = queue_of(K[k])
+    if blocked[k] == 'held' and held > 1 and line().reserved(q, ticket, true) then line().drop(q, ticket)
+    elseif blocked[k] then line().join(q, ticket, ageMs, placeMs, locks > first) end
+    if blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
   end
   for k = first, locks do
     local q = queue_of(K[k])
@@ -288,42 +288,40 @@ local function line()
       return redis.sha1hex('read:' .. table.concat(values, ','))
     end,
     clock = clock,
-    first = function(q, held)
+    first = function(q)
       local at = clock()
       if at then
         for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
       end
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
-      head = head and head[1]
-      if head and at and not held and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
-      return head
+      return head and head[1]
     end,
     reserve = function(q, ticket, age, place)
       local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
       if not (at and ttl) or (ends and ends <= at) then return false end
-      lines.join(q, ticket, age, place, ends or at + math.floor(ttl / 2))
-      return true
+      if not ends then queue('ZADD', q, -(2251799813685248 + at + math.floor(ttl / 2)), '^' .. ticket) end
+      return lines.join(q, ticket, age, place, true) ~= nil
     end,
-    reserved = function(q, ticket)
-      local score = tonumber(queue('ZSCORE', q, '^' .. ticket))
-      return score and -score - 2251799813685248
+    reserved = function(q, ticket, over)
+      local ends, at = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - 2251799813685248, clock()
+      return ends > 0 and ((not over and ends) or (at and ends <= at)) or nil
     end,
-    mark = function(q, ticket)
+    mark = function(q, ticket, cap)
       local at = clock()
       local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
       if not (at and ttl) then return false end
-      if queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+      if queue('ZADD', q, -math.min(at + ttl, cap or at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
       return true
     end,
-    join = function(q, ticket, age, place, reservation)
+    join = function(q, ticket, age, place, multi)
       local at = clock()
       if not (at and string.match(ticket, '^%d+%-')) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
-      if placed then lines.mark(q, ticket) end
-      if reservation then queue('ZADD', q, -(2251799813685248 + reservation), '^' .. ticket) end
+      local ends = placed and multi and lines.reserved(q, ticket)
+      return placed and lines.mark(q, ticket, ends and ends > at and ends or nil)
     end,
     ahead = function(q, ticket, age, place)
       local head = lines.first(q)
@@ -351,7 +349,7 @@ local function line()
     end,
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      return deadline and at and math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) or -1
+      return deadline and at and math.max(0, -deadline - at) or -1
     end,
     later = function(a, b)
       return (a < 0 or b < 0) and -1 or math.max(a, b)

@@ -87,46 +87,38 @@ local function line()
     end,
     -- This master's clock in ms, or false when TIME is refused (an ACL without +time).
     clock = clock,
-    -- The first live ticket in q; `held`: q's key is held (a reservation's end counts on free keys only).
-    first = function(q, held)
+    first = function(q)
       local at = clock()
       if at then
         for _, mark in ipairs(queue('ZRANGEBYSCORE', q, -at, '(0') or {}) do queue('ZREM', q, mark, string.sub(mark, 2)) end
       end
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
-      head = head and head[1]
-      -- A head whose reservation (reserve()) is over leaves: it keeps nobody out of a free key, also
-      -- by a place it took again since (blocked while an attempt held the key).
-      if head and at and not held and (lines.reserved(q, head) or at + 1) <= at then queue('ZREM', q, head, '~' .. head) return lines.first(q) end
-      return head
+      return head and head[1]
     end,
-    -- Issue 40: a ticket refused by a held key keeps its place on the free keys of its call (so no
-    -- newer call takes one each time the other is held), as a reservation: for half a ticket ttl
-    -- from the first such refusal here, never renewed nor made again in the call (a holder that waits
-    -- for the free key while it holds, a nested call, is kept out that long at most, and tries again
-    -- at its end: within the line's bound, a ticket ttl; model/line.pml L1, L4). Its end, '^' .. ticket, is scored below every mark (@RESERVED@ less), so no sweep
-    -- takes it; the call's release does. False: none (no TIME, or over).
+    -- Issue 40: refused by a held key, a ticket keeps its place on the free keys of its call, for half
+    -- a ticket ttl from the first such reservation here, never renewed nor made again in the call;
+    -- meanwhile its places in q lapse by then (join()'s `multi`), swept by first() (model/line.pml L1,
+    -- L4, L5). The end, '^' .. ticket, is scored below every mark (@RESERVED@ less): drop() takes it.
     reserve = function(q, ticket, age, place)
       local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
       if not (at and ttl) or (ends and ends <= at) then return false end
-      lines.join(q, ticket, age, place, ends or at + math.floor(ttl / 2))
-      return true
+      if not ends then queue('ZADD', q, -(@RESERVED@ + at + math.floor(ttl / 2)), '^' .. ticket) end
+      return lines.join(q, ticket, age, place, true) ~= nil
     end,
-    -- When the ticket's reservation here ends (epoch ms), or nil.
-    reserved = function(q, ticket)
-      local score = tonumber(queue('ZSCORE', q, '^' .. ticket))
-      return score and -score - @RESERVED@
+    -- When the ticket's reservation here ends (epoch ms), or nil; `over`: whether it is over.
+    reserved = function(q, ticket, over)
+      local ends, at = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - @RESERVED@, clock()
+      return ends > 0 and ((not over and ends) or (at and ends <= at)) or nil
     end,
-    -- A waiter's deadline mark: its ticket lapses then (TIME + the ticket's ttl) unless it tries
-    -- again, and the queue lives as long as its longest ticket. A waiter outside the line (a reader,
-    -- a permit) leaves only this mark on the queues of the keys that refused it: the queue exists
-    -- while it waits, so their releases announce (nobody else listens: an empty line is not
-    -- announced). first() drops it once lapsed, drop() with its ticket. False without TIME.
-    mark = function(q, ticket)
+    -- A waiter's deadline mark: its ticket lapses then (TIME + the ticket's ttl, or `cap` if sooner)
+    -- unless it tries again; the queue lives as long as its longest ticket. A waiter outside the line
+    -- (a reader, a permit) leaves only this mark on the queues of the keys that refused it, so their
+    -- releases announce (an empty line is not). first() drops it once lapsed. False without TIME.
+    mark = function(q, ticket, cap)
       local at = clock()
       local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
       if not (at and ttl) then return false end
-      if queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+      if queue('ZADD', q, -math.min(at + ttl, cap or at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
@@ -134,13 +126,13 @@ local function line()
     end,
     -- The ticket's place: the one its acquire gives (the same on every master), or until it gives
     -- one, this master's own estimate of when the acquire began (TIME minus its age), kept (NX).
-    -- With `reservation` (its end, reserve()), a reservation's place; without, an ordinary one.
-    join = function(q, ticket, age, place, reservation)
+    -- `multi`: a call of several keys, whose place lapses by the end of its reservation in q, if live.
+    join = function(q, ticket, age, place, multi)
       local at = clock()
       if not (at and string.match(ticket, '^%d+%-')) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
-      if placed then lines.mark(q, ticket) end
-      if reservation then queue('ZADD', q, -(@RESERVED@ + reservation), '^' .. ticket) end
+      local ends = placed and multi and lines.reserved(q, ticket)
+      return placed and lines.mark(q, ticket, ends and ends > at and ends or nil)
     end,
     -- The ticket ahead of this one in the line, if any: a live one placed earlier (on a tie, the
     -- lower ticket, as the set sorts). This one's place is the acquire's, else where it stands, else
@@ -171,11 +163,10 @@ local function line()
       end
       return count
     end,
-    -- Ms until the ticket's place lapses unless its waiter renews it (its deadline mark on TIME);
-    -- -1 when unknown (no mark, or no TIME).
+    -- Ms until the ticket's place lapses unless renewed (its mark on TIME); -1: unknown (no mark or TIME).
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      return deadline and at and math.max(0, math.min(-deadline, lines.reserved(q, ticket) or -deadline) - at) or -1
+      return deadline and at and math.max(0, -deadline - at) or -1
     end,
     -- The later of two lapses (-1, unknown, if either is).
     later = function(a, b)
