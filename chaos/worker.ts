@@ -126,11 +126,11 @@ const graceEnds: number[] = [];
 let lastTickEpochMs = Date.now();
 const lagMonitor = setInterval(() => {
   const nowMs = performance.now();
+  const epochMs = Date.now();
   const gapMs = nowMs - lastTickMs;
   lastTickMs = nowMs;
-  if (gapMs > 40) process.send?.({ type: 'stall', worker, startMs: Date.now() - gapMs, endMs: Date.now() });
+  if (gapMs > 40) process.send?.({ type: 'stall', worker, startMs: epochMs - gapMs, endMs: epochMs });
   // A master the restart guard withholds: a waiter here cannot count it, a cut to the liveness watch.
-  const epochMs = Date.now();
   for (const cut of graces(worker, redlock.health(), lastTickEpochMs, epochMs, graceEnds)) process.send?.({ type: 'guarded', ...cut });
   lastTickEpochMs = epochMs;
 }, 10);

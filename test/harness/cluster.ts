@@ -52,6 +52,17 @@ export function valuesOn(clients: readonly DirectClient[], key: string): Promise
 }
 
 /**
+ * Until a quorum (3 of 5) of `clients`' masters holds `value` at `key`. A lock is held by a quorum:
+ * an acquire resolves when 3 masters granted, and a master whose command was still unsent at its
+ * timeout (a client still connecting, on a loaded machine) never gets it. A master whose GET fails
+ * (WRONGTYPE: a set of readers a release has not reached yet) does not hold it.
+ */
+export function heldByQuorum(clients: readonly DirectClient[], key: string, value: string): Promise<void> {
+  const read = (): Promise<(string | null | undefined)[]> => Promise.all(clients.map((client) => client.get(key).catch(() => undefined)));
+  return eventually(async () => (await read()).filter((held) => held === value).length >= 3);
+}
+
+/**
  * A Redlock on the given ports, with an error listener so tests see no noise, reaching them with
  * this test process' client kind (clients.ts); user clients made for it are closed after its quit().
  */

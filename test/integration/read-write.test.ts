@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedlockClosedError, ResourceLockedError, type Lock } from '../../src/index.js';
 import { QUEUE_SUFFIX, READ_HOLDS_MARK } from '../../src/script/codec.js';
 import { oracle } from '../harness/oracle-session.js';
-import { eventually, settled, sleep, uniquePrefix, useOwnMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
+import { eventually, heldByQuorum, settled, sleep, uniquePrefix, useOwnMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);
 let direct: DirectClient[];
@@ -30,17 +30,6 @@ function readersOn(key: string): Promise<Map<string, number>[]> {
   );
 }
 
-/**
- * Until a quorum of masters holds `value` at `key`. A lock is held by a quorum: an acquire resolves
- * when 3 masters granted, and a master whose command was still unsent at its timeout (a client
- * still connecting, on a loaded machine) never gets it.
- */
-function heldByQuorum(key: string, value: string): Promise<void> {
-  // A master the readers' release has not reached yet still holds their sorted set: GET answers
-  // WRONGTYPE there, which is "not the writer's", not a failure.
-  const read = (): Promise<(string | null | undefined)[]> => Promise.all(direct.map((client) => client.get(key).catch(() => undefined)));
-  return eventually(async () => (await read()).filter((held) => held === value).length >= 3);
-}
 
 /** On every master: `key` is still exactly the user's sorted set `members`, and its TTL is as set (−1: none; else at most `ttlMs`, and not much less). */
 async function expectUntouched(key: string, members: readonly { value: string; score: number }[], ttlMs: number): Promise<void> {
@@ -89,7 +78,7 @@ describe('read-write lock', () => {
     const redlock = own.lockOn({ retryCount: 0 });
     const rw = redlock.readWrite(name);
     const writer = await rw.write.acquire(5_000, { retryCount: 10 });
-    await heldByQuorum(name, writer.value);
+    await heldByQuorum(direct, name, writer.value);
     await expect(rw.read.acquire(5_000)).rejects.toBeInstanceOf(ResourceLockedError);
     await expect(redlock.acquire(name, 5_000)).rejects.toBeInstanceOf(ResourceLockedError);
     await writer.release();
@@ -115,7 +104,7 @@ describe('read-write lock', () => {
     const writer = await writing;
     held.push(writer);
     expect(performance.now() - releasedAt).toBeLessThan(1_000);
-    await heldByQuorum(name, writer.value);
+    await heldByQuorum(direct, name, writer.value);
   });
 
   it('a waiting writer stops new readers (write preference), and the readers go once it is done', async () => {
@@ -134,7 +123,7 @@ describe('read-write lock', () => {
     await sleep(100);
     await first.release();
     const writer = await writing;
-    await heldByQuorum(name, writer.value);
+    await heldByQuorum(direct, name, writer.value);
     const releasedAt = performance.now();
     await writer.release();
     const reader = await reading;
@@ -275,7 +264,7 @@ describe('read-write lock', () => {
     });
     const writer = await writing!;
     held.push(writer);
-    await heldByQuorum(name, writer.value);
+    await heldByQuorum(direct, name, writer.value);
   });
 
   it('writers get fencing tokens, strictly increasing; a reader asking for one is refused before any network call', async () => {
@@ -351,7 +340,7 @@ describe('read-write lock', () => {
     await quitting.quit();
     expect(await aborted).toMatchObject({ message: 'gave up' });
     expect(await closed).toBeInstanceOf(RedlockClosedError);
-    await heldByQuorum(name, writer.value);
+    await heldByQuorum(direct, name, writer.value);
     await writer.release();
     // No reader, no writer, no ticket in line, on any master.
     let left: string[][] = [];

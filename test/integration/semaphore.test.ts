@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, RedlockClosedError, ResourceLockedError, type Lock } from '../../src/index.js';
 import { PERMIT_INFIX } from '../../src/primitives/semaphore.js';
 import { QUEUE_SUFFIX } from '../../src/script/codec.js';
-import { eventually, sleep, uniquePrefix, useOwnMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
+import { eventually, heldByQuorum, sleep, uniquePrefix, useOwnMasters, valuesOn, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(5);
 let direct: DirectClient[];
@@ -27,14 +27,6 @@ async function keysLeft(name: string, limit: number): Promise<number> {
   return counts.reduce((a, b) => a + b, 0);
 }
 
-/**
- * Until a quorum of masters holds `value` at `key`. A lock is held by a quorum: an acquire resolves
- * when 3 masters granted, and a master whose command was still unsent at its timeout (a client
- * still connecting, on a loaded machine) never gets it.
- */
-function heldByQuorum(key: string, value: string): Promise<void> {
-  return eventually(async () => (await valuesOn(direct, key)).filter((held) => held === value).length >= 3);
-}
 
 const held: Lock[] = [];
 afterEach(async () => {
@@ -73,14 +65,14 @@ describe('semaphore', () => {
     const first = await semaphore.acquire(10_000);
     const second = semaphore.acquire(10_000);
     await sleep(150);
-    await heldByQuorum(slotKey(name, 0), first.value);
+    await heldByQuorum(direct, slotKey(name, 0), first.value);
     const releasedAt = performance.now();
     await first.release();
     const next = await second;
     held.push(next);
     // Woken by the release announcement, not by its 5 s retryDelay.
     expect(performance.now() - releasedAt).toBeLessThan(1_000);
-    await heldByQuorum(slotKey(name, 0), next.value);
+    await heldByQuorum(direct, slotKey(name, 0), next.value);
   });
 
   it('a waiter in another Redlock (process) is woken by a release, long before its retryDelay', async () => {
@@ -215,7 +207,7 @@ describe('semaphore', () => {
     await eventually(async () => (await Promise.all(direct.map((client) => client.exists(slotKey(name, 0) + QUEUE_SUFFIX)))).filter(Boolean).length >= 3);
     controller.abort(new Error('gave up'));
     expect(await pending).toMatchObject({ message: 'gave up' });
-    await heldByQuorum(slotKey(name, 0), first.value);
+    await heldByQuorum(direct, slotKey(name, 0), first.value);
     const all = await Promise.all(direct.map((client) => client.keys(`${name}*`)));
     for (const keys of all) expect(keys).toEqual([slotKey(name, 0)]);
   });
