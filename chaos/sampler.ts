@@ -33,8 +33,6 @@ for i = 1, #ARGV, 2 do
       end
     end
   end
-    end
-  end
   out[#out + 1] = { redis.call('EXISTS', ARGV[i]), live }
 end
 return out`;

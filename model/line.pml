@@ -21,6 +21,11 @@
  *   -DL3  the fair semaphore (issue 29): limit 2 (a and b are its slots); clients X and Z take a
  *         permit in a loop forever, client Y asks for one once. ltl L3: eventually Y is served. Each
  *         attempt reaches the three masters in one step (-DSPLIT: Y's one master at a time, beyond reach).
+ *   -DL4  (issue 40) client X re-acquires `a` in a loop, client Y `b`; client W asks for [a, b] once.
+ *         ltl: eventually W is served.
+ *   -DL5  (issue 40) client X holds `a` from the start as long as it likes (a reservation may lapse
+ *         meanwhile), client Y re-acquires `b` in a loop; client W asks for [a, b] once. ltl:
+ *         eventually W is served (once a frees, it waits for b alone, as a single-key waiter does).
  * Mutations: -DMUT_PERMIT_RACE (the racing semaphore, no line: breaks L3), -DMUT_PERMIT_ANY_AHEAD
  * (every other ticket in line counts as ahead: breaks L3), -DMUT_JOIN_ALL (a refused ticket joins the line of every key of the call, the old
  * rule: breaks L1), -DMUT_CLIENT_CLOCK (a ticket's order is its client's clock when the acquire
@@ -37,6 +42,11 @@
  * rollback may go native too; it has no ticket, so its script announces only a key it deletes
  * itself: breaks L2 without the timer). -DNATIVE_ACQUIRE is the rejected
  * design, native acquires too (SET NX, then EXISTS queue): it breaks L2, and L1 without the timer.
+ * Issue 40's reservations (RESERVES, REJOINS, lapse()): -DMUT_LEAVE_FREE (none: breaks L4),
+ * -DMUT_RESERVE_FOREVER and -DMUT_RESERVE_RENEW (one that never lapses, or is made again in the
+ * call: break L1), -DMUT_REJOIN_SPENT (past its reservation of a held key, a ticket another held key
+ * refuses too takes a place in its line: breaks L1) and -DMUT_PURGE_SPENT (past its reservation, a
+ * ticket has no place on a free key, also one it took again refused by that key alone: breaks L5).
  */
 
 #define NM 3           /* masters */
@@ -114,11 +124,21 @@ byte skew;             /* client 0's clock against client 1's: 0 behind, 1 equal
 #endif
 
 
+/* MUT_PURGE_SPENT (the branch's first rule, 7df53b8): on a free key, a ticket past its reservation
+   there has no place, also one it took again since (refused by that key alone, held): it gets the
+   key only by racing. It breaks L5. */
+#ifdef MUT_PURGE_SPENT
+#define PURGE(m, k) if :: key[(m) * K + (k)] == 0 -> inq[(m) * K + (k)] = inq[(m) * K + (k)] & ~spent[(m) * K + (k)] :: else -> skip fi
+#else
+#define PURGE(m, k) skip
+#endif
+
 /* A master's announcement of a freed key (src/script/codec.ts release: "<who>:<first ticket or
    ''>:<key>"): the ticket first in its line (nobody in it earlier) is told, and counts this master
    towards waking it. Among tickets no one is earlier than, the lowest number stands for the
    master's tie-break (its queue sorts by order, then the whole ticket). */
 inline announce(m, k, self) {
+  PURGE(m, k);
   hd = T;
   for (u : 0 .. T - 1) {
     if
@@ -173,6 +193,7 @@ inline attemptAt(m, t, R) {
   for (k : 0 .. K - 1) {
     if
     :: has(R, k) ->
+       PURGE(m, k);
        if :: key[(m) * K + k] != 0 -> blk = blk | (1 << k) :: else -> skip fi;
        /* lineBlocked(k): some other ticket in k's line there is earlier */
        for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K + k], u) && earlier(u, t) -> blk = blk | (1 << k) :: else -> skip fi };
@@ -527,12 +548,12 @@ init { atomic { run clientX(); run clientY(); run clientW() } }
 ltl nostarvation { <> served[W] }
 #endif
 #ifdef L5
-/* Issue 40: a reservation lapses while a slow holder keeps the other key (X takes a once, with a
-   section of any length); Y keeps taking b. Once a frees, the waiter waits for b alone, and its
-   place in b's line must count as any single-key waiter's does. */
+/* Issue 40: a reservation lapses while a slow holder keeps the other key (X holds a from the start,
+   on every master, with a section of any length); Y keeps taking b. Once a frees, the waiter waits
+   for b alone, and its place in b's line must count as any single-key waiter's does. */
 proctype clientX() {
   byte m, k, u, v, hd, blk, grants;
-  acquire(0, 1); release(0, 1)
+  release(0, 1)
 }
 proctype clientY() {
   byte m, k, u, v, hd, blk, grants;
@@ -546,7 +567,12 @@ proctype clientW() {
   served[W] = true;
   release(2, 3)
 }
-init { atomic { run clientX(); run clientY(); run clientW() } }
+init {
+  atomic {
+    key[0] = 1; key[K] = 1; key[2 * K] = 1; holder[0] = 1; want[0] = 1; live = 1;
+    run clientX(); run clientY(); run clientW()
+  }
+}
 ltl nostarvation { <> served[W] }
 #endif
 #ifdef L2
@@ -726,7 +752,9 @@ ltl nostarvation { <> served[0] }
    model's time. The lowest ticket with one lapses first (one waiter has any, in every scenario).
    MUT_RESERVE_FOREVER: none lapses. */
 #ifdef L5
-#define HOLDER_WAITS(m, t) ((has(want[t], 0) && holder[0] != 0 && holder[0] != (t) + 1) || (has(want[t], 1) && holder[1] != 0 && holder[1] != (t) + 1))
+/* L5: X's section, of any length, may outlast a reservation (Y's sections do not, as in L4) */
+#define HOLDER_WAITS(m, t) ((has(want[t], 0) && holder[0] != 0 && holder[0] != (t) + 1) || \
+                            (has(want[t], 1) && holder[1] != 0 && holder[1] != (t) + 1 && has(waits, CL(holder[1] - 1))))
 #else
 #define HOLDER_WAITS(m, t) ((has(want[t], 0) && holder[0] != 0 && holder[0] != (t) + 1 && has(waits, CL(holder[0] - 1))) || \
                             (has(want[t], 1) && holder[1] != 0 && holder[1] != (t) + 1 && has(waits, CL(holder[1] - 1))))

@@ -22,8 +22,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 type Property = 'exclusion' | 'fencing' | 'expiry' | 'no-stray' | 'holdwait' | Liveness;
-/** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation, L3 no starvation of a permit, L4 no starvation of a waiter for two keys. */
-type Liveness = 'L1' | 'L2' | 'L3' | 'L4';
+/** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation, L3 no starvation of a permit, L4 no starvation of a waiter for two keys, L5 nor once its reservation ran out. */
+type Liveness = 'L1' | 'L2' | 'L3' | 'L4' | 'L5';
 
 interface Run {
   readonly name: string;
@@ -68,6 +68,7 @@ const CONFIG = {
   l3: ['-DLINE', '-DL3'],
   // Issue 40: a waiter for [a, b] against X looping on a and Y on b (each attempt one step).
   l4: ['-DLINE', '-DL4'],
+  l5: ['-DLINE', '-DL5'],
   // Native releases (issue 39): a single-key call's release or rollback may go as DELIFEQ, EXISTS
   // queue, then the script release; acquires stay scripts. nativeAcquire: the rejected design.
   native1: ['-DLINE', '-DL1', '-DNATIVE'],
@@ -105,12 +106,16 @@ const ALL_RUNS: readonly Run[] = [
   { name: 'real: the line, L4 no starvation of a waiter for [a, b] (X loops on a, Y on b)', what: 'L4, weak fairness', defines: CONFIG.l4, liveness: 'L4' },
   { name: 'real: the line, L4, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.l4, '-DNO_TIMER'], liveness: 'L4' },
   { name: 'real: the line, every run of L4', what: 'exclusion, hold-and-wait only as a reservation, no deadlock state', defines: [...CONFIG.l4, '-DHOLDWAIT'] },
+  { name: 'real: the line, L5 no starvation once a reservation ran out (X holds a as long as it likes; Y loops on b)', what: 'L5, weak fairness', defines: CONFIG.l5, liveness: 'L5' },
+  { name: 'real: the line, L5, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.l5, '-DNO_TIMER'], liveness: 'L5' },
+  { name: 'real: the line, every run of L5', what: 'exclusion, hold-and-wait only as a reservation, no deadlock state', defines: [...CONFIG.l5, '-DHOLDWAIT'] },
   { name: '7. a refused ticket joins the line of every key of the call', what: 'MUT_JOIN_ALL', defines: [...CONFIG.l1, '-DMUT_JOIN_ALL'], breaks: 'L1', liveness: 'L1' },
   { name: "8. a ticket's order is its client's clock", what: 'MUT_CLIENT_CLOCK', defines: [...CONFIG.l2, '-DMUT_CLIENT_CLOCK'], breaks: 'L2', liveness: 'L2' },
   { name: '19. refused by a held key, a ticket leaves the lines of the free keys (no reservation: the rule before issue 40)', what: 'MUT_LEAVE_FREE', defines: [...CONFIG.l4, '-DMUT_LEAVE_FREE'], breaks: 'L4', liveness: 'L4' },
   { name: '20. a reservation never lapses', what: 'MUT_RESERVE_FOREVER', defines: [...CONFIG.l1, '-DMUT_RESERVE_FOREVER'], breaks: 'L1', liveness: 'L1' },
   { name: '21. once lapsed, a reservation may be made again in the same call', what: 'MUT_RESERVE_RENEW', defines: [...CONFIG.l1, '-DMUT_RESERVE_RENEW'], breaks: 'L1', liveness: 'L1' },
-  { name: '22. past its reservation, a ticket keeps a place on a free key it took again meanwhile', what: 'MUT_NO_PURGE', defines: [...CONFIG.l1, '-DMUT_NO_PURGE'], breaks: 'L1', liveness: 'L1' },
+  { name: '22. past its reservation of a held key, a ticket another held key refuses too takes a place in its line', what: 'MUT_REJOIN_SPENT', defines: [...CONFIG.l1, '-DMUT_REJOIN_SPENT'], breaks: 'L1', liveness: 'L1' },
+  { name: '23. past its reservation, a ticket has no place on a free key, also one it took again refused by that key alone', what: 'MUT_PURGE_SPENT', defines: [...CONFIG.l5, '-DMUT_PURGE_SPENT'], breaks: 'L5', liveness: 'L5' },
   { name: '9. a ticket not in a line is refused by whoever is in it, earlier or later', what: 'MUT_HEAD_BLOCKS', defines: [...CONFIG.l1, '-DHOLDWAIT', '-DMUT_HEAD_BLOCKS'], breaks: 'holdwait' },
   { name: '10. refused by lines alone, a ticket keeps all its places', what: 'MUT_KEEP_WHEN_QUEUED', defines: [...CONFIG.l1, '-DHOLDWAIT', '-DMUT_KEEP_WHEN_QUEUED'], breaks: 'holdwait' },
   { name: 'real: the fair semaphore, L3 no starvation (X and Z take permits of limit 2 forever)', what: 'L3, weak fairness', defines: CONFIG.l3, liveness: 'L3' },

@@ -118,6 +118,43 @@ describe('the line: no hold-and-wait', () => {
     expect(grantedAt - startedAt).toBeLessThan(10_000);
   });
 
+  it('a waiter for [a, b] whose reservation of b ran out while a slow holder kept a then waits for b alone as any waiter does: a process that keeps taking b does not pass it once a frees (issue 40, model L5)', async () => {
+    const key = uniquePrefix('spent-reservation');
+    const [a, b] = [key('a'), key('b')];
+    const slow = await processOn();
+    const waiter = await processOn({ retryCount: -1, retryDelay: 300, retryJitter: 0, nodeTimeout: 400 });
+    const looper = await processOn({ retryCount: -1 });
+    const heldA = await slow.acquire(a, 10_000);
+    const both = waiter.acquire([a, b], 10_000);
+    // Refused by the held a, it reserves the free b (for half its ticket ttl, 500 ms).
+    await eventually(async () => (await Promise.all(direct.map((client) => client.zRangeByScore(b + QUEUE_SUFFIX, '-inf', '(0')))).filter((members) => members.some((member) => member.startsWith('^'))).length >= 3);
+    const grants: { startedAt: number; grantedAt: number }[] = [];
+    let stop = false;
+    const loops = [b, b].map(async (resource) => {
+      while (!stop) {
+        const startedAt = performance.now();
+        await looper.using(resource, 5_000, async () => {
+          grants.push({ startedAt, grantedAt: performance.now() });
+          await sleep(1);
+        });
+      }
+    });
+    await sleep(1_500); // the slow holder outlasts the reservation; b goes on being taken
+    const releasedAt = performance.now();
+    await heldA.release();
+    const lock = await both;
+    const grantedAt = performance.now();
+    stop = true;
+    await lock.release();
+    await Promise.all(loops);
+    expect(grants.length).toBeGreaterThan(0);
+    // Once a is free, the waiter waits for b alone, first in its line: no acquire of b begun after
+    // that (200 ms: its attempt on the masters, on a loaded machine) is granted before it.
+    const passers = grants.filter((grant) => grant.startedAt > releasedAt + 200 && grant.grantedAt < grantedAt);
+    expect(passers).toEqual([]);
+    expect(grantedAt - releasedAt).toBeLessThan(5_000);
+  });
+
   it('nested order (a, then b inside it) beside a waiter for [a, b] with retryCount -1: both are served', async () => {
     const key = uniquePrefix('nested-order');
     const [a, b] = [key('a'), key('b')];
