@@ -203,7 +203,7 @@ while i <= n - 4 do
         local q = queue_of(K[k])
         if blocked[k] == 'held' and held > 1 and line().reserved(q, ticket, true) then line().drop(q, ticket)
         elseif blocked[k] then line().join(q, ticket, ageMs, placeMs, locks > first) end
-        if blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
+        if reserving and locks > first and blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
       end
       for k = first, locks do
         local q = queue_of(K[k])
