@@ -11,7 +11,7 @@ import { createClient } from 'redis';
 import { QUEUE_SUFFIX } from '../src/script/codec.js';
 import { bits, type LineSample } from './liveness.js';
 
-/** ARGV: resource, its queue, resource, its queue, … Reply: per resource {1 if its key exists, live tickets in its line}. */
+/** ARGV: resource, its queue, resource, its queue, … Reply: per resource {1 if its key exists, live tickets in its line (a reservation's end, '^', is no ticket: src/script/lua/line.lua reserve())}. */
 const READ_LINES = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -26,7 +26,8 @@ for i = 1, #ARGV, 2 do
     end
     for j = 1, #entries, 2 do
       local ticket = entries[j]
-      if string.sub(ticket, 1, 1) ~= '~' then
+      local kind = string.sub(ticket, 1, 1)
+      if kind ~= '~' and kind ~= '^' then
         local deadline = deadlines[ticket]
         if deadline == nil or deadline > now then live = live + 1 end
       end

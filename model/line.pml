@@ -21,6 +21,11 @@
  *   -DL3  the fair semaphore (issue 29): limit 2 (a and b are its slots); clients X and Z take a
  *         permit in a loop forever, client Y asks for one once. ltl L3: eventually Y is served. Each
  *         attempt reaches the three masters in one step (-DSPLIT: Y's one master at a time, beyond reach).
+ *   -DL4  (issue 40) client X re-acquires `a` in a loop, client Y `b`; client W asks for [a, b] once.
+ *         ltl: eventually W is served.
+ *   -DL5  (issue 40) client X holds `a` from the start as long as it likes (a reservation may lapse
+ *         meanwhile), client Y re-acquires `b` in a loop; client W asks for [a, b] once. ltl:
+ *         eventually W is served (once a frees, it waits for b alone, as a single-key waiter does).
  * Mutations: -DMUT_PERMIT_RACE (the racing semaphore, no line: breaks L3), -DMUT_PERMIT_ANY_AHEAD
  * (every other ticket in line counts as ahead: breaks L3), -DMUT_JOIN_ALL (a refused ticket joins the line of every key of the call, the old
  * rule: breaks L1), -DMUT_CLIENT_CLOCK (a ticket's order is its client's clock when the acquire
@@ -37,6 +42,11 @@
  * rollback may go native too; it has no ticket, so its script announces only a key it deletes
  * itself: breaks L2 without the timer). -DNATIVE_ACQUIRE is the rejected
  * design, native acquires too (SET NX, then EXISTS queue): it breaks L2, and L1 without the timer.
+ * Issue 40's reservations (RESERVES, REJOINS, lapse()): -DMUT_LEAVE_FREE (none: breaks L4),
+ * -DMUT_RESERVE_FOREVER and -DMUT_RESERVE_RENEW (one that never lapses, or is made again in the
+ * call: break L1), -DMUT_REJOIN_SPENT (past its reservation of a held key, a ticket another held key
+ * refuses too takes a place in its line: breaks L1) and -DMUT_PURGE_SPENT (past its reservation, a
+ * ticket has no place on a free key, also one it took again refused by that key alone: breaks L5).
  */
 
 #define NM 3           /* masters */
@@ -44,13 +54,13 @@
 #define K 2            /* resources: a (bit 1), b (bit 2) */
 #define T 3            /* tickets: one per acquire() call that can be under way or held at once */
 
-#if defined(L1) + defined(L2) + defined(L3) != 1
-#error choose one scenario: -DL1, -DL2 or -DL3
+#if defined(L1) + defined(L2) + defined(L3) + defined(L4) + defined(L5) != 1
+#error choose one scenario: -DL1, -DL2, -DL3, -DL4 or -DL5
 #endif
 #ifdef NATIVE_ACQUIRE
 #define NATIVE         /* the rejected design: native acquires, over the native releases */
 #endif
-#if defined(NATIVE) && defined(L3)
+#if defined(NATIVE) && (defined(L3) || defined(L4) || defined(L5))
 #error NATIVE models the plain lock: L1 or L2
 #endif
 
@@ -65,6 +75,13 @@ mtype = { H_a, H_b, W_ab };    /* names of tickets 0, 1, 2 in the trails (NAME) 
 #define Y 1            /* client Y: ticket 1 */
 #define CL(t) (t)
 mtype = { X_a, Y_a, unused };  /* names of tickets 0, 1 in the trails (NAME) */
+#endif
+#if defined(L4) || defined(L5)
+#define X 0            /* client X: ticket 0, a new acquire() call of a each round (L5: one call) */
+#define Y 1            /* client Y: ticket 1, a new acquire() call of b each round */
+#define W 2            /* client W: ticket 2, [a, b] once */
+#define CL(t) (t)
+mtype = { X_a, Y_b, W_ab };    /* names of tickets 0, 1, 2 in the trails (NAME) */
 #endif
 #ifdef L3
 /* A semaphore of limit K = 2: keys a and b are its two slots. Clients X and Z take a permit in a
@@ -84,7 +101,11 @@ byte live;             /* tickets whose acquire() call is under way or whose loc
 byte fresh;            /* tickets whose acquire began less than the tolerance (plus a one-way delay) ago */
 byte annm[T];          /* masters (a bit each) that named the ticket first in line since its attempt began */
 byte holder[K];        /* ticket + 1 of the call that holds the resource (a quorum granted, not released) */
-bool served[2];        /* the client got what it asked for (H: a and then b) */
+bool served[3];        /* the client got what it asked for (H: a and then b) */
+byte rsv[NM * K];      /* per master and resource: the tickets whose place there is a reservation (kept on a free key, below) */
+byte spent[NM * K];    /* per master and resource: the tickets whose reservation there lapsed (none again in this call) */
+byte waits;            /* clients (a bit each) inside an acquire() call */
+byte want[T];          /* the keys of each ticket's call (a bit each) */
 byte skew;             /* client 0's clock against client 1's: 0 behind, 1 equal, 2 ahead (read only by MUT_CLIENT_CLOCK) */
 
 #define has(set, t) (((set) >> (t)) & 1)
@@ -102,11 +123,22 @@ byte skew;             /* client 0's clock against client 1's: 0 behind, 1 equal
 #define earlier(u, t) has(before[t], u)
 #endif
 
+
+/* MUT_PURGE_SPENT (the branch's first rule, 7df53b8): on a free key, a ticket past its reservation
+   there has no place, also one it took again since (refused by that key alone, held): it gets the
+   key only by racing. It breaks L5. */
+#ifdef MUT_PURGE_SPENT
+#define PURGE(m, k) if :: key[(m) * K + (k)] == 0 -> inq[(m) * K + (k)] = inq[(m) * K + (k)] & ~spent[(m) * K + (k)] :: else -> skip fi
+#else
+#define PURGE(m, k) skip
+#endif
+
 /* A master's announcement of a freed key (src/script/codec.ts release: "<who>:<first ticket or
    ''>:<key>"): the ticket first in its line (nobody in it earlier) is told, and counts this master
    towards waking it. Among tickets no one is earlier than, the lowest number stands for the
    master's tie-break (its queue sorts by order, then the whole ticket). */
 inline announce(m, k, self) {
+  PURGE(m, k);
   hd = T;
   for (u : 0 .. T - 1) {
     if
@@ -136,12 +168,32 @@ inline announce(m, k, self) {
    else leave it (announcing the new first ticket: the key is free). */
 /* Some key of R is held on master m (K = 2). */
 #define HELD_ANY(m, R) ((has(R, 0) && key[(m) * K] != 0) || (has(R, 1) && key[(m) * K + 1] != 0))
+/* Issue 40 (src/script/lua/acquire.lua): a ticket refused by keys held on master m, and next in each
+   of their lines there (no other ticket in it earlier: one waiter at a time reserves for a held key),
+   keeps its place on the free keys of its call there (a reservation), unless its reservation of that
+   key lapsed in this call. MUT_LEAVE_FREE: it leaves them (the rule before issue 40); MUT_RESERVE_RENEW: a lapsed
+   reservation may be taken again. */
+#if defined(MUT_LEAVE_FREE)
+#define RESERVES(m, R, k, t) false
+#elif defined(MUT_RESERVE_RENEW)
+#define RESERVES(m, R, k, t) HELD_ANY(m, R)
+#else
+#define RESERVES(m, R, k, t) (HELD_ANY(m, R) && !has(spent[(m) * K + (k)], t) && NEXT_HELD(m, R, t))
+#endif
+#ifdef MUT_REJOIN_SPENT
+#define REJOINS(m, R, k, t) true
+#else
+#define REJOINS(m, R, k, t) (key[(m) * K + (k)] == 0 || !has(spent[(m) * K + (k)], t) || !HELD_ANY(m, R & ~(1 << (k))))
+#endif
+#define NEXT_AT(m, k, t) ((inq[(m) * K + (k)] & before[t] & ~(1 << (t))) == 0)
+#define NEXT_HELD(m, R, t) ((!has(R, 0) || key[(m) * K] == 0 || NEXT_AT(m, 0, t)) && (!has(R, 1) || key[(m) * K + 1] == 0 || NEXT_AT(m, 1, t)))
 #define KEYSTATE(m, k) (!has(R, k) -> 45 : (key[(m) * K + (k)] != 0 -> 104 : (has(blk, k) -> 108 : 102)))
 inline attemptAt(m, t, R) {
   blk = 0;
   for (k : 0 .. K - 1) {
     if
     :: has(R, k) ->
+       PURGE(m, k);
        if :: key[(m) * K + k] != 0 -> blk = blk | (1 << k) :: else -> skip fi;
        /* lineBlocked(k): some other ticket in k's line there is earlier */
        for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K + k], u) && earlier(u, t) -> blk = blk | (1 << k) :: else -> skip fi };
@@ -168,23 +220,31 @@ inline attemptAt(m, t, R) {
 #ifdef MUT_JOIN_ALL
        :: else -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
 #else
-       :: has(blk, k) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
+       /* issue 40: past its reservation of k here, a ticket that another held key refuses too takes
+          no place in the line of k, held: it would keep k from a nested holder of that other key once
+          its attempt lets go of k (a relay of such places between masters: MUT_REJOIN_SPENT) */
+       :: has(blk, k) && REJOINS(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
+       :: has(blk, k) && !REJOINS(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t))
 #ifdef MUT_KEEP_WHEN_QUEUED
        /* 57076af's rule: refused by lines alone (no key held here), it keeps its places */
        :: !has(blk, k) && has(inq[(m) * K + k], t) && !HELD_ANY(m, R) -> skip
 #endif
-       :: !has(blk, k) && has(inq[(m) * K + k], t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t)); announce(m, k, T)
+       /* issue 40: refused by a held key, it keeps (or takes) its place on the free k: a
+          reservation, until it lapses (lapse(), below); once lapsed, not again in this call */
+       :: !has(blk, k) && RESERVES(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t)); rsv[(m) * K + k] = rsv[(m) * K + k] | (1 << (t))
+       :: !has(blk, k) && !RESERVES(m, R, k, t) && has(inq[(m) * K + k], t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t)); announce(m, k, T)
        :: else -> skip
 #endif
        fi
      };
 #ifdef HOLDWAIT
-     /* No hold-and-wait, on this master, once it has refused t: t heads the line of no free key.
+     /* No hold-and-wait, on this master, once it has refused t: t heads the line of no free key,
+        but for a reservation (a key of its call held here: bounded by its lapse).
         (It may come to head one later, when the holder or an earlier ticket leaves: that master
         then announces it, and t's next attempt takes the key or leaves the line.) */
      for (k : 0 .. K - 1) {
        if
-       :: has(R, k) && has(inq[(m) * K + k], t) && key[(m) * K + k] == 0 ->
+       :: has(R, k) && has(inq[(m) * K + k], t) && key[(m) * K + k] == 0 && !(has(rsv[(m) * K + k], t) && HELD_ANY(m, R)) ->
           hd = t;
           for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K + k], u) && earlier(u, t) -> hd = T :: else -> skip fi };
           if
@@ -286,6 +346,16 @@ inline nativeAcquireAt(m, t, R) {
 /* A rollback (no ticket) announces only a key it deletes. */
 #define ROLLS_BACK(m, k, t) (key[(m) * K + (k)] == (t) + 1)
 
+/* L4: each attempt, rollback and release reaches the three masters in one step, as L3's do (-DSPLIT:
+   W's one master at a time, beyond reach; README, "The line: liveness"). */
+#if (defined(L4) || defined(L5)) && defined(SPLIT)
+#define ONESTEP(t) ((t) != W)
+#elif defined(L4) || defined(L5)
+#define ONESTEP(t) true
+#else
+#define ONESTEP(t) false
+#endif
+
 /* src/redlock.ts: a new acquire() call draws ticket t, kept across its attempts. Its order against
    every ticket under way: later than each one whose acquire began more than the tolerance (the
    error of the processes' offset readings) ago; against one that began within it (fresh), the
@@ -333,12 +403,14 @@ inline begin(t) {
 inline acquire(t, R) {
   atomic {
     begin(t);
+    want[t] = R; waits = waits | (1 << CL(t));
     printf("%e: acquire\n", NAME(t))
   };
   do
   :: d_step { annm[t] = 0; grants = 0; m = 0 };
      do
-     :: d_step { m < NM -> attemptAt(m, t, R); m++ }
+     :: d_step { m < NM && !ONESTEP(t) -> attemptAt(m, t, R); m++ }
+     :: d_step { m < NM && ONESTEP(t) -> attemptAt(0, t, R); attemptAt(1, t, R); attemptAt(2, t, R); m = NM }
 #ifdef NATIVE_ACQUIRE
      :: SINGLE(R) && m < NM -> nativeAcquireAt(m, t, R)
 #endif
@@ -355,7 +427,7 @@ inline acquire(t, R) {
             :: else -> skip
             fi
           };
-          k = 0; grants = 0;
+          k = 0; grants = 0; waits = waits & ~(1 << CL(t));
           printf("%e: holds\n", NAME(t))
         };
         break
@@ -364,7 +436,12 @@ inline acquire(t, R) {
           printf("%e: refused, rolls back\n", NAME(t))
         };
         do
-        :: d_step { m < NM -> for (k : 0 .. K - 1) { if :: has(R, k) && ROLLS_BACK(m, k, t) -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi }; k = 0; m++ }
+        :: d_step { m < NM && !ONESTEP(t) -> for (k : 0 .. K - 1) { if :: has(R, k) && ROLLS_BACK(m, k, t) -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi }; k = 0; m++ }
+        :: d_step {
+             m < NM && ONESTEP(t) ->
+             for (m : 0 .. NM - 1) { for (k : 0 .. K - 1) { if :: has(R, k) && ROLLS_BACK(m, k, t) -> key[m * K + k] = 0; announce(m, k, t) :: else -> skip fi } };
+             k = 0; m = NM
+           }
 #ifdef MUT_NATIVE_ROLLBACK
         :: SINGLE(R) && m < NM -> nativeDeleteAt(m, t, R, T)
 #endif
@@ -392,7 +469,22 @@ inline release(t, R) {
   };
   do
   :: d_step {
-       m < NM ->
+       m < NM && ONESTEP(t) ->
+       for (m : 0 .. NM - 1) {
+         for (k : 0 .. K - 1) {
+           if
+           :: has(R, k) && RELEASES(m, k, t) ->
+              if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0 :: else -> skip fi;
+              inq[m * K + k] = inq[m * K + k] & ~(1 << (t));
+              if :: key[m * K + k] == 0 -> announce(m, k, T) :: else -> skip fi
+           :: else -> skip
+           fi
+         }
+       };
+       k = 0; m = NM
+     }
+  :: d_step {
+       m < NM && !ONESTEP(t) ->
        for (k : 0 .. K - 1) {
          if
          :: has(R, k) && RELEASES(m, k, t) ->
@@ -407,7 +499,10 @@ inline release(t, R) {
 #ifdef NATIVE
   :: SINGLE(R) && m < NM -> nativeDeleteAt(m, t, R, t)
 #endif
-  :: d_step { m == NM -> m = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0 }; break
+  :: d_step {
+       m == NM -> m = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0;
+       for (k : 0 .. NM * K - 1) { rsv[k] = rsv[k] & ~(1 << (t)); spent[k] = spent[k] & ~(1 << (t)) }; k = 0
+     }; break
   od
 }
 
@@ -428,6 +523,57 @@ proctype clientW() {
 }
 init { atomic { run clientW(); run clientH() } }
 ltl nodeadlock { <> (served[H] && served[W]) }
+#endif
+#ifdef L4
+/* Issue 40: a waiter for two keys against single-key clients that keep taking each key. */
+proctype clientX() {
+  byte m, k, u, v, hd, blk, grants;
+  do
+  :: acquire(0, 1); release(0, 1)
+  od
+}
+proctype clientY() {
+  byte m, k, u, v, hd, blk, grants;
+  do
+  :: acquire(1, 2); release(1, 2)
+  od
+}
+proctype clientW() {
+  byte m, k, u, v, hd, blk, grants;
+  acquire(2, 3);                  /* [a, b] */
+  served[W] = true;
+  release(2, 3)
+}
+init { atomic { run clientX(); run clientY(); run clientW() } }
+ltl nostarvation { <> served[W] }
+#endif
+#ifdef L5
+/* Issue 40: a reservation lapses while a slow holder keeps the other key (X holds a from the start,
+   on every master, with a section of any length); Y keeps taking b. Once a frees, the waiter waits
+   for b alone, and its place in b's line must count as any single-key waiter's does. */
+proctype clientX() {
+  byte m, k, u, v, hd, blk, grants;
+  release(0, 1)
+}
+proctype clientY() {
+  byte m, k, u, v, hd, blk, grants;
+  do
+  :: acquire(1, 2); release(1, 2)
+  od
+}
+proctype clientW() {
+  byte m, k, u, v, hd, blk, grants;
+  acquire(2, 3);                  /* [a, b] */
+  served[W] = true;
+  release(2, 3)
+}
+init {
+  atomic {
+    key[0] = 1; key[K] = 1; key[2 * K] = 1; holder[0] = 1; want[0] = 1; live = 1;
+    run clientX(); run clientY(); run clientW()
+  }
+}
+ltl nostarvation { <> served[W] }
 #endif
 #ifdef L2
 proctype clientX() {
@@ -593,6 +739,51 @@ proctype clientY() {
 }
 init { atomic { run hog(0); run hog(1); run clientY() } }
 ltl nostarvation { <> served[0] }
+#endif
+
+#ifndef L3
+/* Issue 40: a reservation lapses. On each master, it ends one ticket ttl after that master first
+   made it (never renewed, kept when the key blocks the ticket meanwhile), and once over, that master
+   makes it no new one in this call; the waiters it kept out retry then, told so by their refusal's
+   detail (here: the master names the new head). A holder whose section is shorter than that ttl
+   releases before it; one that waits for another key while it holds (H's nested call) may not. So a
+   reservation here lapses only while a client holding a key of the waiter's call (on a quorum: an
+   attempt under way is over within the ticket's ttl) is itself inside an acquire() call: the
+   model's time. The lowest ticket with one lapses first (one waiter has any, in every scenario).
+   MUT_RESERVE_FOREVER: none lapses. */
+#ifdef L5
+/* L5: X's section, of any length, may outlast a reservation (Y's sections do not, as in L4) */
+#define HOLDER_WAITS(m, t) ((has(want[t], 0) && holder[0] != 0 && holder[0] != (t) + 1) || \
+                            (has(want[t], 1) && holder[1] != 0 && holder[1] != (t) + 1 && has(waits, CL(holder[1] - 1))))
+#else
+#define HOLDER_WAITS(m, t) ((has(want[t], 0) && holder[0] != 0 && holder[0] != (t) + 1 && has(waits, CL(holder[0] - 1))) || \
+                            (has(want[t], 1) && holder[1] != 0 && holder[1] != (t) + 1 && has(waits, CL(holder[1] - 1))))
+#endif
+#define LAPSE(m, k) \
+  :: d_step { \
+       rsv[(m) * K + (k)] != 0 && \
+       ((has(rsv[(m) * K + (k)], 0) && HOLDER_WAITS(m, 0)) || (has(rsv[(m) * K + (k)], 1) && HOLDER_WAITS(m, 1)) || (has(rsv[(m) * K + (k)], 2) && HOLDER_WAITS(m, 2))) -> \
+       lt = 0; \
+       do :: lt < T - 1 && !(has(rsv[(m) * K + (k)], lt) && HOLDER_WAITS(m, lt)) -> lt++ :: else -> break od; \
+       rsv[(m) * K + (k)] = rsv[(m) * K + (k)] & ~(1 << lt); spent[(m) * K + (k)] = spent[(m) * K + (k)] | (1 << lt); \
+       inq[(m) * K + (k)] = inq[(m) * K + (k)] & ~(1 << lt); \
+       printf("master %d: %e's reservation of %c lapses\n", m, NAME(lt), 97 + (k)); \
+       announce(m, k, T); lt = 0 \
+     }
+#ifndef MUT_RESERVE_FOREVER
+active proctype lapse() {
+  byte u, v, hd, lt;
+end:
+  do
+  LAPSE(0, 0)
+  LAPSE(0, 1)
+  LAPSE(1, 0)
+  LAPSE(1, 1)
+  LAPSE(2, 0)
+  LAPSE(2, 1)
+  od
+}
+#endif
 #endif
 
 /* Time passes beyond the tolerance: one step that ends the window of every acquire then under way

@@ -22,8 +22,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 type Property = 'exclusion' | 'fencing' | 'expiry' | 'no-stray' | 'holdwait' | Liveness;
-/** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation, L3 no starvation of a permit. */
-type Liveness = 'L1' | 'L2' | 'L3';
+/** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation, L3 no starvation of a permit, L4 no starvation of a waiter for two keys, L5 nor once its reservation ran out. */
+type Liveness = 'L1' | 'L2' | 'L3' | 'L4' | 'L5';
 
 interface Run {
   readonly name: string;
@@ -34,6 +34,8 @@ interface Run {
   readonly breaks?: Property;
   /** A liveness run: spin searches for a fair acceptance cycle (`pan -a -f`) of this claim. */
   readonly liveness?: Liveness;
+  /** A liveness mutation's first depth bound (500 by default), for a cycle known to lie deeper: the shallower searches are whole state spaces. */
+  readonly depth?: number;
 }
 
 /**
@@ -66,6 +68,9 @@ const CONFIG = {
   l2: ['-DLINE', '-DL2'],
   // The fair semaphore (issue 29): limit 2, X and Z take a permit forever, Y asks once.
   l3: ['-DLINE', '-DL3'],
+  // Issue 40: a waiter for [a, b] against X looping on a and Y on b (each attempt one step).
+  l4: ['-DLINE', '-DL4'],
+  l5: ['-DLINE', '-DL5'],
   // Native releases (issue 39): a single-key call's release or rollback may go as DELIFEQ, EXISTS
   // queue, then the script release; acquires stay scripts. nativeAcquire: the rejected design.
   native1: ['-DLINE', '-DL1', '-DNATIVE'],
@@ -100,8 +105,19 @@ const ALL_RUNS: readonly Run[] = [
   { name: 'real: the line, L2, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.l2, '-DNO_TIMER'], liveness: 'L2' },
   { name: 'real: the line, every run of L1 to its end', what: 'exclusion, no hold-and-wait, no deadlock state', defines: [...CONFIG.l1, '-DHOLDWAIT'] },
   { name: 'real: the line, every run of L2', what: 'exclusion, no hold-and-wait, no deadlock state', defines: [...CONFIG.l2, '-DHOLDWAIT'] },
+  { name: 'real: the line, L4 no starvation of a waiter for [a, b] (X loops on a, Y on b)', what: 'L4, weak fairness', defines: CONFIG.l4, liveness: 'L4' },
+  { name: 'real: the line, L4, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.l4, '-DNO_TIMER'], liveness: 'L4' },
+  { name: 'real: the line, every run of L4', what: 'exclusion, hold-and-wait only as a reservation, no deadlock state', defines: [...CONFIG.l4, '-DHOLDWAIT'] },
+  { name: 'real: the line, L5 no starvation once a reservation ran out (X holds a as long as it likes; Y loops on b)', what: 'L5, weak fairness', defines: CONFIG.l5, liveness: 'L5' },
+  { name: 'real: the line, L5, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.l5, '-DNO_TIMER'], liveness: 'L5' },
+  { name: 'real: the line, every run of L5', what: 'exclusion, hold-and-wait only as a reservation, no deadlock state', defines: [...CONFIG.l5, '-DHOLDWAIT'] },
   { name: '7. a refused ticket joins the line of every key of the call', what: 'MUT_JOIN_ALL', defines: [...CONFIG.l1, '-DMUT_JOIN_ALL'], breaks: 'L1', liveness: 'L1' },
   { name: "8. a ticket's order is its client's clock", what: 'MUT_CLIENT_CLOCK', defines: [...CONFIG.l2, '-DMUT_CLIENT_CLOCK'], breaks: 'L2', liveness: 'L2' },
+  { name: '19. refused by a held key, a ticket leaves the lines of the free keys (no reservation: the rule before issue 40)', what: 'MUT_LEAVE_FREE', defines: [...CONFIG.l4, '-DMUT_LEAVE_FREE'], breaks: 'L4', liveness: 'L4' },
+  { name: '20. a reservation never lapses', what: 'MUT_RESERVE_FOREVER', defines: [...CONFIG.l1, '-DMUT_RESERVE_FOREVER'], breaks: 'L1', liveness: 'L1' },
+  { name: '21. once lapsed, a reservation may be made again in the same call', what: 'MUT_RESERVE_RENEW', defines: [...CONFIG.l1, '-DMUT_RESERVE_RENEW'], breaks: 'L1', liveness: 'L1' },
+  { name: '22. past its reservation of a held key, a ticket another held key refuses too takes a place in its line', what: 'MUT_REJOIN_SPENT', defines: [...CONFIG.l1, '-DMUT_REJOIN_SPENT'], breaks: 'L1', liveness: 'L1', depth: 2000 },
+  { name: '23. past its reservation, a ticket has no place on a free key, also one it took again refused by that key alone', what: 'MUT_PURGE_SPENT', defines: [...CONFIG.l5, '-DMUT_PURGE_SPENT'], breaks: 'L5', liveness: 'L5' },
   { name: '9. a ticket not in a line is refused by whoever is in it, earlier or later', what: 'MUT_HEAD_BLOCKS', defines: [...CONFIG.l1, '-DHOLDWAIT', '-DMUT_HEAD_BLOCKS'], breaks: 'holdwait' },
   { name: '10. refused by lines alone, a ticket keeps all its places', what: 'MUT_KEEP_WHEN_QUEUED', defines: [...CONFIG.l1, '-DHOLDWAIT', '-DMUT_KEEP_WHEN_QUEUED'], breaks: 'holdwait' },
   { name: 'real: the fair semaphore, L3 no starvation (X and Z take permits of limit 2 forever)', what: 'L3, weak fairness', defines: CONFIG.l3, liveness: 'L3' },
@@ -164,7 +180,8 @@ async function verify(run: Run): Promise<Outcome> {
     // A safety run of the line's configuration leaves its ltl claim out (NOCLAIM): it explores
     // every run to its end, also past the point where the claim would be satisfied.
     const mode = run.liveness ? [] : run.defines.includes('-DLINE') ? ['-DSAFETY', '-DNOCLAIM'] : ['-DSAFETY'];
-    const compiled = await exec('gcc', ['-w', optimise, ...mode, '-DMEMLIM=8000', '-o', 'pan', 'pan.c'], dir);
+    // NFAIR=3: L4's six processes (three clients, init, the lapse and the tolerance) under weak fairness.
+    const compiled = await exec('gcc', ['-w', optimise, ...mode, '-DNFAIR=3', '-DMEMLIM=8000', '-o', 'pan', 'pan.c'], dir);
     if (compiled.code !== 0) return failed(run, started, `gcc failed: ${compiled.stderr}`);
     const out = await search(run, dir);
     const states = Number(/(\d+) states, stored/.exec(out)?.[1] ?? NaN);
@@ -204,7 +221,7 @@ async function verify(run: Run): Promise<Outcome> {
 async function search(run: Run, dir: string): Promise<string> {
   const mode = run.liveness ? ['-a', '-f'] : ['-n'];
   if (run.liveness && run.breaks !== undefined) {
-    for (let depth = 500; depth < 200_000; depth *= 2) {
+    for (let depth = run.depth ?? 500; depth < 200_000; depth *= 2) {
       const bounded = await exec('./pan', [...mode, `-m${depth}`, '-w24'], dir);
       if (/errors: [1-9]/.test(bounded.stdout)) return bounded.stdout;
     }
@@ -257,7 +274,7 @@ const lines = [
   '',
   `Generated by \`npm run model\` (model/run.ts) on ${new Date().toISOString().slice(0, 10)}: spin ${(await exec('spin', ['-V'], here)).stdout.trim().replace(/^Spin Version /, '')}, ` +
     `pan compiled with \`-DSAFETY\` (array bounds checked; \`-O2\` for runs that must verify, \`-O0\` for mutations), exhaustive search, ${PARALLEL} runs at a time; ${totalSeconds.toFixed(0)} s in all. ` +
-    `The line's liveness runs (L1, L2, L3) search for fair acceptance cycles (\`pan -a -f\`: weak fairness), compiled without \`-DSAFETY\`; their mutations with a depth bound doubled from 500 until a cycle turns up (so the trail is short); the states stored and the depth are those of that last search.`,
+    `The line's liveness runs (L1 to L4) search for fair acceptance cycles (\`pan -a -f\`: weak fairness), compiled without \`-DSAFETY\`; their mutations with a depth bound doubled from 500 until a cycle turns up (so the trail is short); the states stored and the depth are those of that last search.`,
   '',
   '| run | checks | expected | result | states stored | depth | time |',
   '|---|---|---|---|---:|---:|---:|',

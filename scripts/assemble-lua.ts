@@ -37,6 +37,8 @@ export const SCRIPT_VALUES: Readonly<Record<string, string>> = {
   READ_HOLDS_MARK,
   RELEASED_CHANNEL,
   QUEUE_SUFFIX,
+  // A reservation's end is scored this far below every mark (line.lua reserve()): 2^51 ms, and the sum with an epoch ms stays exact.
+  RESERVED: String(2 ** 51),
   // The reply's statuses by name (replies.ts): the Lua writes @GRANTED@, never the number.
   ...Object.fromEntries(Object.entries(ReplyStatus).map(([name, code]) => [name, String(code)])),
 };

@@ -3,10 +3,7 @@
 export const source = `local n = #ARGV
 local inline = tonumber(ARGV[n - 3])
 local K = KEYS
-if inline > 0 then
-  K = {}
-  for i = 1, inline do K[i] = ARGV[i] end
-end
+if inline > 0 then K = {} for i = 1, inline do K[i] = ARGV[i] end end
 local publish, channel = ARGV[n - 2], ARGV[n - 1]
 local shard = publish == 'SPUBLISH'
 local function queue_of(key)
@@ -27,10 +24,8 @@ local function line()
     return result
   end
   local function clock()
-    if now == nil then
-      local t = queue('TIME')
-      now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false
-    end
+    local t = now == nil and queue('TIME')
+    if now == nil then now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false end
     return now
   end
   lines = {
@@ -40,8 +35,7 @@ local function line()
     kind = function(key, call)
       local held = call('TYPE', key)
       held = held and held.ok or 'none'
-      if held == 'zset' and lines.shared(key) then return 'read' end
-      return held
+      return held == 'zset' and lines.shared(key) and 'read' or held
     end,
     settle = function(key)
       local at = clock()
@@ -78,9 +72,7 @@ local function line()
       local members = call('ZRANGE', key, 0, -1)
       if not members then return nil end
       local values = {}
-      for _, member in ipairs(members) do
-        if member ~= 'redlock-quorum:read-holds' then values[#values + 1] = member end
-      end
+      for _, member in ipairs(members) do if member ~= 'redlock-quorum:read-holds' then values[#values + 1] = member end end
       table.sort(values)
       return redis.sha1hex('read:' .. table.concat(values, ','))
     end,
@@ -93,21 +85,32 @@ local function line()
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       return head and head[1]
     end,
-    mark = function(q, ticket)
+    reserve = function(q, ticket, age, place)
+      local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
+      if not (at and ttl) or (ends and ends <= at) then return false end
+      if not ends then queue('ZADD', q, -(2251799813685248 + at + math.floor(ttl / 2)), '^' .. ticket) end
+      return lines.join(q, ticket, age, place, true) ~= nil
+    end,
+    reserved = function(q, ticket, over)
+      local ends, at = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - 2251799813685248, clock()
+      return ends > 0 and ((not over and ends) or (at and ends <= at)) or nil
+    end,
+    mark = function(q, ticket, cap)
       local at = clock()
       local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
       if not (at and ttl) then return false end
-      if queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+      if queue('ZADD', q, -math.min(at + ttl, cap or at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
       return true
     end,
-    join = function(q, ticket, age, place)
+    join = function(q, ticket, age, place, multi)
       local at = clock()
       if not (at and string.match(ticket, '^%d+%-')) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
-      if placed then lines.mark(q, ticket) end
+      local ends = placed and multi and lines.reserved(q, ticket)
+      return placed and lines.mark(q, ticket, ends and ends > at and ends or nil)
     end,
     ahead = function(q, ticket, age, place)
       local head = lines.first(q)
@@ -135,15 +138,13 @@ local function line()
     end,
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      if deadline and at then return math.max(0, -deadline - at) end
-      return -1
+      return deadline and at and math.max(0, -deadline - at) or -1
     end,
     later = function(a, b)
-      if a < 0 or b < 0 then return -1 end
-      return math.max(a, b)
+      return (a < 0 or b < 0) and -1 or math.max(a, b)
     end,
-    drop = function(q, ticket)
-      return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
+    drop = function(q, ticket, all)
+      return (queue('ZREM', q, ticket, '~' .. ticket, all and '^' .. ticket or ticket) or 0) > 0
     end,
   }
   return lines
@@ -174,7 +175,7 @@ while i <= n - 4 do
   elseif kind == 'a' or kind == 'A' then
     -- acquire.lua
     local ttlMs, ticket, ageMs, placeMs = ARGV[i + 3], ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
-    local blocked
+    local blocked, held = nil, 0
     for k = first, locks do
       local q = queue_of(K[k])
       local found = redis.pcall('EXISTS', K[k], q)
@@ -183,7 +184,7 @@ while i <= n - 4 do
       if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
         if status ~= 0 then status, detail = 0, redis.call('PTTL', K[k]) end
         blocked = blocked or {}
-        blocked[k] = true
+        blocked[k], held = 'held', held + 1
       elseif found == 1 then
         head = line().ahead(q, ticket, ageMs, placeMs)
       end
@@ -197,10 +198,16 @@ while i <= n - 4 do
       if status ~= 1 and ticket == '' then break end
     end
     if status ~= 1 and ticket ~= '' then
+      local reserving = status == 0
       for k = first, locks do
         local q = queue_of(K[k])
-        if blocked[k] then line().join(q, ticket, ageMs, placeMs)
-        elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
+        if blocked[k] == 'held' and held > 1 and line().reserved(q, ticket, true) then line().drop(q, ticket)
+        elseif blocked[k] then line().join(q, ticket, ageMs, placeMs, locks > first) end
+        if reserving and locks > first and blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
+      end
+      for k = first, locks do
+        local q = queue_of(K[k])
+        if not blocked[k] and not (reserving and line().reserve(q, ticket, ageMs, placeMs)) and line().drop(q, ticket) then announce(K[k], q, ticket) end
       end
     end
     if status == 1 then
@@ -232,16 +239,10 @@ while i <= n - 4 do
       local current = redis.pcall('GET', K[k])
       if type(current) == 'table' then
         if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
-        if kind ~= 'e' or not line().reader(K[k], value) then
-          status = 0
-          break
-        end
+        if kind ~= 'e' or not line().reader(K[k], value) then status = 0 break end
         shared = shared or {}
         shared[k] = true
-      elseif current ~= value then
-        status = 0
-        break
-      end
+      elseif current ~= value then status = 0 break end
     end
     if status == 1 and kind == 'e' then
       for k = first, last do
@@ -297,7 +298,7 @@ while i <= n - 4 do
     if held == 'read' then readers = line().readers(key, read) or 0 end
     local fingerprint = line().fingerprint(key, held, read)
     local fence = read('GET', K[last])
-    local queued = redis.pcall('ZRANGEBYSCORE', queue_of(key), now and '-inf' or '(0', now and '(' .. -now or '+inf')
+    local queued = redis.pcall('ZRANGEBYSCORE', queue_of(key), now and '(-2251799813685248' or '(0', now and '(' .. -now or '+inf')
     local pttl = read('PTTL', key)
     if refused then
       status, detail = 2, tostring(refused)
@@ -340,7 +341,7 @@ while i <= n - 4 do
     for k = first, last do
       local q = queue_of(K[k])
       if redis.pcall('EXISTS', q) ~= 1 then q = false end
-      local left = q and ticket ~= '' and line().drop(q, ticket)
+      local left = q and ticket ~= '' and line().drop(q, ticket, true)
       local current = redis.pcall('GET', K[k])
       local who
       if type(current) == 'table' then

@@ -58,35 +58,114 @@ function queuesOf(resource: string): Promise<string[][]> {
 }
 
 describe('the line: no hold-and-wait', () => {
-  it('a waiter for [a, b] refused on a joins only a\'s line: the holder of a takes the free b at once', async () => {
-    const key = uniquePrefix('hold-and-wait');
+  it('a waiter for [a, b] refused on a held a keeps a reservation on the free b for half a ticket ttl: a newer call for b waits for it, and the holder of a takes b once it ends (no deadlock)', async () => {
+    const key = uniquePrefix('reservation');
     const [a, b] = [key('a'), key('b')];
-    const holder = await processOn({ retryDelay: 5_000, retryJitter: 0 });
-    const waiter = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    const holder = await processOn({ retryCount: -1, retryDelay: 100, retryJitter: 0 });
+    const waiter = await processOn({ retryCount: -1, retryDelay: 300, retryJitter: 0, nodeTimeout: 400 });
     const heldA = await holder.acquire(a, 10_000);
     const both = waiter.acquire([a, b], 10_000);
-    await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 1));
-    // The masters' truth: the waiter stands in a's line only; b is free with nobody in its line.
-    expect(await queuesOf(b)).toEqual([[], [], [], [], []]);
-    // The holder of a takes b in one attempt: nothing keeps it out.
-    const heldB = await holder.acquire(b, 10_000, { retryCount: 0 });
-    expect(heldB.attempts).toBe(1);
+    // The masters' truth: the waiter stands in a's line and in b's, with the end of its reservation of b.
+    await eventually(async () => (await queuesOf(a)).filter((queue) => queue.length === 1).length >= 3 && (await queuesOf(b)).filter((queue) => queue.length === 1).length >= 3);
+    const [ticket] = (await queuesOf(b)).find((queue) => queue.length === 1)!;
+    const ticketTtlMs = Number(ticket!.split('-')[0]);
+    expect(ticketTtlMs).toBe(2 * 300 + 400);
+    const reservedUntil = await Promise.all(direct.map((client) => client.zScore(b + QUEUE_SUFFIX, '^' + ticket)));
+    expect(reservedUntil.filter((score) => score !== null).length).toBeGreaterThanOrEqual(3);
+    // The holder of a asks for b while it holds a (nested): kept out by the reservation, then granted
+    // when it ends, half a ticket ttl after it began at most (plus a retry), and never for good.
+    const askedAt = performance.now();
+    const heldB = await holder.acquire(b, 10_000);
+    expect(heldB.attempts).toBeGreaterThan(1);
+    expect(performance.now() - askedAt).toBeLessThan(ticketTtlMs + 5_000);
     await heldB.release();
     await heldA.release();
-    const lock = await both; // a's release names it first in line
+    const lock = await both;
     expect(lock.resources).toEqual([a, b]);
     await lock.release();
+    // Its release took the reservation's end out too: nothing of the call is left in the queues.
+    await eventually(async () => (await Promise.all(direct.map((client) => client.zScore(b + QUEUE_SUFFIX, '^' + ticket)))).every((score) => score === null));
+  });
+
+  it('a waiter for [a, b] against processes that keep taking a and b alone is served, and no acquire begun after it passes it (issue 40)', async () => {
+    const key = uniquePrefix('multi-starve');
+    const [a, b] = [key('a'), key('b')];
+    // The four workers share one process, as a service's request handlers do.
+    const shared = await processOn({ retryCount: -1 });
+    const loopers = [a, a, b, b].map((resource) => ({ resource, redlock: shared }));
+    const waiter = await processOn({ retryCount: -1 });
+    const grants: { startedAt: number; grantedAt: number }[] = [];
+    let stop = false;
+    const loops = loopers.map(async ({ resource, redlock }) => {
+      while (!stop) {
+        const startedAt = performance.now();
+        await redlock.using(resource, 5_000, async () => {
+          grants.push({ startedAt, grantedAt: performance.now() });
+          await sleep(1);
+        });
+      }
+    });
+    await sleep(500); // both keys hot
+    const startedAt = performance.now();
+    const lock = await waiter.acquire([a, b], 5_000);
+    const grantedAt = performance.now();
+    stop = true;
+    await lock.release();
+    await Promise.all(loops);
+    // Passed by none begun after it (200 ms: its first attempt on the masters, on a loaded machine).
+    const passers = grants.filter((grant) => grant.startedAt > startedAt + 200 && grant.grantedAt < grantedAt);
+    expect(passers).toEqual([]);
+    expect(grantedAt - startedAt).toBeLessThan(10_000);
+  });
+
+  it('a waiter for [a, b] whose reservation of b ran out while a slow holder kept a then waits for b alone as any waiter does: a process that keeps taking b does not pass it once a frees (issue 40, model L5)', async () => {
+    const key = uniquePrefix('spent-reservation');
+    const [a, b] = [key('a'), key('b')];
+    const slow = await processOn();
+    const waiter = await processOn({ retryCount: -1, retryDelay: 300, retryJitter: 0, nodeTimeout: 400 });
+    const looper = await processOn({ retryCount: -1 });
+    const heldA = await slow.acquire(a, 10_000);
+    const both = waiter.acquire([a, b], 10_000);
+    // Refused by the held a, it reserves the free b (for half its ticket ttl, 500 ms).
+    await eventually(async () => (await Promise.all(direct.map((client) => client.zRangeByScore(b + QUEUE_SUFFIX, '-inf', '(0')))).filter((members) => members.some((member) => member.startsWith('^'))).length >= 3);
+    const grants: { startedAt: number; grantedAt: number }[] = [];
+    let stop = false;
+    const loops = [b, b].map(async (resource) => {
+      while (!stop) {
+        const startedAt = performance.now();
+        await looper.using(resource, 5_000, async () => {
+          grants.push({ startedAt, grantedAt: performance.now() });
+          await sleep(1);
+        });
+      }
+    });
+    await sleep(1_500); // the slow holder outlasts the reservation; b goes on being taken
+    const releasedAt = performance.now();
+    await heldA.release();
+    const lock = await both;
+    const grantedAt = performance.now();
+    stop = true;
+    await lock.release();
+    await Promise.all(loops);
+    expect(grants.length).toBeGreaterThan(0);
+    // Once a is free, the waiter waits for b alone, first in its line: no acquire of b begun after
+    // that (200 ms: its attempt on the masters, on a loaded machine) is granted before it.
+    const passers = grants.filter((grant) => grant.startedAt > releasedAt + 200 && grant.grantedAt < grantedAt);
+    expect(passers).toEqual([]);
+    expect(grantedAt - releasedAt).toBeLessThan(5_000);
   });
 
   it('nested order (a, then b inside it) beside a waiter for [a, b] with retryCount -1: both are served', async () => {
     const key = uniquePrefix('nested-order');
     const [a, b] = [key('a'), key('b')];
     const nested = await processOn({ retryDelay: 5_000, retryJitter: 0 });
-    const together = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    // Its ticket ttl is 1 s (2 × 300 + 400): the reservation it keeps on the free b while a is held
+    // keeps the nested call for b out half that long at most.
+    const together = await processOn({ retryCount: -1, retryDelay: 300, retryJitter: 0, nodeTimeout: 400 });
     const served: string[] = [];
     const inner = nested.using(a, 10_000, async () => {
       await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 1)); // the other waits for a
-      await nested.using(b, 10_000, { retryCount: 3 }, () => served.push('a then b'));
+      await nested.using(b, 10_000, { retryCount: 10 }, () => served.push('a then b'));
     });
     await sleep(50); // a is held before the other asks
     const pair = together.using([a, b], 10_000, () => served.push('[a, b]'));
@@ -94,29 +173,31 @@ describe('the line: no hold-and-wait', () => {
     expect(served).toEqual(['a then b', '[a, b]']);
   });
 
-  it('a waiter first in the line of a free key but refused on another leaves that line, and wakes whoever it held back', async () => {
+  it('a waiter first in the line of a free key but refused on another keeps that line for half a ticket ttl, then leaves it and wakes whoever it held back', async () => {
     const key = uniquePrefix('free-head');
     const [a, b] = [key('a'), key('b')];
     const holderA = await processOn();
     const holderB = await processOn();
-    const waiter = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    const waiter = await processOn({ retryCount: -1, retryDelay: 300, retryJitter: 0, nodeTimeout: 400 });
     const third = await processOn({ retryDelay: 5_000, retryJitter: 0 });
     const heldA = await holderA.acquire(a, 10_000);
     const heldB = await holderB.acquire(b, 10_000);
     const both = waiter.acquire([a, b], 10_000);
     // Both keys refused it: it stands in both lines.
     await eventually(async () => [...(await queuesOf(a)), ...(await queuesOf(b))].every((queue) => queue.length === 1));
+    const ticketTtlMs = Number((await queuesOf(a))[0]![0]!.split('-')[0]);
     const pendingB = third.acquire(b, 10_000); // in b's line behind the waiter
     await eventually(async () => (await queuesOf(b)).every((queue) => queue.length === 2));
     const releasedAt = performance.now();
     await heldB.release();
-    // b's release names the waiter first; its attempt is refused on a, so it leaves b's line and the
-    // third process, woken by that, takes b: well before its 5 s retryDelay.
+    // b's release names the waiter first; its attempt is refused on the held a, so it keeps b as a
+    // reservation for half a ticket ttl, then leaves b's line, and the third process, told when the
+    // reservation ends (its refusal's detail), takes b: well before its 5 s retryDelay.
     const lockB = await pendingB;
-    expect(performance.now() - releasedAt).toBeLessThan(2_000);
-    // Out of b's line on a majority: the masters that named it (b's release resolved at a quorum, so on
-    // the others the waiter's attempt may have come before the release, found b held and kept its
-    // place there, until its next attempt; a minority, which keeps nobody out).
+    expect(performance.now() - releasedAt).toBeLessThan(ticketTtlMs + 2_000);
+    // Out of b's line on a majority (b's release resolved at a quorum, so on the others the
+    // waiter's attempt may have come before the release, found b held and kept an ordinary place
+    // there, until its next attempt; a minority, which keeps nobody out).
     await eventually(async () => (await queuesOf(b)).filter((queue) => !queue.some((ticket) => ticket !== lockB.ticket)).length >= 3);
     await lockB.release();
     await heldA.release();
@@ -126,19 +207,21 @@ describe('the line: no hold-and-wait', () => {
 });
 
 describe('the line: a ticket goes by its place, and stands only where it was refused', () => {
-  it('refused on a held key, a waiter does not step in front of a later ticket on a free key', async () => {
+  it('refused on a held key, a waiter reserves a free key ahead of a later ticket for half a ticket ttl, and then leaves it to that ticket', async () => {
     const key = uniquePrefix('behind-later');
     const [a, b] = [key('a'), key('b')];
     const holder = await processOn();
     const heldA = await holder.acquire(a, 10_000);
     // A later waiter for b alone, named first in its line and about to take it (b is free).
-    await standInLine(b, '10500-later', (await masterNow()) + 60_000, 3_000);
-    const waiter = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    await standInLine(b, '10500-later', (await masterNow()) + 60_000, 10_000);
+    const waiter = await processOn({ retryCount: -1, retryDelay: 300, retryJitter: 0, nodeTimeout: 400 });
     const both = waiter.acquire([a, b], 10_000);
-    await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 1));
-    // The masters' truth: it waits in a's line, and b's line is the later waiter's alone; it did not
-    // take b's head with its earlier place while it cannot have a.
-    expect(await queuesOf(b)).toEqual(Array.from({ length: 5 }, () => ['10500-later']));
+    await eventually(async () => (await queuesOf(a)).filter((queue) => queue.length === 1).length >= 3);
+    const [ticket] = (await queuesOf(a)).find((queue) => queue.length === 1)!;
+    // The masters' truth: it waits in a's line, and holds its earlier place in b's, ahead of the later one.
+    expect((await queuesOf(b)).filter((queue) => queue.join() === [ticket, '10500-later'].join()).length).toBeGreaterThanOrEqual(3);
+    // Half a ticket ttl (0.5 s) later its reservation is over: its next attempt leaves b's line to the later ticket.
+    await eventually(async () => (await queuesOf(b)).filter((queue) => queue.join() === '10500-later').length >= 3, 10_000);
     await Promise.all(direct.map((client) => client.zRem(b + QUEUE_SUFFIX, ['10500-later', '~10500-later'])));
     await heldA.release();
     await (await both).release();

@@ -4,7 +4,7 @@
 -- Per key: held, or another ticket ahead in its line (placed earlier). Without a ticket the first such
 -- key decides; with one, every key is looked at: the ticket waits in the lines of those alone.
 -- (Made on the first refusal: an uncontended acquire allocates nothing for it.)
-local blocked
+local blocked, held = nil, 0
 for k = first, locks do
   -- One EXISTS for the key and its queue: an uncontended acquire pays nothing for queues.
   local q = queue_of(K[k])
@@ -14,7 +14,7 @@ for k = first, locks do
   if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
     if status ~= @REFUSED@ then status, detail = @REFUSED@, redis.call('PTTL', K[k]) end
     blocked = blocked or {}
-    blocked[k] = true
+    blocked[k], held = 'held', held + 1
   elseif found == 1 then
     head = line().ahead(q, ticket, ageMs, placeMs)
   end
@@ -30,12 +30,20 @@ for k = first, locks do
   if status ~= @GRANTED@ and ticket == '' then break end
 end
 if status ~= @GRANTED@ and ticket ~= '' then
-  -- No hold-and-wait: the ticket stands in the lines of the keys that refused it, and leaves
-  -- those of the keys it could have had here (announcing it: free, they may go to the next).
+  -- The ticket stands in the lines of the keys that refused it (past its reservation of a held key,
+  -- not while another held key refuses it too: model/line.pml REJOINS). Refused by held keys, next in
+  -- each of their lines, it keeps a reservation on the others (line.lua reserve()); else it leaves
+  -- those (announcing them: free, they may go to the next).
+  local reserving = status == @REFUSED@
   for k = first, locks do
     local q = queue_of(K[k])
-    if blocked[k] then line().join(q, ticket, ageMs, placeMs)
-    elseif line().drop(q, ticket) then announce(K[k], q, ticket) end
+    if blocked[k] == 'held' and held > 1 and line().reserved(q, ticket, true) then line().drop(q, ticket)
+    elseif blocked[k] then line().join(q, ticket, ageMs, placeMs, locks > first) end
+    if reserving and locks > first and blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
+  end
+  for k = first, locks do
+    local q = queue_of(K[k])
+    if not blocked[k] and not (reserving and line().reserve(q, ticket, ageMs, placeMs)) and line().drop(q, ticket) then announce(K[k], q, ticket) end
   end
 end
 if status == @GRANTED@ then

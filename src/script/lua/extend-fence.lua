@@ -7,16 +7,10 @@ for k = first, locks do
   if type(current) == 'table' then
     if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
     -- A live read hold can be extended (fenced it never is).
-    if kind ~= 'e' or not line().reader(K[k], value) then
-      status = @REFUSED@
-      break
-    end
+    if kind ~= 'e' or not line().reader(K[k], value) then status = @REFUSED@ break end
     shared = shared or {}
     shared[k] = true
-  elseif current ~= value then
-    status = @REFUSED@
-    break
-  end
+  elseif current ~= value then status = @REFUSED@ break end
 end
 if status == @GRANTED@ and kind == 'e' then
   for k = first, last do

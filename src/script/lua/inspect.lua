@@ -18,7 +18,7 @@ if held == 'read' then readers = line().readers(key, read) or 0 end
 local fingerprint = line().fingerprint(key, held, read)
 local fence = read('GET', K[last])
 -- The queue as every queue read: one the master cannot serve now is no queue (see Queues).
-local queued = redis.pcall('ZRANGEBYSCORE', queue_of(key), now and '-inf' or '(0', now and '(' .. -now or '+inf')
+local queued = redis.pcall('ZRANGEBYSCORE', queue_of(key), now and '(-@RESERVED@' or '(0', now and '(' .. -now or '+inf')
 local pttl = read('PTTL', key)
 if refused then
   status, detail = @REFUSED_IN_WORDS@, tostring(refused)

@@ -19,10 +19,8 @@ local function line()
     return result
   end
   local function clock()
-    if now == nil then
-      local t = queue('TIME')
-      now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false
-    end
+    local t = now == nil and queue('TIME')
+    if now == nil then now = t and tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) or false end
     return now
   end
   lines = {
@@ -37,8 +35,7 @@ local function line()
     kind = function(key, call)
       local held = call('TYPE', key)
       held = held and held.ok or 'none'
-      if held == 'zset' and lines.shared(key) then return 'read' end
-      return held
+      return held == 'zset' and lines.shared(key) and 'read' or held
     end,
     -- Lapsed readers leave (known only with TIME), and the key expires with its last one: deleted
     -- when only the mark is left.
@@ -84,9 +81,7 @@ local function line()
       local members = call('ZRANGE', key, 0, -1)
       if not members then return nil end
       local values = {}
-      for _, member in ipairs(members) do
-        if member ~= '@READ_HOLDS_MARK@' then values[#values + 1] = member end
-      end
+      for _, member in ipairs(members) do if member ~= '@READ_HOLDS_MARK@' then values[#values + 1] = member end end
       table.sort(values)
       return redis.sha1hex('read:' .. table.concat(values, ','))
     end,
@@ -100,16 +95,30 @@ local function line()
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       return head and head[1]
     end,
-    -- A waiter's deadline mark: its ticket lapses then (TIME + the ticket's ttl) unless it tries
-    -- again, and the queue lives as long as its longest ticket. A waiter outside the line (a reader,
-    -- a permit) leaves only this mark on the queues of the keys that refused it: the queue exists
-    -- while it waits, so their releases announce (nobody else listens: an empty line is not
-    -- announced). first() drops it once lapsed, drop() with its ticket. False without TIME.
-    mark = function(q, ticket)
+    -- Issue 40: refused by a held key, a ticket keeps its place on the free keys of its call, for half
+    -- a ticket ttl from the first such reservation here, never renewed nor made again in the call;
+    -- meanwhile its places in q lapse by then (join()'s `multi`), swept by first() (model/line.pml L1,
+    -- L4, L5). The end, '^' .. ticket, is scored below every mark (@RESERVED@ less): drop() takes it.
+    reserve = function(q, ticket, age, place)
+      local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
+      if not (at and ttl) or (ends and ends <= at) then return false end
+      if not ends then queue('ZADD', q, -(@RESERVED@ + at + math.floor(ttl / 2)), '^' .. ticket) end
+      return lines.join(q, ticket, age, place, true) ~= nil
+    end,
+    -- When the ticket's reservation here ends (epoch ms), or nil; `over`: whether it is over.
+    reserved = function(q, ticket, over)
+      local ends, at = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - @RESERVED@, clock()
+      return ends > 0 and ((not over and ends) or (at and ends <= at)) or nil
+    end,
+    -- A waiter's deadline mark: its ticket lapses then (TIME + the ticket's ttl, or `cap` if sooner)
+    -- unless it tries again; the queue lives as long as its longest ticket. A waiter outside the line
+    -- (a reader, a permit) leaves only this mark on the queues of the keys that refused it, so their
+    -- releases announce (an empty line is not). first() drops it once lapsed. False without TIME.
+    mark = function(q, ticket, cap)
       local at = clock()
       local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
       if not (at and ttl) then return false end
-      if queue('ZADD', q, -(at + ttl), '~' .. ticket) then
+      if queue('ZADD', q, -math.min(at + ttl, cap or at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
         if pttl and pttl < ttl then queue('PEXPIRE', q, ttl) end
       end
@@ -117,11 +126,13 @@ local function line()
     end,
     -- The ticket's place: the one its acquire gives (the same on every master), or until it gives
     -- one, this master's own estimate of when the acquire began (TIME minus its age), kept (NX).
-    join = function(q, ticket, age, place)
+    -- `multi`: a call of several keys, whose place lapses by the end of its reservation in q, if live.
+    join = function(q, ticket, age, place, multi)
       local at = clock()
       if not (at and string.match(ticket, '^%d+%-')) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
-      if placed then lines.mark(q, ticket) end
+      local ends = placed and multi and lines.reserved(q, ticket)
+      return placed and lines.mark(q, ticket, ends and ends > at and ends or nil)
     end,
     -- The ticket ahead of this one in the line, if any: a live one placed earlier (on a tie, the
     -- lower ticket, as the set sorts). This one's place is the acquire's, else where it stands, else
@@ -152,20 +163,18 @@ local function line()
       end
       return count
     end,
-    -- Ms until the ticket's place lapses unless its waiter renews it (its deadline mark on TIME);
-    -- -1 when unknown (no mark, or no TIME).
+    -- Ms until the ticket's place lapses unless renewed (its mark on TIME); -1: unknown (no mark or TIME).
     lapse = function(q, ticket)
       local deadline, at = tonumber(queue('ZSCORE', q, '~' .. ticket)), clock()
-      if deadline and at then return math.max(0, -deadline - at) end
-      return -1
+      return deadline and at and math.max(0, -deadline - at) or -1
     end,
     -- The later of two lapses (-1, unknown, if either is).
     later = function(a, b)
-      if a < 0 or b < 0 then return -1 end
-      return math.max(a, b)
+      return (a < 0 or b < 0) and -1 or math.max(a, b)
     end,
-    drop = function(q, ticket)
-      return (queue('ZREM', q, ticket, '~' .. ticket) or 0) > 0
+    -- Out of the line; `all`: the call is over, its reservation's end goes too.
+    drop = function(q, ticket, all)
+      return (queue('ZREM', q, ticket, '~' .. ticket, all and '^' .. ticket or ticket) or 0) > 0
     end,
   }
   return lines

@@ -4,9 +4,6 @@
 local n = #ARGV
 local inline = tonumber(ARGV[n - 3])
 local K = KEYS
-if inline > 0 then
-  K = {}
-  for i = 1, inline do K[i] = ARGV[i] end
-end
+if inline > 0 then K = {} for i = 1, inline do K[i] = ARGV[i] end end
 local publish, channel = ARGV[n - 2], ARGV[n - 1]
 local shard = publish == 'SPUBLISH'

@@ -4,7 +4,7 @@ status = 0
 for k = first, last do
   local q = queue_of(K[k])
   if redis.pcall('EXISTS', q) ~= 1 then q = false end
-  local left = q and ticket ~= '' and line().drop(q, ticket)
+  local left = q and ticket ~= '' and line().drop(q, ticket, true)
   local current = redis.pcall('GET', K[k])
   local who
   if type(current) == 'table' then
