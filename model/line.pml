@@ -604,8 +604,8 @@ ltl nostarvation { <> served[Y] }
 
 #ifdef L3
 /* The fair semaphore (src/primitives/semaphore.lua, operation p), one master, atomically. The
-   semaphore's line on master m is inq[m * K]: every slot's queue holds the same tickets (a refused
-   permit joins them all), so one stands for them. A permit may take a slot when fewer live tickets
+   semaphore's line on master m is inq[m * K]: one queue, its slot 0's, which every slot shares (line.lua
+   queue_of), as the script keeps it. A permit may take a slot when fewer live tickets
    are ahead of it in the line (placed earlier) than slots are free; it takes the first free slot
    from `from` (the highest slot a master gave its last attempt), and leaves the line, announcing
    the new head while another slot is still free. Refused, it joins the line. gave[t * NM + m]: the slot
@@ -702,7 +702,9 @@ inline permit(t) {
         d_step { for (m : 0 .. NM - 1) { for (k : 0 .. K - 1) { if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0; announce(m, 0, t) :: else -> skip fi } }; k = 0; m = 0 };
         if
         :: d_step { ((annm[t] & 1) + ((annm[t] >> 1) & 1) + ((annm[t] >> 2) & 1)) >= Q -> printf("%e: woken by the masters\n", NAME(t)) }
+#ifndef NO_TIMER
         :: printf("%e: its timer\n", NAME(t))
+#endif
         fi
      fi
   od
@@ -717,7 +719,13 @@ inline releasePermit(t) {
     for (m : 0 .. NM - 1) {
       if :: key[m * K + mine] == (t) + 1 -> key[m * K + mine] = 0 :: else -> skip fi;
       inq[m * K] = inq[m * K] & ~(1 << (t));
+#ifdef MUT_PERMIT_OWN_QUEUE
+      /* the mutation: a slot's release announces its own queue, which only slot 0's is (the line) */
+      if :: key[m * K + mine] == 0 && mine == 0 -> announce(m, 0, T) :: else -> skip fi
+#else
+      /* any slot's release announces the semaphore's one line (line.lua queue_of) */
       if :: key[m * K + mine] == 0 -> announce(m, 0, T) :: else -> skip fi
+#endif
     };
     m = 0; mine = 0; from = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0
   }
@@ -727,9 +735,15 @@ byte gave[T * NM];     /* per ticket, the slot each master gave its attempt unde
 
 proctype hog(byte t) {
   byte m, k, u, v, hd, blk, grants, free, ahd, slot, from, mine;
+#ifdef KEEP0
+  /* -DKEEP0: X takes one permit and keeps it; only Z's slot is ever freed */
+  if :: t == 0 -> permit(t); goto kept :: else -> skip fi;
+#endif
   do
   :: permit(t); releasePermit(t)
-  od
+  od;
+kept:
+  skip
 }
 proctype clientY() {
   byte m, k, u, v, hd, blk, grants, free, ahd, slot, from, mine;
