@@ -47,6 +47,22 @@
  * call: break L1), -DMUT_REJOIN_SPENT (past its reservation of a held key, a ticket another held key
  * refuses too takes a place in its line: breaks L1) and -DMUT_PURGE_SPENT (past its reservation, a
  * ticket has no place on a free key, also one it took again refused by that key alone: breaks L5).
+ * -DHANDOFF (with -DL6, -DL7 or -DL8, nothing else): the hot key's hand-off (proposed,
+ * docs/design/performance.md), single-key calls of a: a freed key goes to the head of its line if
+ * the head left a hand-off value there. No time: a held or handed key never expires; a ticket's
+ * place lapses (hlapse) only where its waiter is dead or cut off, and a key handed to it there goes
+ * with it (the bound). A refused attempt's rollback keeps a grant where no ticket is ahead of its
+ * own, as a hand-off to it. H holds a from the start and releases it once (-DHLOOP: H re-acquires
+ * forever, beyond reach but for mutation 25).
+ *   -DL6  D (may stop for good at any sleep) and W ask for a once. ltl: eventually W is served.
+ *   -DL7  C (may be cut off from masters 1 and 2 at any sleep) and W ask for a once. ltl: eventually
+ *         W is served.
+ *   -DL8  A and B ask for a once; each master orders calls begun within the tolerance on its own.
+ *         ltl: eventually both are served.
+ * Mutations: -DMUT_HANDOFF_WHOLE_TTL (a handed key does not go with the place: breaks L6, L7),
+ * -DMUT_HANDOFF_GIVE_BACK (the rollback deletes every grant and hands it to the head: breaks L6
+ * with -DHLOOP), -DMUT_HANDOFF_NO_NAME (a hand-off names its ticket only at a quorum: verifies in
+ * L6 with the timer, not in run.ts).
  */
 
 #define NM 3           /* masters */
