@@ -8,7 +8,7 @@
  * down) is left out of that sample; one with a read still unanswered is not asked again meanwhile.
  */
 import { createClient } from 'redis';
-import { QUEUE_SUFFIX } from '../src/script/codec.js';
+import { queueKey } from '../src/script/marks.js';
 import { bits, type LineSample } from './liveness.js';
 
 /** ARGV: resource, its queue, resource, its queue, … Reply: per resource {1 if its key exists, live tickets in its line (a reservation's end, '^', is no ticket: src/script/lua/line.lua reserve())}. */
@@ -65,7 +65,7 @@ export class LineSampler {
     private readonly periodMs = 20,
     private readonly timeoutMs = 150,
   ) {
-    this.#args = resources.flatMap((resource) => [resource, resource + QUEUE_SUFFIX]);
+    this.#args = resources.flatMap((resource) => [resource, queueKey(resource)]);
     this.#clients = nodeUrls.map(connect);
   }
 

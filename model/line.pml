@@ -47,6 +47,22 @@
  * call: break L1), -DMUT_REJOIN_SPENT (past its reservation of a held key, a ticket another held key
  * refuses too takes a place in its line: breaks L1) and -DMUT_PURGE_SPENT (past its reservation, a
  * ticket has no place on a free key, also one it took again refused by that key alone: breaks L5).
+ * -DHANDOFF (with -DL6, -DL7 or -DL8, nothing else): the hot key's hand-off (proposed,
+ * docs/design/performance.md), single-key calls of a: a freed key goes to the head of its line if
+ * the head left a hand-off value there. No time: a held or handed key never expires; a ticket's
+ * place lapses (hlapse) only where its waiter is dead or cut off, and a key handed to it there goes
+ * with it (the bound). A refused attempt's rollback keeps a grant where no ticket is ahead of its
+ * own, as a hand-off to it. H holds a from the start and releases it once (-DHLOOP: H re-acquires
+ * forever, beyond reach but for mutation 25).
+ *   -DL6  D (may stop for good at any sleep) and W ask for a once. ltl: eventually W is served.
+ *   -DL7  C (may be cut off from masters 1 and 2 at any sleep) and W ask for a once. ltl: eventually
+ *         W is served.
+ *   -DL8  A and B ask for a once; each master orders calls begun within the tolerance on its own.
+ *         ltl: eventually both are served.
+ * Mutations: -DMUT_HANDOFF_WHOLE_TTL (a handed key does not go with the place: breaks L6, L7),
+ * -DMUT_HANDOFF_GIVE_BACK (the rollback deletes every grant and hands it to the head: breaks L6
+ * with -DHLOOP), -DMUT_HANDOFF_NO_NAME (a hand-off names its ticket only at a quorum: verifies in
+ * L6 with the timer, not in run.ts).
  */
 
 #define NM 3           /* masters */
@@ -54,8 +70,11 @@
 #define K 2            /* resources: a (bit 1), b (bit 2) */
 #define T 3            /* tickets: one per acquire() call that can be under way or held at once */
 
-#if defined(L1) + defined(L2) + defined(L3) + defined(L4) + defined(L5) != 1
-#error choose one scenario: -DL1, -DL2, -DL3, -DL4 or -DL5
+#if defined(L1) + defined(L2) + defined(L3) + defined(L4) + defined(L5) + defined(L6) + defined(L7) + defined(L8) != 1
+#error choose one scenario: -DL1, -DL2, -DL3, -DL4, -DL5, -DL6, -DL7 or -DL8
+#endif
+#if defined(HANDOFF) != (defined(L6) || defined(L7) || defined(L8))
+#error the scenarios of the hand-off are L6, L7 and L8, each with -DHANDOFF
 #endif
 #ifdef NATIVE_ACQUIRE
 #define NATIVE         /* the rejected design: native acquires, over the native releases */
@@ -82,6 +101,26 @@ mtype = { X_a, Y_a, unused };  /* names of tickets 0, 1 in the trails (NAME) */
 #define W 2            /* client W: ticket 2, [a, b] once */
 #define CL(t) (t)
 mtype = { X_a, Y_b, W_ab };    /* names of tickets 0, 1, 2 in the trails (NAME) */
+#endif
+#if defined(L6) || defined(L7) || defined(L8)
+/* The hand-off (model/README.md, "The hand-off: liveness"): three single-key callers of `a`. */
+#define H 0            /* client H: ticket 0, a new acquire() call of a each round */
+#define CL(t) (t)
+#endif
+#ifdef L6
+#define D 1            /* client D: ticket 1, a once; it may stop for good while it waits */
+#define W 2            /* client W: ticket 2, a once */
+mtype = { H_a, D_a, W_a };     /* names of tickets 0, 1, 2 in the trails (NAME) */
+#endif
+#ifdef L7
+#define D 1            /* client C: ticket 1, a once; it may be cut off from masters 1 and 2 while it waits */
+#define W 2            /* client W: ticket 2, a once */
+mtype = { H_a, C_a, W_a };     /* names of tickets 0, 1, 2 in the trails (NAME) */
+#endif
+#ifdef L8
+#define A 1            /* client A: ticket 1, a once */
+#define B 2            /* client B: ticket 2, a once */
+mtype = { H_a, A_a, B_a };     /* names of tickets 0, 1, 2 in the trails (NAME) */
 #endif
 #ifdef L3
 /* A semaphore of limit K = 2: keys a and b are its two slots. Clients X and Z take a permit in a
@@ -119,6 +158,11 @@ byte skew;             /* client 0's clock against client 1's: 0 behind, 1 equal
 /* the old rule: the order is the client's Date.now() when the acquire began, the same on every
    master; with offsets beyond any span of the run, the client whose clock is behind is first */
 #define earlier(u, t) (CL(u) != CL(t) && skew != 1 -> (CL(u) == 0) == (skew == 0) : has(before[t], u))
+#elif defined(L8)
+/* L8: each master orders two calls begun within the tolerance on its own (a process that has not
+   read the masters' clocks yet is placed by each master at its own TIME minus the acquire's age):
+   bit u of beforem[m * T + t], on master m (every use names its master m) */
+#define earlier(u, t) has(beforem[(m) * T + (t)], u)
 #else
 #define earlier(u, t) has(before[t], u)
 #endif
@@ -604,8 +648,8 @@ ltl nostarvation { <> served[Y] }
 
 #ifdef L3
 /* The fair semaphore (src/primitives/semaphore.lua, operation p), one master, atomically. The
-   semaphore's line on master m is inq[m * K]: every slot's queue holds the same tickets (a refused
-   permit joins them all), so one stands for them. A permit may take a slot when fewer live tickets
+   semaphore's line on master m is inq[m * K]: one queue, its slot 0's, which every slot shares (line.lua
+   queue_of), as the script keeps it. A permit may take a slot when fewer live tickets
    are ahead of it in the line (placed earlier) than slots are free; it takes the first free slot
    from `from` (the highest slot a master gave its last attempt), and leaves the line, announcing
    the new head while another slot is still free. Refused, it joins the line. gave[t * NM + m]: the slot
@@ -702,7 +746,9 @@ inline permit(t) {
         d_step { for (m : 0 .. NM - 1) { for (k : 0 .. K - 1) { if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0; announce(m, 0, t) :: else -> skip fi } }; k = 0; m = 0 };
         if
         :: d_step { ((annm[t] & 1) + ((annm[t] >> 1) & 1) + ((annm[t] >> 2) & 1)) >= Q -> printf("%e: woken by the masters\n", NAME(t)) }
+#ifndef NO_TIMER
         :: printf("%e: its timer\n", NAME(t))
+#endif
         fi
      fi
   od
@@ -717,7 +763,13 @@ inline releasePermit(t) {
     for (m : 0 .. NM - 1) {
       if :: key[m * K + mine] == (t) + 1 -> key[m * K + mine] = 0 :: else -> skip fi;
       inq[m * K] = inq[m * K] & ~(1 << (t));
+#ifdef MUT_PERMIT_OWN_QUEUE
+      /* the mutation: a slot's release announces its own queue, which only slot 0's is (the line) */
+      if :: key[m * K + mine] == 0 && mine == 0 -> announce(m, 0, T) :: else -> skip fi
+#else
+      /* any slot's release announces the semaphore's one line (line.lua queue_of) */
       if :: key[m * K + mine] == 0 -> announce(m, 0, T) :: else -> skip fi
+#endif
     };
     m = 0; mine = 0; from = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0
   }
@@ -727,9 +779,15 @@ byte gave[T * NM];     /* per ticket, the slot each master gave its attempt unde
 
 proctype hog(byte t) {
   byte m, k, u, v, hd, blk, grants, free, ahd, slot, from, mine;
+#ifdef KEEP0
+  /* -DKEEP0: X takes one permit and keeps it; only Z's slot is ever freed */
+  if :: t == 0 -> permit(t); goto kept :: else -> skip fi;
+#endif
   do
   :: permit(t); releasePermit(t)
-  od
+  od;
+kept:
+  skip
 }
 proctype clientY() {
   byte m, k, u, v, hd, blk, grants, free, ahd, slot, from, mine;
@@ -741,7 +799,7 @@ init { atomic { run hog(0); run hog(1); run clientY() } }
 ltl nostarvation { <> served[0] }
 #endif
 
-#ifndef L3
+#if !defined(L3) && !defined(HANDOFF)
 /* Issue 40: a reservation lapses. On each master, it ends one ticket ttl after that master first
    made it (never renewed, kept when the key blocks the ticket meanwhile), and once over, that master
    makes it no new one in this call; the waiters it kept out retry then, told so by their refusal's
@@ -794,3 +852,344 @@ end:
   :: d_step { fresh != 0 -> fresh = 0 }
   od
 }
+
+#ifdef HANDOFF
+/* The hot key's hand-off (docs/design/performance.md, "The hot key: hand-off"): its liveness, with
+   the bound that a key handed to a head goes when the head's place lapses. model/README.md ("The
+   hand-off: liveness") gives the scenarios, the time abstraction and the runs. Single-key calls
+   of `a` only (k = 0 below): multi-key, fenced, permit and read waiters are never handed.
+
+   Time, abstracted: a lock's ttl is longer than anything in a run, so a held or handed key never
+   expires on its own. A ticket's place lapses (its deadline mark passes) only where its waiter no
+   longer renews it: a dead waiter's, on every master; a cut-off waiter's, on the masters it cannot
+   reach. A live waiter's next attempt (its timer, within one retry sleep) comes before the mark
+   its last one left, so its place never lapses, and neither does a key handed to it: the handed
+   key's PX is the place's deadline mark at the hand-off, and the waiter's next attempt reaches the
+   master before it (re-granting the key, or being granted it). The lapse is a step of its own
+   (hlapse, below), enabled only for a dead or cut-off waiter. */
+byte hvq[NM * K];      /* per master and key: the tickets with a hand-off value there (their latest refused attempt's) */
+byte hvn[NM * K];      /* ... of which the value is that of the ticket's attempt under way or last decided (the one it counts) */
+byte hnd;              /* bit m * K + k: master m's key k was handed to the ticket key[m * K + k] - 1, and not claimed */
+byte hcnt[T];          /* masters (a bit each) whose hand-off of the ticket's counted value reached it */
+byte dead;             /* tickets whose waiter stopped for good (it neither renews nor claims) */
+byte cut;              /* tickets whose waiter reaches master 0 only (attempts, rollbacks, renewals, announcements) */
+#ifdef L8
+byte beforem[NM * T];  /* bit u of beforem[m * T + t]: on master m, u's order is earlier than t's */
+#endif
+
+#define REACH(m, t) (!has(cut, t) || (m) == 0)
+/* an announcement of master m reaches ticket t's waiter */
+#define TOLD(m, t) (REACH(m, t) && !has(dead, t))
+#define HANDED_TO(m, k, t) (key[(m) * K + (k)] == (t) + 1 && has(hnd, (m) * K + (k)))
+#define COUNT3(x) (((x) & 1) + (((x) >> 1) & 1) + ((x) >> 2 & 1))
+
+/* A freed key on master m (a release, the rollback of a granted attempt, or a lapse): the head of
+   its line is the live ticket no other in it is earlier than (the lowest number among ties).
+   release.lua (proposed): if the head has a hand-off value there, SET key := that value (PX: the
+   lesser of its ttl left and the head's deadline mark), the head out of the line, its value out,
+   the key marked handed to it, and `handed:<ticket>:<value>:<key>` announced. The waiter counts it
+   if the value is its counted attempt's; either way the announcement names it, as a free key's
+   does (MUT_HANDOFF_NO_NAME: it wakes its waiter only at a quorum of counted hand-offs, the
+   design's text). A head without a value is announced as today. A lapse (lapsed = true) runs no
+   script: the key expired, or the place was dropped by whoever read the queue; the head it leaves
+   is named (it wakes at its refusal's detail, the PTTL of the handed key or of the place ahead)
+   and not handed. */
+inline hannounce(m, k, self, lapsed) {
+  hd = T;
+  for (u : 0 .. T - 1) {
+    if
+    :: hd == T && has(inq[(m) * K + (k)], u) ->
+       hd = u;
+       for (v : 0 .. T - 1) { if :: v != u && has(inq[(m) * K + (k)], v) && earlier(v, u) -> hd = T :: else -> skip fi }
+    :: else -> skip
+    fi
+  };
+  if
+  :: hd < T && has(hvq[(m) * K + (k)], hd) && !(lapsed) ->
+     key[(m) * K + (k)] = hd + 1; hnd = hnd | (1 << ((m) * K + (k)));
+     inq[(m) * K + (k)] = inq[(m) * K + (k)] & ~(1 << hd);
+     if :: TOLD(m, hd) && has(hvn[(m) * K + (k)], hd) -> hcnt[hd] = hcnt[hd] | (1 << (m)) :: else -> skip fi;
+#ifndef MUT_HANDOFF_NO_NAME
+     if :: TOLD(m, hd) -> annm[hd] = annm[hd] | (1 << (m)) :: else -> skip fi;
+#endif
+     if
+     :: has(hvn[(m) * K + (k)], hd) -> printf("master %d: %c free, handed to %e (its latest value)\n", m, 97 + (k), NAME(hd))
+     :: else -> printf("master %d: %c free, handed to %e (an older value)\n", m, 97 + (k), NAME(hd))
+     fi;
+     hvq[(m) * K + (k)] = hvq[(m) * K + (k)] & ~(1 << hd); hvn[(m) * K + (k)] = hvn[(m) * K + (k)] & ~(1 << hd)
+  :: else ->
+     if
+     :: hd < T && hd == (self) -> printf("master %d: %c free, its own rollback names %e: wakes nobody\n", m, 97 + (k), NAME(hd))
+     :: hd < T && hd != (self) -> if :: TOLD(m, hd) -> annm[hd] = annm[hd] | (1 << (m)) :: else -> skip fi; printf("master %d: %c free, tells %e\n", m, 97 + (k), NAME(hd))
+     :: else -> printf("master %d: %c free, nobody in line\n", m, 97 + (k))
+     fi
+  fi;
+  hd = 0; u = 0; v = 0
+}
+
+/* acquire.lua (proposed), one master, atomically, for a single-key call of ticket t: a key handed
+   to t is re-granted with this attempt's value (the handed mark cleared), whoever is in line; a
+   free key is granted unless another ticket earlier in its line is there; otherwise refused: t
+   joins the line, and the attempt's value is kept with its place (replacing an older one). A grant
+   clears t's value there. */
+inline hattemptAt(m, t) {
+  blk = 0;
+  if
+  :: HANDED_TO(m, 0, t) -> skip
+  :: else ->
+     if :: key[(m) * K] != 0 -> blk = 1 :: else -> skip fi;
+     for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K], u) && earlier(u, t) -> blk = 1 :: else -> skip fi }
+  fi;
+  if
+  :: blk == 0 ->
+     if
+     :: key[(m) * K] != 0 -> printf("master %d: re-grants %e the key handed to it\n", m, NAME(t))
+     :: else -> printf("master %d: grants %e\n", m, NAME(t))
+     fi;
+     key[(m) * K] = (t) + 1; hnd = hnd & ~(1 << ((m) * K));
+     hvq[(m) * K] = hvq[(m) * K] & ~(1 << (t)); hvn[(m) * K] = hvn[(m) * K] & ~(1 << (t));
+     grants++
+  :: else ->
+     printf("master %d: refuses %e (a %c), keeps its value for a hand-off\n", m, NAME(t), (key[(m) * K] != 0 -> 104 : 108));
+     inq[(m) * K] = inq[(m) * K] | (1 << (t));
+     hvq[(m) * K] = hvq[(m) * K] | (1 << (t)); hvn[(m) * K] = hvn[(m) * K] | (1 << (t))
+  fi;
+  blk = 0; u = 0
+}
+
+/* L8: a new call's order against each call under way, per master (begin(), above, with one choice
+   for all masters): later than each one begun more than the tolerance ago; against a fresh one,
+   either way or a tie, master by master; each master's order stays one. */
+#ifdef L8
+inline hbegin(t) {
+  for (m : 0 .. NM - 1) {
+    beforem[m * T + (t)] = 0;
+    for (u : 0 .. T - 1) {
+      if
+      :: u != (t) && has(live, u) ->
+         if
+         :: beforem[m * T + (t)] = beforem[m * T + (t)] | (1 << u); beforem[m * T + u] = beforem[m * T + u] & ~(1 << (t))
+         :: has(fresh, u) -> beforem[m * T + u] = beforem[m * T + u] & ~(1 << (t))
+         :: has(fresh, u) -> beforem[m * T + u] = beforem[m * T + u] | (1 << (t))
+         fi
+      :: else -> skip
+      fi
+    };
+    for (u : 0 .. T - 1) {
+      for (v : 0 .. T - 1) {
+        if
+        :: u != (t) && v != (t) && has(live, u) && has(live, v) && has(beforem[m * T + u], v) ->
+           if :: has(beforem[m * T + v], t) -> beforem[m * T + u] = beforem[m * T + u] | (1 << (t)); beforem[m * T + (t)] = beforem[m * T + (t)] & ~(1 << u) :: else -> skip fi;
+           if :: has(beforem[m * T + (t)], u) -> beforem[m * T + (t)] = beforem[m * T + (t)] | (1 << v); beforem[m * T + v] = beforem[m * T + v] & ~(1 << (t)) :: else -> skip fi
+        :: else -> skip
+        fi
+      }
+    }
+  };
+  m = 0; u = 0; v = 0;
+  live = live | (1 << (t)); fresh = fresh | (1 << (t))
+}
+#define HBEGIN(t) hbegin(t)
+#define HFORGET(t) for (m : 0 .. NM - 1) { beforem[m * T + (t)] = 0 }; m = 0
+#else
+#define HBEGIN(t) begin(t)
+#define HFORGET(t) before[t] = 0
+#endif
+
+/* H's attempts, rollbacks and releases reach the three masters in one step (-DHSPLIT: one master
+   at a time, as the waiters' do). */
+#ifdef HSPLIT
+#define HONE(t) false
+#elif defined(ALLONE)
+#define HONE(t) true
+#else
+#define HONE(t) ((t) == H)
+#endif
+
+/* The call holds: a quorum of its counted value, by grants and hand-offs (exclusion asserted);
+   the handed keys are claimed (the waiter's extend to the lock's ttl: not modelled, a live waiter's
+   lands before the place deadline). */
+inline hclaim(t) {
+  if
+  :: holder[0] != 0 -> printf("VIOLATED exclusion: %e holds a, held by %e\n", NAME(t), NAME(holder[0] - 1)); assert(false)
+  :: else -> holder[0] = (t) + 1
+  fi;
+  for (m : 0 .. NM - 1) { if :: HANDED_TO(m, 0, t) -> hnd = hnd & ~(1 << (m * K)) :: else -> skip fi };
+  m = 0; grants = 0
+}
+
+/* The rollback of a refused attempt (release.lua without the lock, proposed), on master m: it
+   carries the ticket, and never touches a key handed to it. A key its attempt was granted (or
+   re-granted) there it keeps, marked handed to the ticket, if no other ticket in the line there is
+   ahead of it: the reply says so, and the waiter counts it as a hand-off of the attempt's value.
+   Otherwise it deletes it, the ticket takes its place in the line with the attempt's value as its
+   hand-off value, and the key goes to the head (hannounce). MUT_HANDOFF_GIVE_BACK: it deletes
+   every such key and hands it to the head, whoever that is (the design's text: a compare-and-
+   delete). */
+#ifdef MUT_HANDOFF_GIVE_BACK
+#define HROLLBACK_AT(m, t) \
+  if :: key[(m) * K] == (t) + 1 && !has(hnd, (m) * K) -> key[(m) * K] = 0; hannounce(m, 0, t, false) :: else -> skip fi
+#else
+#define HROLLBACK_AT(m, t) \
+  if \
+  :: key[(m) * K] == (t) + 1 && !has(hnd, (m) * K) -> \
+     blk = 0; \
+     for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K], u) && earlier(u, t) -> blk = 1 :: else -> skip fi }; \
+     if \
+     :: blk == 0 -> \
+        hnd = hnd | (1 << ((m) * K)); inq[(m) * K] = inq[(m) * K] & ~(1 << (t)); \
+        if :: TOLD(m, t) -> hcnt[t] = hcnt[t] | (1 << (m)) :: else -> skip fi; \
+        printf("master %d: keeps a for %e, nobody ahead of it\n", m, NAME(t)) \
+     :: else -> \
+        key[(m) * K] = 0; inq[(m) * K] = inq[(m) * K] | (1 << (t)); hvq[(m) * K] = hvq[(m) * K] | (1 << (t)); hvn[(m) * K] = hvn[(m) * K] | (1 << (t)); \
+        hannounce(m, 0, t, false) \
+     fi; \
+     blk = 0; u = 0 \
+  :: else -> skip \
+  fi
+#endif
+
+/* One single-key acquire() call of `a` by ticket t, retried until it succeeds (src/acquisition/
+   acquire.ts with the hand-off, proposed). An attempt reaches every master (a cut-off waiter's,
+   master 0 only); it holds at a quorum of grants and hand-offs of its value. Refused, it rolls
+   back every grant (not a key handed to it) and sleeps; it holds at a quorum of hand-offs of that
+   attempt's value, or is woken by a majority of masters naming it (a free key's announcement, or
+   a hand-off of any value), or by its timer. L6: D may stop for good at any sleep; L7: C may be
+   cut off from masters 1 and 2 at any sleep. */
+inline hacquire(t) {
+  atomic { HBEGIN(t); printf("%e: acquire\n", NAME(t)) };
+  do
+  :: d_step {
+       annm[t] = 0; hcnt[t] = 0; grants = 0; m = 0;
+       /* the values the masters keep are now an older attempt's: not counted */
+       hvn[0] = hvn[0] & ~(1 << (t)); hvn[K] = hvn[K] & ~(1 << (t)); hvn[2 * K] = hvn[2 * K] & ~(1 << (t))
+     };
+     do
+     :: d_step { m < NM && !HONE(t) -> if :: REACH(m, t) -> hattemptAt(m, t) :: else -> skip fi; m++ }
+     :: d_step { m < NM && HONE(t) -> hattemptAt(0, t); hattemptAt(1, t); hattemptAt(2, t); m = NM }
+     :: d_step { m == NM -> m = 0 }; break
+     od;
+     if
+     :: d_step { grants + COUNT3(hcnt[t]) >= Q -> printf("%e: holds (%d granted, %d handed)\n", NAME(t), grants, COUNT3(hcnt[t])); hclaim(t) }; break
+     :: d_step { grants + COUNT3(hcnt[t]) < Q -> grants = 0; printf("%e: refused, rolls back\n", NAME(t)) };
+        do
+        :: d_step { m < NM && !HONE(t) -> if :: REACH(m, t) -> HROLLBACK_AT(m, t) :: else -> skip fi; m++ }
+        :: d_step { m < NM && HONE(t) -> for (m : 0 .. NM - 1) { HROLLBACK_AT(m, t) }; m = NM }
+        :: d_step { m == NM -> m = 0 }; break
+        od;
+        if
+        :: d_step { COUNT3(hcnt[t]) >= Q -> printf("%e: handed a by %d masters, holds\n", NAME(t), COUNT3(hcnt[t])); hclaim(t) }; break
+        :: d_step { COUNT3(annm[t]) >= Q -> printf("%e: woken by the masters\n", NAME(t)) }
+#ifndef NO_TIMER
+        :: printf("%e: its timer\n", NAME(t))
+#endif
+#ifdef L6
+        :: d_step { (t) == D -> dead = dead | (1 << (t)); printf("%e: stops for good\n", NAME(t)) }; break
+#endif
+#ifdef L7
+        :: d_step { (t) == D && !has(cut, t) -> cut = cut | (1 << (t)); annm[t] = annm[t] & 1; hcnt[t] = hcnt[t] & 1; printf("%e: cut off from masters 1 and 2\n", NAME(t)) }
+#endif
+        fi
+     fi
+  od
+}
+
+/* src/acquisition/release.ts with the hand-off (proposed): marked released at once; on each master
+   the key is deleted if it holds the call's value or was handed to its ticket, the ticket leaves
+   the line with its hand-off value, and a freed key goes to the head (hannounce). */
+#define HRELEASE_AT(m, t) \
+  if :: key[(m) * K] == (t) + 1 -> key[(m) * K] = 0; hnd = hnd & ~(1 << ((m) * K)) :: else -> skip fi; \
+  inq[(m) * K] = inq[(m) * K] & ~(1 << (t)); hvq[(m) * K] = hvq[(m) * K] & ~(1 << (t)); hvn[(m) * K] = hvn[(m) * K] & ~(1 << (t)); \
+  if :: key[(m) * K] == 0 -> hannounce(m, 0, T, false) :: else -> skip fi
+inline hrelease(t) {
+  d_step { holder[0] = 0; printf("%e: releases\n", NAME(t)) };
+  do
+  :: d_step { m < NM && !HONE(t) -> HRELEASE_AT(m, t); m++ }
+  :: d_step { m < NM && HONE(t) -> for (m : 0 .. NM - 1) { HRELEASE_AT(m, t) }; m = NM }
+  :: d_step { m == NM -> m = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; hcnt[t] = 0; HFORGET(t) }; break
+  od
+}
+
+/* The bound (proposed): on master m, the place of a ticket whose waiter no longer renews it there
+   (dead; cut off, m != 0) lapses, its hand-off value with it, and a key handed to it goes too (its
+   PX was capped at the place's deadline mark). MUT_HANDOFF_WHOLE_TTL: the handed key lasts the
+   lock's ttl, longer than the run (the first build). The next head is named (hannounce). */
+#define GONE(m) (dead | ((m) != 0 -> cut : 0))
+#ifdef MUT_HANDOFF_WHOLE_TTL
+#define HKEY_LAPSES(m, t) false
+#else
+#define HKEY_LAPSES(m, t) HANDED_TO(m, 0, t)
+#endif
+#define HLAPSE(mm) \
+  :: d_step { \
+       (inq[(mm) * K] & GONE(mm)) != 0 || (key[(mm) * K] != 0 && has(GONE(mm), key[(mm) * K] - 1) && HKEY_LAPSES(mm, key[(mm) * K] - 1)) -> \
+       lt = 0; \
+       do :: lt < T - 1 && !(has(GONE(mm), lt) && (has(inq[(mm) * K], lt) || HKEY_LAPSES(mm, lt))) -> lt++ :: else -> break od; \
+       inq[(mm) * K] = inq[(mm) * K] & ~(1 << lt); hvq[(mm) * K] = hvq[(mm) * K] & ~(1 << lt); hvn[(mm) * K] = hvn[(mm) * K] & ~(1 << lt); \
+       if :: HKEY_LAPSES(mm, lt) -> key[(mm) * K] = 0; hnd = hnd & ~(1 << ((mm) * K)); printf("master %d: %e's place lapses, and the key handed to it\n", mm, NAME(lt)) \
+          :: else -> printf("master %d: %e's place lapses\n", mm, NAME(lt)) fi; \
+       if :: key[(mm) * K] == 0 -> hannounce(mm, 0, T, true) :: else -> skip fi; \
+       lt = 0 \
+     }
+active proctype hlapse() {
+  byte u, v, hd, lt;
+end:
+  do
+  HLAPSE(0)
+  HLAPSE(1)
+  HLAPSE(2)
+  od
+}
+
+#ifdef HLOOP
+/* H re-acquires a in a loop forever (beyond reach: over 17 million states without the claim) */
+proctype clientH() {
+  byte m, u, v, hd, blk, grants;
+  do
+  :: hacquire(H); hrelease(H)
+  od
+}
+#define HSTART
+#else
+/* H holds a from the start, on every master, and releases it once (the release that hands off) */
+proctype clientH() {
+  byte m, u, v, hd, blk, grants;
+  hrelease(H)
+}
+#define HSTART key[0] = H + 1; key[K] = H + 1; key[2 * K] = H + 1; holder[0] = H + 1; live = 1 << H;
+#endif
+#if defined(L6) || defined(L7)
+proctype clientD() {
+  byte m, u, v, hd, blk, grants;
+  hacquire(D);
+  if
+  :: !has(dead, D) -> served[D] = true; hrelease(D)
+  :: else -> skip
+  fi
+}
+proctype clientW() {
+  byte m, u, v, hd, blk, grants;
+  hacquire(W);
+  served[W] = true;
+  hrelease(W)
+}
+init { atomic { HSTART run clientH(); run clientD(); run clientW() } }
+ltl nostarvation { <> served[W] }
+#endif
+#ifdef L8
+proctype clientA() {
+  byte m, u, v, hd, blk, grants;
+  hacquire(A);
+  served[A] = true;
+  hrelease(A)
+}
+proctype clientB() {
+  byte m, u, v, hd, blk, grants;
+  hacquire(B);
+  served[B] = true;
+  hrelease(B)
+}
+init { atomic { HSTART run clientH(); run clientA(); run clientB() } }
+ltl nostarvation { <> (served[A] && served[B]) }
+#endif
+#endif

@@ -22,8 +22,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 type Property = 'exclusion' | 'fencing' | 'expiry' | 'no-stray' | 'holdwait' | Liveness;
-/** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation, L3 no starvation of a permit, L4 no starvation of a waiter for two keys, L5 nor once its reservation ran out. */
-type Liveness = 'L1' | 'L2' | 'L3' | 'L4' | 'L5';
+/** The line's liveness claims (model/line.pml): L1 no deadlock, L2 no starvation, L3 no starvation of a permit, L4 no starvation of a waiter for two keys, L5 nor once its reservation ran out; with the hand-off (proposed), L6 no starvation behind a dead head, L7 nor behind a cut-off head, L8 nor of two waiters whose heads differ across masters. */
+type Liveness = 'L1' | 'L2' | 'L3' | 'L4' | 'L5' | 'L6' | 'L7' | 'L8';
 
 interface Run {
   readonly name: string;
@@ -71,6 +71,15 @@ const CONFIG = {
   // Issue 40: a waiter for [a, b] against X looping on a and Y on b (each attempt one step).
   l4: ['-DLINE', '-DL4'],
   l5: ['-DLINE', '-DL5'],
+  // The hand-off's liveness (proposed: docs/design/performance.md; model/line.pml -DHANDOFF): H holds
+  // a from the start and releases it once (the release that hands off); L6: D, which may stop for
+  // good while it waits, and W ask for a once; L7: C, which may be cut off from masters 1 and 2, and
+  // W; L8: A and B, whose order each master sets on its own. handoffLoop: H re-acquires a forever
+  // instead (its real run is beyond reach: over 17 million states without the claim).
+  handoff6: ['-DLINE', '-DHANDOFF', '-DL6'],
+  handoff7: ['-DLINE', '-DHANDOFF', '-DL7'],
+  handoff8: ['-DLINE', '-DHANDOFF', '-DL8'],
+  handoffLoop: ['-DLINE', '-DHANDOFF', '-DL6', '-DHLOOP'],
   // Native releases (issue 39): a single-key call's release or rollback may go as DELIFEQ, EXISTS
   // queue, then the script release; acquires stay scripts. nativeAcquire: the rejected design.
   native1: ['-DLINE', '-DL1', '-DNATIVE'],
@@ -113,17 +122,20 @@ const ALL_RUNS: readonly Run[] = [
   { name: 'real: the line, every run of L5', what: 'exclusion, hold-and-wait only as a reservation, no deadlock state', defines: [...CONFIG.l5, '-DHOLDWAIT'] },
   { name: '7. a refused ticket joins the line of every key of the call', what: 'MUT_JOIN_ALL', defines: [...CONFIG.l1, '-DMUT_JOIN_ALL'], breaks: 'L1', liveness: 'L1' },
   { name: "8. a ticket's order is its client's clock", what: 'MUT_CLIENT_CLOCK', defines: [...CONFIG.l2, '-DMUT_CLIENT_CLOCK'], breaks: 'L2', liveness: 'L2' },
-  { name: '19. refused by a held key, a ticket leaves the lines of the free keys (no reservation: the rule before issue 40)', what: 'MUT_LEAVE_FREE', defines: [...CONFIG.l4, '-DMUT_LEAVE_FREE'], breaks: 'L4', liveness: 'L4' },
+  { name: '19. refused by a held key, a ticket leaves the lines of the free keys (no reservation: the rule before issue 40)', what: 'MUT_LEAVE_FREE', defines: [...CONFIG.l4, '-DMUT_LEAVE_FREE'], breaks: 'L4', liveness: 'L4', depth: 2000 },
   { name: '20. a reservation never lapses', what: 'MUT_RESERVE_FOREVER', defines: [...CONFIG.l1, '-DMUT_RESERVE_FOREVER'], breaks: 'L1', liveness: 'L1' },
   { name: '21. once lapsed, a reservation may be made again in the same call', what: 'MUT_RESERVE_RENEW', defines: [...CONFIG.l1, '-DMUT_RESERVE_RENEW'], breaks: 'L1', liveness: 'L1' },
   { name: '22. past its reservation of a held key, a ticket another held key refuses too takes a place in its line', what: 'MUT_REJOIN_SPENT', defines: [...CONFIG.l1, '-DMUT_REJOIN_SPENT'], breaks: 'L1', liveness: 'L1', depth: 2000 },
-  { name: '23. past its reservation, a ticket has no place on a free key, also one it took again refused by that key alone', what: 'MUT_PURGE_SPENT', defines: [...CONFIG.l5, '-DMUT_PURGE_SPENT'], breaks: 'L5', liveness: 'L5' },
+  { name: '23. past its reservation, a ticket has no place on a free key, also one it took again refused by that key alone', what: 'MUT_PURGE_SPENT', defines: [...CONFIG.l5, '-DMUT_PURGE_SPENT'], breaks: 'L5', liveness: 'L5', depth: 2000 },
   { name: '9. a ticket not in a line is refused by whoever is in it, earlier or later', what: 'MUT_HEAD_BLOCKS', defines: [...CONFIG.l1, '-DHOLDWAIT', '-DMUT_HEAD_BLOCKS'], breaks: 'holdwait' },
   { name: '10. refused by lines alone, a ticket keeps all its places', what: 'MUT_KEEP_WHEN_QUEUED', defines: [...CONFIG.l1, '-DHOLDWAIT', '-DMUT_KEEP_WHEN_QUEUED'], breaks: 'holdwait' },
   { name: 'real: the fair semaphore, L3 no starvation (X and Z take permits of limit 2 forever)', what: 'L3, weak fairness', defines: CONFIG.l3, liveness: 'L3' },
+  { name: 'real: the fair semaphore, L3, woken only by the masters', what: 'L3, no retry timer', defines: [...CONFIG.l3, '-DNO_TIMER'], liveness: 'L3' },
+  { name: 'real: the fair semaphore, L3 with one permit kept for good (only the other slot frees), woken only by the masters', what: 'L3, KEEP0, no retry timer', defines: [...CONFIG.l3, '-DKEEP0', '-DNO_TIMER'], liveness: 'L3' },
   { name: 'real: the fair semaphore, every run of L3', what: 'one holder per slot (the limit), no deadlock state', defines: CONFIG.l3 },
   { name: '15. permits have no line (the racing semaphore)', what: 'MUT_PERMIT_RACE', defines: [...CONFIG.l3, '-DMUT_PERMIT_RACE'], breaks: 'L3', liveness: 'L3' },
   { name: '16. every other ticket in the line counts as ahead of a permit', what: 'MUT_PERMIT_ANY_AHEAD', defines: [...CONFIG.l3, '-DMUT_PERMIT_ANY_AHEAD'], breaks: 'L3', liveness: 'L3' },
+  { name: "26. a slot's release announces only its own queue (the semaphore's line is slot 0's)", what: 'MUT_PERMIT_OWN_QUEUE, KEEP0, no retry timer', defines: [...CONFIG.l3, '-DKEEP0', '-DNO_TIMER', '-DMUT_PERMIT_OWN_QUEUE'], breaks: 'L3', liveness: 'L3' },
   { name: 'real: native releases, L1 (H: a, then b; W: [a, b])', what: 'L1, weak fairness', defines: CONFIG.native1, liveness: 'L1' },
   { name: 'real: native releases, L1, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.native1, '-DNO_TIMER'], liveness: 'L1' },
   { name: 'real: native releases, L2 (X re-acquires a, clocks offset)', what: 'L2, weak fairness', defines: CONFIG.native2, liveness: 'L2' },
@@ -132,8 +144,16 @@ const ALL_RUNS: readonly Run[] = [
   { name: 'real: native releases, every run of L2', what: 'exclusion, no hold-and-wait, no deadlock state', defines: [...CONFIG.native2, '-DHOLDWAIT'] },
   { name: '17. after a native release, the free key is announced only if the ticket left its line', what: 'MUT_NATIVE_RELEASE_LEFT, no retry timer', defines: [...CONFIG.native1, '-DNO_TIMER', '-DMUT_NATIVE_RELEASE_LEFT'], breaks: 'L1', liveness: 'L1' },
   { name: '18. a rollback goes native too (it has no ticket: its script announces only a key it deletes)', what: 'MUT_NATIVE_ROLLBACK, no retry timer', defines: [...CONFIG.native2, '-DNO_TIMER', '-DMUT_NATIVE_ROLLBACK'], breaks: 'L2', liveness: 'L2' },
-  { name: 'rejected design: native acquires too, L2', what: 'NATIVE_ACQUIRE: why acquires stay scripts', defines: CONFIG.nativeAcquire2, breaks: 'L2', liveness: 'L2' },
+  { name: 'rejected design: native acquires too, L2', what: 'NATIVE_ACQUIRE: why acquires stay scripts', defines: CONFIG.nativeAcquire2, breaks: 'L2', liveness: 'L2', depth: 1000 },
   { name: 'rejected design: native acquires too, L1, woken only by the masters', what: 'NATIVE_ACQUIRE, no retry timer', defines: [...CONFIG.nativeAcquire1, '-DNO_TIMER'], breaks: 'L1', liveness: 'L1' },
+  { name: 'real: the hand-off, L6 no starvation behind a dead head (H releases a once; D may stop for good; W)', what: 'L6, weak fairness', defines: CONFIG.handoff6, liveness: 'L6' },
+  { name: 'real: the hand-off, every run of L6', what: 'exclusion, no deadlock state', defines: CONFIG.handoff6 },
+  { name: 'real: the hand-off, L7 no starvation behind a head cut off from masters 1 and 2', what: 'L7, weak fairness', defines: CONFIG.handoff7, liveness: 'L7' },
+  { name: 'real: the hand-off, every run of L7', what: 'exclusion, no deadlock state', defines: CONFIG.handoff7 },
+  { name: 'real: the hand-off, L8 no starvation of two waiters whose order each master sets', what: 'L8, weak fairness', defines: CONFIG.handoff8, liveness: 'L8' },
+  { name: '24. a handed key lasts the lock ttl (it does not go when the head\'s place lapses), a dead head', what: 'MUT_HANDOFF_WHOLE_TTL', defines: [...CONFIG.handoff6, '-DMUT_HANDOFF_WHOLE_TTL'], breaks: 'L6', liveness: 'L6', depth: 2000 },
+  { name: '24. the same, a cut-off head', what: 'MUT_HANDOFF_WHOLE_TTL', defines: [...CONFIG.handoff7, '-DMUT_HANDOFF_WHOLE_TTL'], breaks: 'L7', liveness: 'L7', depth: 4000 },
+  { name: '25. the rollback of a refused attempt deletes every key it was granted or re-granted, and hands it to the head (H loops)', what: 'MUT_HANDOFF_GIVE_BACK', defines: [...CONFIG.handoffLoop, '-DMUT_HANDOFF_GIVE_BACK'], breaks: 'L6', liveness: 'L6', depth: 4000 },
   {
     name: '6, exclusion only: rollback only on the masters that granted',
     what: 'MUT_ROLLBACK_GRANTED, no-stray check off: a liveness loss, not a safety one',
@@ -274,7 +294,7 @@ const lines = [
   '',
   `Generated by \`npm run model\` (model/run.ts) on ${new Date().toISOString().slice(0, 10)}: spin ${(await exec('spin', ['-V'], here)).stdout.trim().replace(/^Spin Version /, '')}, ` +
     `pan compiled with \`-DSAFETY\` (array bounds checked; \`-O2\` for runs that must verify, \`-O0\` for mutations), exhaustive search, ${PARALLEL} runs at a time; ${totalSeconds.toFixed(0)} s in all. ` +
-    `The line's liveness runs (L1 to L4) search for fair acceptance cycles (\`pan -a -f\`: weak fairness), compiled without \`-DSAFETY\`; their mutations with a depth bound doubled from 500 until a cycle turns up (so the trail is short); the states stored and the depth are those of that last search.`,
+    `The line's liveness runs (L1 to L8) search for fair acceptance cycles (\`pan -a -f\`: weak fairness), compiled without \`-DSAFETY\`; their mutations with a depth bound doubled from 500 until a cycle turns up (so the trail is short); the states stored and the depth are those of that last search.`,
   '',
   '| run | checks | expected | result | states stored | depth | time |',
   '|---|---|---|---|---:|---:|---:|',

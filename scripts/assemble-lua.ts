@@ -23,7 +23,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { QUEUE_SUFFIX, READ_HOLDS_MARK, RELEASED_CHANNEL } from '../src/script/marks.js';
+import { PERMIT_INFIX, QUEUE_SUFFIX, READ_HOLDS_MARK, RELEASED_CHANNEL } from '../src/script/marks.js';
 import { ReplyStatus } from '../src/script/replies.js';
 
 export const LUA_DIR = fileURLToPath(new URL('../src/script/lua/', import.meta.url));
@@ -37,6 +37,9 @@ export const SCRIPT_VALUES: Readonly<Record<string, string>> = {
   READ_HOLDS_MARK,
   RELEASED_CHANNEL,
   QUEUE_SUFFIX,
+  PERMIT_INFIX,
+  // The same as a Lua pattern (its magic characters escaped).
+  PERMIT_PATTERN: PERMIT_INFIX.replace(/[().%+\-*?[\]^$]/g, '%$&'),
   // A reservation's end is scored this far below every mark (line.lua reserve()): 2^51 ms, and the sum with an epoch ms stays exact.
   RESERVED: String(2 ** 51),
   // The reply's statuses by name (replies.ts): the Lua writes @GRANTED@, never the number.

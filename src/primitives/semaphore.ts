@@ -4,7 +4,7 @@
  * Its admission rule is the script's `p` operation (semaphore.lua, beside this file): a free slot,
  * tried from the one each master is asked to start at: the first free slot, whoever asks (the
  * default); or, with `fair: true`, for a permit that fewer waiters are ahead of in the semaphore's
- * line than slots are free (the lock's line, on its slots' queues). Grants are grouped by slot: only masters that
+ * line than slots are free (the lock's line: one queue, its slot 0's, which every slot shares). Grants are grouped by slot: only masters that
  * gave the same slot count together (docs/safety.md, "Semaphores and read-write locks").
  */
 import type { AdmissionRule } from '../acquisition/admission.js';
@@ -12,6 +12,7 @@ import { describe } from '../config/describe.js';
 import { shownResource } from '../errors.js';
 import { checkName } from '../config/validation.js';
 import type { LeaseKind } from '../lease/lock.js';
+import { PERMIT_INFIX } from '../script/marks.js';
 import { clusterCompanionKey } from '../voters/cluster/slots.js';
 import { LeaseType, leaseOwnerOf } from './lease-type.js';
 
@@ -25,7 +26,7 @@ declare module '../lease/lock.js' {
 const MAX_PERMITS = 1024;
 
 /** Where a semaphore's slot number `slot` lives: beside its name (on a Redis Cluster voter, in its name's slot). */
-export const PERMIT_INFIX = ':redlock-permit:';
+export { PERMIT_INFIX };
 function permitKey(semaphore: string, slot: number, clustered: boolean): string {
   return clustered ? clusterCompanionKey(semaphore, PERMIT_INFIX + slot) : semaphore + PERMIT_INFIX + slot;
 }

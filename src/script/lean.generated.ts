@@ -8,6 +8,7 @@ end
 local K = KEYS
 local publish, channel, shard = 'PUBLISH', 'redlock-quorum:released', false
 local function queue_of(key)
+  key = string.gsub(key, ':redlock%-permit:%d+$', ':redlock-permit:0')
   if shard then
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)
@@ -218,6 +219,7 @@ end
 local K = KEYS
 local publish, channel, shard = 'PUBLISH', 'redlock-quorum:released', false
 local function queue_of(key)
+  key = string.gsub(key, ':redlock%-permit:%d+$', ':redlock-permit:0')
   if shard then
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)

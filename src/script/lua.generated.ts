@@ -7,6 +7,7 @@ if inline > 0 then K = {} for i = 1, inline do K[i] = ARGV[i] end end
 local publish, channel = ARGV[n - 2], ARGV[n - 1]
 local shard = publish == 'SPUBLISH'
 local function queue_of(key)
+  key = string.gsub(key, ':redlock%-permit:%d+$', ':redlock-permit:0')
   if shard then
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)
@@ -377,14 +378,12 @@ while i <= n - 4 do
     if free > (q and free > 0 and line().before(q, ticket, ageMs, placeMs, free) or 0) then
       redis.call('SET', K[first + chosen], value, 'PX', ttlMs)
       status, detail = 1, chosen
-      local left = false -- out of the line; a slot still free: the new head is told
-      for k = first, last do left = q and ticket ~= '' and line().drop(queue_of(K[k]), ticket) or left end
-      for k = first, last do
-        if left and k ~= first + chosen and redis.call('EXISTS', K[k]) == 0 then announce(K[k], queue_of(K[k]), ticket) break end
+      if q and ticket ~= '' and line().drop(q, ticket) then
+        for k = first, last do if k ~= first + chosen and redis.call('EXISTS', K[k]) == 0 then announce(K[k], q, ticket) break end end
       end
     elseif ticket ~= '' then
       if free > 0 then status, detail = 3, line().lapse(q, line().first(q)) end
-      for k = first, last do if fair then line().join(queue_of(K[k]), ticket, ageMs, placeMs) else line().mark(queue_of(K[k]), ticket) end end
+      if fair then line().join(queue_of(K[first]), ticket, ageMs, placeMs) else line().mark(queue_of(K[first]), ticket) end
     end
   else
     error('unknown operation: ' .. tostring(kind))

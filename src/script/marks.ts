@@ -22,3 +22,21 @@ export const RELEASED_CHANNEL = 'redlock-quorum:released';
  * allow the resource allow it (on a cluster voter, in the resource's slot: voters/cluster/slots.ts).
  */
 export const QUEUE_SUFFIX = ':redlock-queue';
+
+/** A semaphore's slot keys are its name, this, and the slot's number (primitives/semaphore.ts). */
+export const PERMIT_INFIX = ':redlock-permit:';
+
+/**
+ * The key of `key`'s wait queue, as the scripts name it (line.lua queue_of, on a standalone master):
+ * a semaphore's slots share one line, its slot 0's queue (issue 40: a refused permit joins one
+ * queue, and any slot's release announces its head).
+ */
+export function queueKey(key: string): string {
+  return lineKey(key) + QUEUE_SUFFIX;
+}
+
+/** The key whose queue `key` waits in: itself, or for a semaphore's slot, its slot 0. */
+function lineKey(key: string): string {
+  const at = key.lastIndexOf(PERMIT_INFIX);
+  return at >= 0 && /^\d+$/.test(key.slice(at + PERMIT_INFIX.length)) ? key.slice(0, at + PERMIT_INFIX.length) + '0' : key;
+}

@@ -2,6 +2,8 @@
 -- cost every call), and the announcement of a freed key. @READ_HOLDS_MARK@ is filled in when the
 -- script is assembled. The frame before it declares K, shard, publish and channel.
 local function queue_of(key)
+  -- A semaphore's slots share one line, its slot 0's queue (marks.ts lineKey).
+  key = string.gsub(key, '@PERMIT_PATTERN@%d+$', '@PERMIT_INFIX@0')
   if shard then
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)

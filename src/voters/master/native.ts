@@ -13,7 +13,8 @@
  */
 import { MisplacedReplyError, NoScriptingError } from '../../errors.js';
 import type { Connection } from '../../clients/connection.js';
-import { QUEUE_SUFFIX, type LockOperation } from '../../script/codec.js';
+import type { LockOperation } from '../../script/codec.js';
+import { queueKey } from '../../script/marks.js';
 import { ReplyStatus, type OperationReply } from '../../script/replies.js';
 import { callScript, replicationTimeoutMs, type ScriptCall, type ScriptHost } from './script-call.js';
 
@@ -211,7 +212,7 @@ export class NativeCommands {
       case 'acquire': // without scripting only
         return { operation, commands: [['SET', key, value, 'NX', 'PX', String(operation.ttlMs)], ['PTTL', key], echo] };
       case 'release':
-        return { operation, commands: [this.offers.compareAndDelete!(key, value), ...(lined ? [['EXISTS', key + QUEUE_SUFFIX]] : [])] };
+        return { operation, commands: [this.offers.compareAndDelete!(key, value), ...(lined ? [['EXISTS', queueKey(key)]] : [])] };
       case 'extend':
         return { operation, commands: [['SET', key, value, 'IFEQ', value, 'PX', String(operation.ttlMs)], echo] };
       default: // clock (refusal() let nothing else through)
