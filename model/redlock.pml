@@ -202,8 +202,11 @@ inline handoff(mm, o, d) {
 /* The commands with the hand-off (single-key, unfenced, ticketed calls: every call here).
    acquire.lua: a free key, or one handed to this client's ticket, is (re-)granted with this
    attempt's value; a refusal keeps the attempt's value and ttl with the ticket's place.
-   release.lua, without the ticket (a refused attempt's rollback, acquire.ts #afterRefusal): a
-   compare-and-delete of a key the attempt was granted, never of one handed to it; with the ticket
+   release.lua, the rollback of a refused attempt (acquire.ts #afterRefusal; it carries the ticket,
+   issue 40): never deletes a key handed to it; a key the waiter's attempt was granted it keeps,
+   handed to the ticket, where nobody is in line (the kept grant, which the line's liveness needs:
+   model/line.pml), else deletes it, the ticket takes its place in line with that value, and the key
+   goes to the head; the other client, in no line, compare-and-deletes; with the ticket
    (RELT: a lock's release, or giving up): the ticket leaves the line, and the key is deleted if it
    holds the value or was handed to this ticket. */
 inline hexec(k, mm, xop, xv, d) {
@@ -228,13 +231,24 @@ inline hexec(k, mm, xop, xv, d) {
      fi
   :: xop == REL ->
      if
+#ifndef MUT_HANDOFF_ROLLBACK
+     /* The kept grant (model/line.pml, "The hand-off: liveness"): the waiter's rollback of a key its
+        attempt was granted, with nobody in line there (the other client has no place), keeps it,
+        handed to its ticket; its reply says so, and the waiter counts it as a hand-off of that value. */
+     :: own[mm] == xv && !hnd[mm] && (k) / N == WAITER && hv[(mm) * C + 1 - (k) / N] == 0 ->
+        hnd[mm] = true;
+        printf("t=%d master %d: keeps %d, handed to its ticket\n", clock, mm, xv);
+        if :: own[mm] == lastv[(k) / N] -> annv[(mm) * C + (k) / N] = own[mm] :: else -> skip fi
+#endif
 #ifdef MUT_HANDOFF_ROLLBACK
      :: own[mm] == xv ->
 #else
-     :: own[mm] == xv && !hnd[mm] ->
+     :: own[mm] == xv && !hnd[mm] && !((k) / N == WAITER && hv[(mm) * C + 1 - (k) / N] == 0) ->
 #endif
         own[mm] = 0; kexp[mm] = 0; hnd[mm] = false;
         printf("t=%d master %d: DEL %d\n", clock, mm, xv);
+        /* the waiter's ticket takes its place in line there, with that attempt's value */
+        if :: (k) / N == WAITER -> hv[(mm) * C + (k) / N] = xv :: else -> skip fi;
         handoff(mm, 1 - (k) / N, d)
      :: else -> skip
      fi
