@@ -4,8 +4,8 @@
 -- "The fair semaphore"): a free slot when fewer tickets are ahead in the line (the semaphore's one queue,
 -- which its slots share) than slots are free; refused, joins it. Reply: {1, slot}; {0, soonest pttl (−1: none)}; {3, ms until the head lapses}.
 local slots = last - first + 1
-local fair, free, chosen = kind == 'P', 0, nil
-local q = fair and redis.pcall('EXISTS', queue_of(K[first])) == 1 and queue_of(K[first])
+local fair, free, chosen, line_q = kind == 'P', 0, nil, queue_of(K[first])
+local q = fair and redis.pcall('EXISTS', line_q) == 1 and line_q
 status, detail = @REFUSED@, -1
 for j = 0, slots - 1 do
   local slot = (from + j) % slots
@@ -26,5 +26,5 @@ if free > (q and free > 0 and line().before(q, ticket, ageMs, placeMs, free) or 
 elseif ticket ~= '' then
   if free > 0 then status, detail = @QUEUED@, line().lapse(q, line().first(q)) end
   -- The semaphore's one line (its slots share it: line.lua queue_of): a fair permit's place, a racing one's mark.
-  if fair then line().join(queue_of(K[first]), ticket, ageMs, placeMs) else line().mark(queue_of(K[first]), ticket) end
+  if fair then line().join(line_q, ticket, ageMs, placeMs) else line().mark(line_q, ticket) end
 end

@@ -8,7 +8,7 @@ end
 local K = KEYS
 local publish, channel, shard = 'PUBLISH', 'redlock-quorum:released', false
 local function queue_of(key)
-  key = string.gsub(key, ':redlock%-permit:%d+$', ':redlock-permit:0')
+  if string.find(key, ':redlock-permit:', 1, true) then key = string.gsub(key, ':redlock%-permit:%d+$', ':redlock-permit:0') end
   if shard then
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)
@@ -93,9 +93,9 @@ local function line()
       if not ends then queue('ZADD', q, -(2251799813685248 + at + math.floor(ttl / 2)), '^' .. ticket) end
       return lines.join(q, ticket, age, place, true) ~= nil
     end,
-    reserved = function(q, ticket, over)
-      local ends, at = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - 2251799813685248, clock()
-      return ends > 0 and ((not over and ends) or (at and ends <= at)) or nil
+    reserved = function(q, ticket)
+      local ends = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - 2251799813685248
+      return ends > 0 and ends or nil
     end,
     mark = function(q, ticket, cap)
       local at = clock()
@@ -189,7 +189,7 @@ if status ~= 1 and ticket ~= '' then
   local reserving = status == 0
   for k = first, locks do
     local q = queue_of(K[k])
-    if blocked[k] == 'held' and held > 1 and line().reserved(q, ticket, true) then line().drop(q, ticket)
+    if blocked[k] == 'held' and held > 1 and (line().reserved(q, ticket) or math.huge) <= (line().clock() or 0) then line().drop(q, ticket)
     elseif blocked[k] then line().join(q, ticket, ageMs, placeMs, locks > first) end
     if reserving and locks > first and blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
   end
@@ -219,7 +219,7 @@ end
 local K = KEYS
 local publish, channel, shard = 'PUBLISH', 'redlock-quorum:released', false
 local function queue_of(key)
-  key = string.gsub(key, ':redlock%-permit:%d+$', ':redlock-permit:0')
+  if string.find(key, ':redlock-permit:', 1, true) then key = string.gsub(key, ':redlock%-permit:%d+$', ':redlock-permit:0') end
   if shard then
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)
@@ -304,9 +304,9 @@ local function line()
       if not ends then queue('ZADD', q, -(2251799813685248 + at + math.floor(ttl / 2)), '^' .. ticket) end
       return lines.join(q, ticket, age, place, true) ~= nil
     end,
-    reserved = function(q, ticket, over)
-      local ends, at = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - 2251799813685248, clock()
-      return ends > 0 and ((not over and ends) or (at and ends <= at)) or nil
+    reserved = function(q, ticket)
+      local ends = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - 2251799813685248
+      return ends > 0 and ends or nil
     end,
     mark = function(q, ticket, cap)
       local at = clock()

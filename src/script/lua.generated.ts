@@ -7,7 +7,7 @@ if inline > 0 then K = {} for i = 1, inline do K[i] = ARGV[i] end end
 local publish, channel = ARGV[n - 2], ARGV[n - 1]
 local shard = publish == 'SPUBLISH'
 local function queue_of(key)
-  key = string.gsub(key, ':redlock%-permit:%d+$', ':redlock-permit:0')
+  if string.find(key, ':redlock-permit:', 1, true) then key = string.gsub(key, ':redlock%-permit:%d+$', ':redlock-permit:0') end
   if shard then
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)
@@ -92,9 +92,9 @@ local function line()
       if not ends then queue('ZADD', q, -(2251799813685248 + at + math.floor(ttl / 2)), '^' .. ticket) end
       return lines.join(q, ticket, age, place, true) ~= nil
     end,
-    reserved = function(q, ticket, over)
-      local ends, at = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - 2251799813685248, clock()
-      return ends > 0 and ((not over and ends) or (at and ends <= at)) or nil
+    reserved = function(q, ticket)
+      local ends = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - 2251799813685248
+      return ends > 0 and ends or nil
     end,
     mark = function(q, ticket, cap)
       local at = clock()
@@ -202,7 +202,7 @@ while i <= n - 4 do
       local reserving = status == 0
       for k = first, locks do
         local q = queue_of(K[k])
-        if blocked[k] == 'held' and held > 1 and line().reserved(q, ticket, true) then line().drop(q, ticket)
+        if blocked[k] == 'held' and held > 1 and (line().reserved(q, ticket) or math.huge) <= (line().clock() or 0) then line().drop(q, ticket)
         elseif blocked[k] then line().join(q, ticket, ageMs, placeMs, locks > first) end
         if reserving and locks > first and blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
       end
@@ -363,8 +363,8 @@ while i <= n - 4 do
     -- semaphore.lua
     local ttlMs, ticket, from, ageMs, placeMs = ARGV[i + 3], ARGV[i + 4], tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])
     local slots = last - first + 1
-    local fair, free, chosen = kind == 'P', 0, nil
-    local q = fair and redis.pcall('EXISTS', queue_of(K[first])) == 1 and queue_of(K[first])
+    local fair, free, chosen, line_q = kind == 'P', 0, nil, queue_of(K[first])
+    local q = fair and redis.pcall('EXISTS', line_q) == 1 and line_q
     status, detail = 0, -1
     for j = 0, slots - 1 do
       local slot = (from + j) % slots
@@ -383,7 +383,7 @@ while i <= n - 4 do
       end
     elseif ticket ~= '' then
       if free > 0 then status, detail = 3, line().lapse(q, line().first(q)) end
-      if fair then line().join(queue_of(K[first]), ticket, ageMs, placeMs) else line().mark(queue_of(K[first]), ticket) end
+      if fair then line().join(line_q, ticket, ageMs, placeMs) else line().mark(line_q, ticket) end
     end
   else
     error('unknown operation: ' .. tostring(kind))

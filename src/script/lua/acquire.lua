@@ -37,7 +37,7 @@ if status ~= @GRANTED@ and ticket ~= '' then
   local reserving = status == @REFUSED@
   for k = first, locks do
     local q = queue_of(K[k])
-    if blocked[k] == 'held' and held > 1 and line().reserved(q, ticket, true) then line().drop(q, ticket)
+    if blocked[k] == 'held' and held > 1 and (line().reserved(q, ticket) or math.huge) <= (line().clock() or 0) then line().drop(q, ticket)
     elseif blocked[k] then line().join(q, ticket, ageMs, placeMs, locks > first) end
     if reserving and locks > first and blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
   end

@@ -3,7 +3,7 @@
 -- script is assembled. The frame before it declares K, shard, publish and channel.
 local function queue_of(key)
   -- A semaphore's slots share one line, its slot 0's queue (marks.ts lineKey).
-  key = string.gsub(key, '@PERMIT_PATTERN@%d+$', '@PERMIT_INFIX@0')
+  if string.find(key, '@PERMIT_INFIX@', 1, true) then key = string.gsub(key, '@PERMIT_PATTERN@%d+$', '@PERMIT_INFIX@0') end
   if shard then
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)
@@ -107,10 +107,10 @@ local function line()
       if not ends then queue('ZADD', q, -(@RESERVED@ + at + math.floor(ttl / 2)), '^' .. ticket) end
       return lines.join(q, ticket, age, place, true) ~= nil
     end,
-    -- When the ticket's reservation here ends (epoch ms), or nil; `over`: whether it is over.
-    reserved = function(q, ticket, over)
-      local ends, at = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - @RESERVED@, clock()
-      return ends > 0 and ((not over and ends) or (at and ends <= at)) or nil
+    -- When the ticket's reservation here ends (epoch ms), or nil.
+    reserved = function(q, ticket)
+      local ends = -(tonumber(queue('ZSCORE', q, '^' .. ticket)) or 0) - @RESERVED@
+      return ends > 0 and ends or nil
     end,
     -- A waiter's deadline mark: its ticket lapses then (TIME + the ticket's ttl, or `cap` if sooner)
     -- unless it tries again; the queue lives as long as its longest ticket. A waiter outside the line
