@@ -1018,12 +1018,13 @@ inline hclaim(t) {
   m = 0; grants = 0
 }
 
-/* The rollback of a refused attempt (release.lua without the lock, proposed), on master m: it
-   carries the ticket, and never touches a key handed to it. A key its attempt was granted (or
-   re-granted) there it keeps, marked handed to the ticket, if no other ticket in the line there is
-   ahead of it: the reply says so, and the waiter counts it as a hand-off of the attempt's value.
-   Otherwise it deletes it, the ticket takes its place in the line with the attempt's value as its
-   hand-off value, and the key goes to the head (hannounce). MUT_HANDOFF_GIVE_BACK: it deletes
+/* The rollback of a refused attempt (rollback.lua), on master m: it carries the ticket, and never
+   touches a key handed to it. A key its attempt was granted (or re-granted) there it keeps, marked
+   handed to the ticket, if the ticket is placed (not fresh: the attempt gave the place the masters'
+   clock gives it) and no other ticket in the line there is ahead of it: the reply says so, and the
+   waiter counts it as a hand-off of the attempt's value. Otherwise it deletes it; a ticket in that
+   line takes the attempt's value as its hand-off value (one that is not does not join: a grant
+   renews no place); and the key goes to the head (hannounce). MUT_HANDOFF_GIVE_BACK: it deletes
    every such key and hands it to the head, whoever that is (the design's text: a compare-and-
    delete). */
 #ifdef MUT_HANDOFF_GIVE_BACK
@@ -1033,7 +1034,7 @@ inline hclaim(t) {
 #define HROLLBACK_AT(m, t) \
   if \
   :: key[(m) * K] == (t) + 1 && !has(hnd, (m) * K) -> \
-     blk = 0; \
+     blk = has(fresh, t); \
      for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K], u) && earlier(u, t) -> blk = 1 :: else -> skip fi }; \
      if \
      :: blk == 0 -> \
@@ -1041,7 +1042,8 @@ inline hclaim(t) {
         if :: TOLD(m, t) -> hcnt[t] = hcnt[t] | (1 << (m)) :: else -> skip fi; \
         printf("master %d: keeps a for %e, nobody ahead of it\n", m, NAME(t)) \
      :: else -> \
-        key[(m) * K] = 0; inq[(m) * K] = inq[(m) * K] | (1 << (t)); hvq[(m) * K] = hvq[(m) * K] | (1 << (t)); hvn[(m) * K] = hvn[(m) * K] | (1 << (t)); \
+        key[(m) * K] = 0; \
+        if :: has(inq[(m) * K], t) -> hvq[(m) * K] = hvq[(m) * K] | (1 << (t)); hvn[(m) * K] = hvn[(m) * K] | (1 << (t)) :: else -> skip fi; \
         hannounce(m, 0, t, false) \
      fi; \
      blk = 0; u = 0 \

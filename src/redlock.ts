@@ -61,7 +61,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const { voters, clustered } = assembleVoters(nodes, { restartGuard: own.restartGuard, driftFactor: own.driftFactor ?? defaultSettings.driftFactor, replicasOf }, hooks);
     const clock = systemClock;
     const stats = new StatsRecorder(voters.map((voter) => voter.label));
-    const notifier = new Notifier(voters.map((voter) => (listener) => voter.subscribeReleases(listener)));
+    const notifier = new Notifier(
+      voters.map((voter) => (listener) => voter.subscribeReleases(listener)),
+      (master) => voters[master]!.health().withheld === undefined,
+    );
     this.#masters = new Masters(voters, own, notifier, stats, clock);
     this.#context = {
       masters: this.#masters,

@@ -20,7 +20,7 @@ import { acquireFailure, credentialsFailure, credentialsRefused, remember, scrip
 import { fenceRound } from './fence.js';
 import type { AttemptStart } from './masters.js';
 import { ticketTtlOf } from './retry.js';
-import { dropSpareGroups, waitAfterRefusal, type WaitingCall } from './wait.js';
+import { dropSpareGroups, waitAfterRefusal, waiterOf, type WaitingCall } from './wait.js';
 
 /** One acquire call's state across its attempts. */
 export interface AcquireCall extends WaitingCall {
@@ -45,11 +45,19 @@ export type Extender = (lock: Lock, ttl: number, onFailedAttempt: (record: Attem
 export class Acquisitions {
   #underWay = 0;
   #drained: (() => void) | undefined;
+  /**
+   * Whether a waiter may hold by hand-offs (issue 40): not with `replicas`, whose grants count only
+   * once replicated (a hand-off is not; such a waiter is named, and its next attempt is granted).
+   */
+  readonly #handOffs: boolean;
 
   constructor(
     private readonly context: CallContext,
     private readonly extend: Extender,
-  ) {}
+  ) {
+    const { replicas } = context.settings;
+    this.#handOffs = !(typeof replicas === 'number' ? replicas > 0 : (replicas ?? []).some((count) => count > 0));
+  }
 
   /** Resolves once no acquire is under way. */
   drained(): Promise<void> {
@@ -69,6 +77,7 @@ export class Acquisitions {
     try {
       for (let attempt = 1; ; attempt++) {
         assertOpen(context); // quit() while waiting ends the wait
+        call.waiter?.expect(undefined); // hand-offs of an earlier attempt's value count no more
         const start = masters.startOfAttempt();
         const acquire = this.#operation(call, start);
         // The hot path awaits the vote here, in this loop: an async helper per attempt would cost
@@ -83,7 +92,8 @@ export class Acquisitions {
         // quit() meanwhile: no lock is handed out from a Redlock that can no longer release it.
         const closing = context.closing.aborted;
         if (succeeded && !closing) return this.#handOut(call, acquire, attempt, start, vote, record);
-        await this.#afterRefusal(call, acquire, attempt, record, closing);
+        const handed = await this.#afterRefusal(call, acquire, attempt, start, record, closing);
+        if (handed) return handed;
       }
     } catch (error) {
       stats.acquisitions.failed++;
@@ -113,8 +123,16 @@ export class Acquisitions {
   /**
    * A refused attempt (or one granted as quit() came): rolled back on every master, then the
    * wait for the next attempt; or, out of retries or quit, the rollback awaited and the error.
+   * A lone key in line may be handed to it meanwhile: the lock, if a majority did (#handedOut).
    */
-  async #afterRefusal(call: AcquireCall, acquire: AcquireOperation | AdmitOperation, attempt: number, record: AttemptRecord, closing: boolean): Promise<void> {
+  async #afterRefusal(
+    call: AcquireCall,
+    acquire: AcquireOperation | AdmitOperation,
+    attempt: number,
+    start: AttemptStart,
+    record: AttemptRecord,
+    closing: boolean,
+  ): Promise<Lock | undefined> {
     const { context } = this;
     const { effective, admission } = call;
     const { keys, value } = acquire;
@@ -122,16 +140,27 @@ export class Acquisitions {
     // Credentials, or scripting, a quorum's worth of masters refused: no retry makes them right.
     const hopeless = credentialsRefused(record, context.masters.count, effective.quorum) ?? scriptingRefused(record, context.masters.count, effective.quorum);
     const exhausted = closing || hopeless !== undefined || (effective.retryCount !== -1 && call.retries >= effective.retryCount);
+    // Issue 40: an unfenced lone key in line may be handed to its waiter. Its rollback keeps the
+    // key where it is the attempt's and nobody is ahead in line (rollback.lua); the waiter counts
+    // those and the masters' hand-offs of this attempt's value, from before the rollback leaves.
+    const handing = !exhausted && this.#handOffs && acquire.kind === 'acquire' && !acquire.fenced && keys.length === 1 && call.inLine !== '';
+    if (handing) waiterOf(context, call).expect(value, 2 * record.elapsedMs + 1);
     // Every master, including those that timed out: a delayed SET may still land. Giving up,
     // the ticket leaves the queues too (a reader's or a permit's marks with it).
-    const rollback = context.masters.everywhere({ kind: 'release', keys, value, ticket: exhausted ? call.ticket : '' }, effective);
+    const rollback = context.masters.everywhere(
+      handing
+        ? { kind: 'release', keys, value, ticket: call.ticket, keep: true, ttlMs: call.ttlMs, ageMs: acquire.ageMs, placeMs: acquire.placeMs }
+        : { kind: 'release', keys, value, ticket: exhausted ? call.ticket : '' },
+      effective,
+    );
     // Masters that gave a grouped rule a later group saw the earlier ones taken: the next attempt starts there.
     if (admission.rule?.grouped) call.from = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
     try {
       if (closing) throw new RedlockClosedError();
       if (exhausted) throw this.#failure(call, attempt, record);
       // Unplaced: the attempt went without a place on the masters' clock (the first reading gives it one).
-      await waitAfterRefusal(context, call, value, record, acquire.placeMs === undefined);
+      const wokenBy = await waitAfterRefusal(context, call, value, record, acquire.placeMs === undefined);
+      return wokenBy === 'handed' ? this.#handedOut(call, acquire, attempt, start, record) : undefined;
     } catch (error) {
       // A failed or cancelled acquire leaves nothing behind: wait for the deletes to land, and
       // take the ticket out of the queues if the rollback did not.
@@ -212,19 +241,54 @@ export class Acquisitions {
     return Lock.viewOf(this.context.owner, outer, keys);
   }
 
-  /** A granted attempt becomes the caller's Lock (a grouped rule's: on the group a quorum gave it). */
-  #handOut(call: AcquireCall, acquire: AcquireOperation | AdmitOperation, attempt: number, start: AttemptStart, vote: FanOutResult, record: AttemptRecord): Lock {
+  /**
+   * A majority of masters handed the refused attempt's value to the waiter (or kept it for it): the
+   * lock, valid from that attempt's start (each master set the key after it) until the sooner of
+   * its ttl and the ticket's (a master hands a key no longer than the head's place lasts: a dead
+   * head blocks no longer). Unless it extends itself, it is claimed for the whole ttl by an extend
+   * halfway through that, if it is still held then. Undefined: no longer valid, or quit meanwhile.
+   */
+  #handedOut(call: AcquireCall, acquire: AcquireOperation | AdmitOperation, attempt: number, start: AttemptStart, record: AttemptRecord): Lock | undefined {
+    const { context } = this;
+    const { effective, ttlMs } = call;
+    if (context.closing.aborted || call.waiter!.handedBy(acquire.value) < effective.quorum) return undefined;
+    const validMs = Math.min(ttlMs, ticketTtlOf(effective));
+    const expiration = expirationMs(start.epochMs, validMs, effective.driftFactor);
+    if (expiration <= context.clock.epochMs()) return undefined;
+    context.stats.acquisitions.handed++;
+    const lock = this.#handOut(call, acquire, attempt, start, undefined, record, expiration);
+    if (validMs < ttlMs && !call.autoExtend) {
+      const claim = (): void => {
+        if (lock.isLive(context.clock.epochMs())) this.extend(lock, ttlMs, () => undefined).catch(() => undefined);
+      };
+      setTimeout(claim, (expiration - context.clock.epochMs()) / 2).unref();
+    }
+    return lock;
+  }
+
+  /**
+   * A granted attempt becomes the caller's Lock (a grouped rule's: on the group a quorum gave it);
+   * `expiration`: a handed lock's (#handedOut).
+   */
+  #handOut(
+    call: AcquireCall,
+    acquire: AcquireOperation | AdmitOperation,
+    attempt: number,
+    start: AttemptStart,
+    vote: FanOutResult | undefined,
+    record: AttemptRecord,
+    expiration = expirationMs(start.epochMs, call.ttlMs, call.effective.driftFactor),
+  ): Lock {
     const { context } = this;
     const { ttlMs, effective } = call;
     const { keys, rule } = call.admission;
-    const expiration = expirationMs(start.epochMs, ttlMs, effective.driftFactor);
     let held = keys;
     let lease = call.admission.lease;
     if (rule?.grouped) {
-      const group = vote.slot!;
+      const group = vote!.slot!;
       held = [keys[group]!];
       lease = rule.leaseFor?.(group) ?? lease;
-      dropSpareGroups(context, acquire, group, vote, effective, rule.inLine ? call.ticket : '');
+      dropSpareGroups(context, acquire, group, vote!, effective, rule.inLine ? call.ticket : '');
     }
     const token = record.fencing?.token;
     const lock = new Lock(context.owner, { resources: held, value: acquire.value, expiration, attempts: attempt, ttlMs, callSettings: call.callSettings, fencingToken: token, quorum: effective.quorum, ticket: call.ticket, lease });

@@ -13,7 +13,7 @@ import type { Admission } from './admission.js';
 import type { ClockReading } from './master-clock.js';
 import type { CallContext } from './context.js';
 import { waitMs } from './retry.js';
-import type { Waiter } from './waiting.js';
+import type { Waiter, WakeSource } from './waiting.js';
 
 /** What the wait sees of an acquire call (acquire.ts, AcquireCall). */
 export interface WaitingCall {
@@ -31,25 +31,32 @@ export interface WaitingCall {
   waiter: Waiter | undefined;
 }
 
+/** The call's waiter in this process, registered on its first refusal (subscriptions open then). */
+export function waiterOf(context: CallContext, call: WaitingCall): Waiter {
+  const { keys, rule } = call.admission;
+  return (call.waiter ??= context.notifier.register(keys, call.ticket, call.startMs, rule?.shared === true));
+}
+
 /**
  * After a refused attempt (`value` its lock value): wait until woken or the retry timer, counting the
- * retry unless a release woke it within the call's patience. `unplaced`: no place on the masters' clock yet.
+ * retry unless a release woke it within the call's patience; answers what woke it. `unplaced`: no
+ * place on the masters' clock yet.
  */
-export async function waitAfterRefusal(context: CallContext, call: WaitingCall, value: string, record: AttemptRecord, unplaced: boolean): Promise<void> {
+export async function waitAfterRefusal(context: CallContext, call: WaitingCall, value: string, record: AttemptRecord, unplaced: boolean): Promise<WakeSource> {
   const { ticket, effective, signal } = call;
-  const { keys, rule } = call.admission;
   const { clock, closing } = context;
-  if (call.inLine && context.masterClock.stale) readMasterClocks(context, keys, ticket, call.startMs, unplaced, effective);
-  const waiter = (call.waiter ??= context.notifier.register(keys, ticket, call.startMs, rule?.shared === true));
+  if (call.inLine && context.masterClock.stale) readMasterClocks(context, call.admission.keys, ticket, call.startMs, unplaced, effective);
+  const waiter = waiterOf(context, call);
   waiter.ownValue = value;
   waiter.refusedBy = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
   const wokenBy = await waiter.sleep(waitMs(record, effective), signal, closing);
-  if ((wokenBy !== 'turn' && wokenBy !== 'released') || clock.monotonicMs() - call.startMs > call.patienceMs) call.retries++;
+  if ((wokenBy !== 'turn' && wokenBy !== 'released' && wokenBy !== 'handed') || clock.monotonicMs() - call.startMs > call.patienceMs) call.retries++;
   // A release with nobody in line woke the oldest waiter of every process: a random pause keeps
   // them from all asking at once and splitting the votes. (Named first in line, it goes at once.)
   if (wokenBy === 'released' || wokenBy === 'subscribed') {
     await sleep(Math.random() * Math.min(2 * record.elapsedMs, effective.retryJitterMs), signal, closing);
   }
+  return wokenBy;
 }
 
 /**

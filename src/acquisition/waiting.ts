@@ -9,7 +9,7 @@
  * whichever process, rather than one per process that would split the votes. Subscriber connections
  * exist only while someone waits.
  */
-import { parseReleased } from '../script/codec.js';
+import { handOffOf, parseReleased } from '../script/codec.js';
 import { onAnyAbort, startTimer } from '../protocol/timers.js';
 import type { ReleaseListener, Subscription } from '../voters/voter.js';
 
@@ -23,9 +23,10 @@ const SUBSCRIBED = 'subscribed';
 /**
  * What woke a waiter: a master named its ticket first in line (`turn`), a release with nobody in
  * line (`released`: others may have been woken by it too), subscriptions taking (`subscribed`: a
- * release may have been missed before), or its timer.
+ * release may have been missed before), a majority of masters handing it the key (`handed`: see
+ * handedBy), or its timer.
  */
-export type WakeSource = 'turn' | 'released' | 'subscribed' | 'timeout';
+export type WakeSource = 'turn' | 'released' | 'subscribed' | 'handed' | 'timeout';
 
 export class Waiter {
   #wake: ((source: WakeSource) => void) | undefined;
@@ -36,6 +37,16 @@ export class Waiter {
   #wokenFor: string | undefined;
   /** The value of this waiter's latest attempt: the rollback of its own attempt wakes nobody. */
   ownValue: string | undefined;
+  /** The value whose hand-offs count (its latest refused attempt's, while it waits), and the masters that handed it. */
+  #expected: string | undefined;
+  readonly #handedBy = new Set<number>();
+  /**
+   * Handed fewer than a majority, it waits no longer than this for the rest (then tries again,
+   * doubling it each time): the masters' heads may differ, and a waiter that sat on a minority for
+   * its whole retry sleep would keep the others from a majority.
+   */
+  #splitMs = 0;
+  #splitTimer: NodeJS.Timeout | undefined;
   /**
    * Masters that refused its latest attempt: where it stands in line. The others granted (free for
    * it) or did not answer, and no release there names it, so it waits for no more reports than this.
@@ -87,12 +98,50 @@ export class Waiter {
   }
 
   /**
+   * Count hand-offs of `value` from now on (undefined: none; issue 40): a master that handed this
+   * waiter's ticket the key set to it, or whose rollback kept it for the ticket. Those of any other
+   * value are forgotten.
+   */
+  expect(value: string | undefined, splitMs = 0): void {
+    if (value !== this.#expected) {
+      this.#handedBy.clear();
+      clearTimeout(this.#splitTimer);
+      this.#splitTimer = undefined;
+    }
+    this.#expected = value;
+    this.#splitMs ||= splitMs;
+  }
+
+  /** How many masters handed it `value` (0 unless it is the expected one). */
+  handedBy(value: string): number {
+    return value === this.#expected ? this.#handedBy.size : 0;
+  }
+
+  /** @internal master `master` handed it the key set to `value`; true if that woke it (`needed` masters have). */
+  handedOver(value: string, master: number, needed: number): boolean {
+    if (value !== this.#expected) return false;
+    this.#handedBy.add(master);
+    if (this.#handedBy.size < needed) {
+      this.#splitTimer ??= setTimeout(() => {
+        this.#splitTimer = undefined;
+        this.#splitMs *= 2;
+        this.wake('turn');
+      }, this.#splitMs);
+      return false;
+    }
+    clearTimeout(this.#splitTimer);
+    this.#splitTimer = undefined;
+    this.wake('handed');
+    return true;
+  }
+
+  /**
    * @internal master `master` reports that `released` (a lock's value or a ticket) left one of the keys.
    * It wakes once `needed` masters have (at the first report, the key would still be held elsewhere),
    * or every master that refused it, when fewer did.
    */
   report(released: string, master: number, needed: number, source: WakeSource): void {
-    if (released === this.ownValue || released === this.#wokenFor) return;
+    if (released === this.ownValue || released === this.ticket || released === this.#wokenFor) return;
     this.#reportedBy.add(master);
     if (this.#reportedBy.size < Math.min(needed, Math.max(1, this.refusedBy ?? needed))) return;
     this.#reportedBy.clear();
@@ -108,6 +157,7 @@ export class Waiter {
 
   /** Stop waiting. */
   leave(): void {
+    this.expect(undefined);
     this.notifier.unregister(this);
   }
 }
@@ -136,8 +186,14 @@ export class Notifier {
   #idleTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
-  /** One subscribe function per master. */
-  constructor(private readonly subscribers: readonly Subscribe[]) {
+  /**
+   * One subscribe function per master; `votes`: whether a master's vote counts now (the restart
+   * guard's), and so its hand-offs.
+   */
+  constructor(
+    private readonly subscribers: readonly Subscribe[],
+    private readonly votes: (master: number) => boolean = () => true,
+  ) {
     this.#needed = Math.floor(subscribers.length / 2) + 1;
     this.#listeners = subscribers.map((_, master) => this.#listenerOf(master));
   }
@@ -175,9 +231,15 @@ export class Notifier {
     }
   }
 
-  /** Master number `master` named `head` first in line after `released` left (a release's reply says so too). */
+  /**
+   * Master number `master` named `head` first in line after `released` left (a release's reply says
+   * so too); a head handed the key ("<ticket>=<value>") counts that hand-off, and is named either way.
+   */
   turn(head: string, released: string, master: number): void {
-    this.#tickets.get(head)?.report(released, master, this.#needed, 'turn');
+    const handOff = handOffOf(head);
+    const waiter = this.#tickets.get(handOff ? handOff.ticket : head);
+    if (!waiter || (handOff && this.votes(master) && waiter.handedOver(handOff.value, master, this.#needed))) return;
+    waiter.report(released, master, this.#needed, 'turn');
   }
 
   /** Someone in this process waits. */

@@ -37,6 +37,7 @@ const redlockMetricNames = Object.freeze([
   'acquisitions_succeeded_total',
   'acquisitions_failed_total',
   'acquisitions_reentered_total',
+  'acquisitions_handed_total',
   'extensions_succeeded_total',
   'extensions_failed_total',
   'extensions_automatic_total',
@@ -59,7 +60,7 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
  * function that removes them from the registry and stops listening to the Redlock's events.
  *
  * Exposed, with the default prefix `redlock_`:
- * - counters `redlock_acquisitions_{attempted,succeeded,failed,reentered}_total`,
+ * - counters `redlock_acquisitions_{attempted,succeeded,failed,reentered,handed}_total`,
  *   `redlock_extensions_{succeeded,failed,automatic}_total`, `redlock_releases_total`,
  *   `redlock_losses_total`, and `redlock_master_responses_total{master="host:port",
  *   outcome="granted|refused|timeout|error"}` (refused: held by another value, or another waiter first in line),
@@ -144,6 +145,7 @@ function registerFromStats(redlock: Redlock, prefix: string, registers: Registry
   total('acquisitions_succeeded_total', 'Acquire calls that got the lock', (s) => s.acquisitions.succeeded);
   total('acquisitions_failed_total', 'Acquire calls that failed: no quorum within the retries, or cancelled', (s) => s.acquisitions.failed);
   total('acquisitions_reentered_total', 'Acquires that re-entered a lock held by an enclosing using() routine', (s) => s.acquisitions.reentered);
+  total('acquisitions_handed_total', 'Acquire calls that got the lock handed over by its release while they waited in line', (s) => s.acquisitions.handed);
   total('extensions_succeeded_total', 'Extensions that moved the expiry on a quorum (by hand or automatic)', (s) => s.extensions.succeeded);
   total('extensions_failed_total', 'Extensions that failed', (s) => s.extensions.failed);
   total('extensions_automatic_total', 'Successful automatic extensions (using(), autoExtend)', (s) => s.extensions.automatic);

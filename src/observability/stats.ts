@@ -33,6 +33,8 @@ export interface RedlockStats {
     readonly succeeded: number;
     readonly failed: number;
     readonly reentered: number;
+    /** Of those that succeeded, the ones a majority of masters handed the lock to while they waited in line (issue 40). */
+    readonly handed: number;
   };
   readonly extensions: { readonly succeeded: number; readonly failed: number; readonly automatic: number };
   readonly releases: number;
@@ -66,7 +68,7 @@ function durationHistogram(): hdr.Histogram {
 }
 
 export class StatsRecorder {
-  readonly acquisitions = { attempted: 0, succeeded: 0, failed: 0, reentered: 0 };
+  readonly acquisitions = { attempted: 0, succeeded: 0, failed: 0, reentered: 0, handed: 0 };
   readonly extensions = { succeeded: 0, failed: 0, automatic: 0 };
   releases = 0;
   losses = 0;

@@ -56,7 +56,7 @@ const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {
  *       ARGV instead ("inline": a batch on a cluster master whose keys are in several of its slots,
  *       which declared keys may not be).
  * ARGV: per operation three fields, its kind ('a' acquire, 'A' fenced acquire, a primitive's code: 's' read,
- *       'p'/'P' a racing/fair permit, 'e' extend, 'r' release, 'f' fence, 'i' inspect, 'x' force
+ *       'p'/'P' a racing/fair permit, 'e' extend, 'r' release, 'R' a refused attempt's rollback, 'f' fence, 'i' inspect, 'x' force
  *       release, 't' clock), its value, and how many keys of KEYS are its (its lock keys, then for
  *       'A', 'f' and 'i' their fence counters); then the fields its file's header declares (FIELDS,
  *       e.g. an acquire's ttlMs, ticket, ageMs, placeMs: the operation's properties of those names,
@@ -107,7 +107,8 @@ export const releasedChannel = RELEASED_CHANNEL;
 
 /**
  * Split a release announcement: who left (a released lock's value, or a ticket that left the queue
- * of a free key), the first ticket in the key's queue now (undefined: none), and the key.
+ * of a free key), the first ticket in the key's queue now (undefined: none; "<ticket>=<value>": the
+ * key was handed to it, set to that value: handOffOf), and the key.
  */
 export function parseReleased(message: string): { value: string; head: string | undefined; key: string } | undefined {
   const colon = message.indexOf(':');
@@ -115,6 +116,12 @@ export function parseReleased(message: string): { value: string; head: string | 
   if (second < 0) return undefined;
   const head = message.slice(colon + 1, second);
   return { value: message.slice(0, colon), head: head === '' ? undefined : head, key: message.slice(second + 1) };
+}
+
+/** A head that was handed the key ("<ticket>=<value>", line.lua hand()), split; undefined for a head that was only named. */
+export function handOffOf(head: string): { ticket: string; value: string } | undefined {
+  const at = head.indexOf('=');
+  return at < 0 ? undefined : { ticket: head.slice(0, at), value: head.slice(at + 1) };
 }
 
 /**
@@ -178,6 +185,7 @@ function pushFields(args: string[], operation: LockOperation, code: string): voi
 function codeOf(operation: LockOperation): string {
   if (operation.kind === 'admit') return operation.rule.code;
   if (operation.kind === 'acquire' && operation.fenced) return 'A';
+  if (operation.kind === 'release' && operation.keep) return 'R';
   return kindCode[operation.kind];
 }
 
@@ -236,7 +244,7 @@ export function encodeCall(
   inline = false,
 ): EncodedCall {
   const lone = operations.length === 1 && !inline && announcement === standaloneAnnouncement ? operations[0]! : undefined;
-  const lean = lone && (lone.kind === 'release' || (lone.kind === 'acquire' && !lone.fenced)) ? lone.kind : undefined;
+  const lean = lone && ((lone.kind === 'release' && !lone.keep) || (lone.kind === 'acquire' && !lone.fenced)) ? lone.kind : undefined;
   if (lone && lean) {
     // A lone plain acquire or release: its lean script (KEYS, then the value and its declared fields;
     // no tag, see decodeCall), its command made once, whichever master asks first.

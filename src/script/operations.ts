@@ -72,10 +72,19 @@ interface ExtendOperation extends OperationBase {
   readonly kind: 'extend';
   readonly ttlMs: number;
 }
-/** Compare-and-delete; `ticket` (or a mark) leaves the queues too ('' for none). */
+/**
+ * Compare-and-delete; `ticket` (or a mark) leaves the queues too ('' for none). `keep`: the rollback
+ * of a refused attempt of a lone key that may be handed to its waiter (issue 40, rollback.lua): the
+ * ticket stays in line, and the key is kept for it where it is the attempt's and nobody is ahead of
+ * the ticket; it carries the attempt's ttl, age and place.
+ */
 interface ReleaseOperation extends OperationBase {
   readonly kind: 'release';
   readonly ticket: string;
+  readonly keep?: true;
+  readonly ttlMs?: number;
+  readonly ageMs?: number;
+  readonly placeMs?: number | undefined;
 }
 /** Raise each key's fence counter to `token`. */
 interface FenceOperation extends OperationBase {

@@ -37,7 +37,15 @@
  *           ("<value>:…" for a release without a ticket): the same words from every master, so
  *           the waiter whose turn it is wakes once, at once, instead of polling; best effort (pcall): a refused PUBLISH (an ACL without +publish; a
  *           shard channel resharded away) comes after the DEL and must not turn a done release
- *           into an error
+ *           into an error. A freed key whose first ticket left a hand-off value (a refused lone-key
+ *           attempt's, issue 40: line.lua offer()) is handed to it instead: set to that value until
+ *           the sooner of its ttl and that ticket's place deadline, the ticket out of the line, and
+ *           the head named "<ticket>=<value>" in the announcement and in the reply. With a ticket, a
+ *           key handed to that ticket (holding its hand-off value) is deleted too, whatever value it holds
+ *   rollback ('R', a release with `keep`: the rollback of a refused lone-key attempt in line)
+ *           {0, "<ticket>=<value>"} the key holds the attempt's value, handed to the ticket or granted
+ *           to a placed ticket with a live place and nobody ahead of it: kept for it (rollback.lua);
+ *           {1, head} deleted and announced as a release's; {0, 0} it holds another value
  *   clock   {1, ms} this master's TIME in ms; {2, "TIME refused: …"} an ACL without +time. With a
  *           ticket and a place, the ticket also takes that place in each key's queue it is in
  *   inspect {1, {type, value, pttl, readers, fence, queued, fingerprint}} reads one key and writes

@@ -261,6 +261,8 @@ describe('the batch codec through the real script', () => {
     expect(await send({ ...acquire, keys: [key('a'), key('b')] })).toEqual({ status: 1, detail: 0 });
     expect((await send({ ...acquire, keys: [key('a')], value: 'v2', ticket: '5000-w' }))?.status).toBe(0);
     const released = await send({ kind: 'release', keys: [key('a'), key('b')], value: 'v1', ticket: '' });
-    expect(released).toEqual({ status: 2, detail: 0, head: '5000-w' });
+    // The waiter in line left its value (a lone key, a ticket): the release hands it the key (issue 40).
+    expect(released).toEqual({ status: 2, detail: 0, head: '5000-w=v2' });
+    expect(await master.get(key('a'))).toBe('v2');
   });
 });

@@ -79,7 +79,7 @@ describe('stats and events', () => {
     await redlock.using(key('g'), 2_000, () => redlock.using(key('g'), 2_000, () => undefined)); // one re-entered
 
     const stats = redlock.stats();
-    expect(stats.acquisitions).toEqual({ attempted: 7, succeeded: 6, failed: 1, reentered: 1 });
+    expect(stats.acquisitions).toEqual({ attempted: 7, succeeded: 6, failed: 1, reentered: 1, handed: 0 });
     expect(stats.extensions).toEqual({ succeeded: 1, failed: 0, automatic: 0 });
     expect(stats.releases).toBe(4);
     expect(stats.losses).toBe(1);

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GENERATED, GENERATED_LEAN, LEAN, LUA_DIR, SCRIPT_VALUES, assembleLean, assembleLua, assembleScripts, fieldsOf, generatedModules } from '../../scripts/assemble-lua.js';
+import { GENERATED, GENERATED_LEAN, GENERATED_LINE, LEAN, LUA_DIR, SCRIPT_VALUES, assembleLean, assembleLua, assembleScripts, fieldsOf, generatedModules } from '../../scripts/assemble-lua.js';
 import { readRule } from '../../src/primitives/read-write.js';
 import { permitRule, racingPermitRule } from '../../src/primitives/semaphore.js';
 import { encodeBatch, encodeCall, leanScripts, lockScript, type LockOperation } from '../../src/script/codec.js';
@@ -23,6 +23,7 @@ describe('the assembled script', () => {
     const modules = generatedModules(assembleScripts(SCRIPT_VALUES));
     expect(readFileSync(GENERATED, 'utf8')).toBe(modules.batch);
     expect(readFileSync(GENERATED_LEAN, 'utf8')).toBe(modules.lean);
+    expect(readFileSync(GENERATED_LINE, 'utf8')).toBe(modules.line);
   });
 
   it('each lean script runs the same branch, line for line, as the batch script runs for its kind', () => {

@@ -4,14 +4,19 @@
 -- Per key: held, or another ticket ahead in its line (placed earlier). Without a ticket the first such
 -- key decides; with one, every key is looked at: the ticket waits in the lines of those alone.
 -- (Made on the first refusal: an uncontended acquire allocates nothing for it.)
-local blocked, held = nil, 0
+-- A lone key, unfenced, with a ticket may be handed to its waiter (issue 40; line.lua offer(), hand()):
+-- a key handed to the ticket is granted again, with this attempt's value, whoever is in line.
+local blocked, held, handing = nil, 0, last == first and ticket ~= ''
 for k = first, locks do
   -- One EXISTS for the key and its queue: an uncontended acquire pays nothing for queues.
   local q = queue_of(K[k])
   local found = redis.pcall('EXISTS', K[k], q)
   if type(found) ~= 'number' then found, q = redis.call('EXISTS', K[k]), false end
   local head
-  if found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1)) then
+  if handing then handing = q and found > 0 and q end
+  local taken = found == 2 or (found == 1 and (not q or redis.call('EXISTS', K[k]) == 1))
+  if taken and handing and line().handed(q, ticket, K[k]) then found, taken = 0, false end
+  if taken then
     if status ~= @REFUSED@ then status, detail = @REFUSED@, redis.call('PTTL', K[k]) end
     blocked = blocked or {}
     blocked[k], held = 'held', held + 1
@@ -38,7 +43,7 @@ if status ~= @GRANTED@ and ticket ~= '' then
   for k = first, locks do
     local q = queue_of(K[k])
     if blocked[k] == 'held' and held > 1 and (line().reserved(q, ticket) or math.huge) <= (line().clock() or 0) then line().drop(q, ticket)
-    elseif blocked[k] then line().join(q, ticket, ageMs, placeMs, locks > first) end
+    elseif blocked[k] and line().join(q, ticket, ageMs, placeMs, locks > first) and handing then line().offer(q, ticket, value, ttlMs) end
     if reserving and locks > first and blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
   end
   for k = first, locks do
@@ -58,4 +63,6 @@ if status == @GRANTED@ then
 end
 if status == @GRANTED@ then
   for k = first, locks do redis.call('SET', K[k], value, 'PX', ttlMs) end
+  -- Contended, a grant takes back the ticket's hand-off value (and a handed key's mark).
+  if handing then redis.pcall('DEL', handing .. ':' .. ticket) end
 end

@@ -174,20 +174,62 @@ local function line()
     later = function(a, b)
       return (a < 0 or b < 0) and -1 or math.max(a, b)
     end,
-    -- Out of the line; `all`: the call is over, its reservation's end goes too.
+    -- Out of the line; `all`: the call is over, its reservation's end and hand-off value go too.
     drop = function(q, ticket, all)
+      if all then queue('DEL', q .. ':' .. ticket) end
       return (queue('ZREM', q, ticket, '~' .. ticket, all and '^' .. ticket or ticket) or 0) > 0
+    end,
+    -- Issue 40, the hand-off (docs/design/performance.md; model/line.pml -DHANDOFF, redlock.pml
+    -- -DHANDOFF). A refused lone-key attempt leaves its value beside its place, q .. ':' .. ticket,
+    -- for the sooner of the lock's ttl and the ticket's (its place lapses then unless renewed).
+    offer = function(q, ticket, value, ttl)
+      queue('SET', q .. ':' .. ticket, value, 'PX', math.min(ttl, tonumber(string.match(ticket, '^(%d+)%-'))))
+    end,
+    -- Whether the key holds a value handed to the ticket (its hand-off value is set on the key).
+    handed = function(q, ticket, key)
+      local mine = queue('GET', q .. ':' .. ticket)
+      return mine and redis.pcall('GET', key) == mine
+    end,
+    -- A free key to `head`, first in q, if it left a hand-off value: set to it until the sooner of that
+    -- value's end and the head's place deadline (a dead or cut-off head blocks no longer than its
+    -- place would), and the head out of the line. Its value stays, the key's mark of being handed to
+    -- it, and so does its deadline mark, as a waiter's outside the line: the queue lasts as long, and
+    -- the ticket's release finds and drops both (and keep() caps a kept grant there). Answers the
+    -- value, or nil (nothing handed).
+    hand = function(key, q, head)
+      local value, at = queue('GET', q .. ':' .. head), clock()
+      if not (value and at) or redis.call('EXISTS', key) == 1 then return nil end
+      local px = math.min(tonumber(queue('PTTL', q .. ':' .. head)) or 0, -(tonumber(queue('ZSCORE', q, '~' .. head)) or -at) - at)
+      if px <= 0 then return nil end
+      redis.call('SET', key, value, 'PX', px)
+      queue('ZREM', q, head)
+      return value
+    end,
+    -- A key the ticket's attempt was granted, kept for it as if handed (the rollback's kept grant):
+    -- until the sooner of its ttl and the ticket's place deadline here (not renewed: a grant renews
+    -- no place, so a waiter that never reaches a quorum keeps nothing past it), marked handed to it,
+    -- and the ticket out of the line as hand() takes it. False, nothing kept: no live place here.
+    keep = function(key, q, ticket, value)
+      local px = math.min(redis.call('PTTL', key), lines.lapse(q, ticket))
+      if px <= 0 then return false end
+      redis.call('PEXPIRE', key, px)
+      queue('SET', q .. ':' .. ticket, value, 'PX', px)
+      queue('ZREM', q, ticket)
+      return true
     end,
   }
   return lines
 end
 -- A release's announcement, "<who>:<first ticket in line, or ''>:<key>": the waiter whose turn it
--- is wakes at once. Answers that first ticket. Only where someone may listen: the key's queue
--- exists (q, a ticket or a waiter's mark in it); no queue, no PUBLISH. Best effort (pcall): a
+-- is wakes at once. A head that left a hand-off value is handed the key, "<who>:<ticket>=<value>:<key>".
+-- Answers that first ticket (with its value, if handed). Only where someone may listen: the key's
+-- queue exists (q, a ticket or a waiter's mark in it); no queue, no PUBLISH. Best effort (pcall): a
 -- refused PUBLISH comes after the delete and must not turn a done release into an error.
 local function announce(key, q, who)
   if not q then return nil end
   local head = line().first(q)
+  local handed = head and line().hand(key, q, head)
+  if handed then head = head .. '=' .. handed end
   redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
   return head
 end

@@ -3,16 +3,21 @@
 status = 0
 for k = first, last do
   local q = queue_of(K[k])
+  local current = redis.pcall('GET', K[k])
+  -- A key handed to the ticket (an older attempt's value) goes with it (line.lua hand(), keep()).
+  local mine = current == value
+  if not mine and ticket ~= '' and type(current) == 'string' and line().handed(q, ticket, K[k]) then
+    mine = redis.pcall('DEL', q .. ':' .. ticket)
+  end
   if redis.pcall('EXISTS', q) ~= 1 then q = false end
   local left = q and ticket ~= '' and line().drop(q, ticket, true)
-  local current = redis.pcall('GET', K[k])
   local who
   if type(current) == 'table' then
     if string.sub(current.err, 1, 9) ~= 'WRONGTYPE' then error(current) end
     -- A read hold leaves the key's readers; the key is free, and announced, once none is left.
     if line().reader(K[k], value) then status = status + 1 end
     if line().leave(K[k], value) then who = value end
-  elseif current == value then
+  elseif mine then
     status = status + redis.call('DEL', K[k])
     who = ticket ~= '' and ticket or value
   end

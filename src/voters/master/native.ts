@@ -146,7 +146,7 @@ export class NativeCommands {
   takes(operations: readonly LockOperation[]): boolean {
     if (!this.offers.scripting) return true;
     const operation = operations[0]!;
-    if (operations.length !== 1 || operation.kind !== 'release' || operation.ticket === '' || operation.keys.length !== 1) return false;
+    if (operations.length !== 1 || operation.kind !== 'release' || operation.ticket === '' || operation.keep || operation.keys.length !== 1) return false;
     const until = this.#contended.get(operation.keys[0]!);
     if (until === undefined) return true;
     if (until > performance.now()) return false;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseReleased } from '../../../src/script/codec.js';
 import { Notifier, type Subscribe, type WakeSource } from '../../../src/acquisition/waiting.js';
 import type { ReleaseListener } from '../../../src/voters/voter.js';
@@ -13,13 +13,13 @@ async function outcomes(sleeps: ReadonlyArray<Promise<WakeSource>>): Promise<Arr
 const startOf = (ticket: string): number => Number.parseInt(ticket, 10) || 0;
 
 /** A Notifier over `masters` fake masters, and the listener each master's subscription was given. */
-function notifierOver(masters: number): { notifier: Notifier; listeners: ReleaseListener[] } {
+function notifierOver(masters: number, votes?: (master: number) => boolean): { notifier: Notifier; listeners: ReleaseListener[] } {
   const listeners: ReleaseListener[] = [];
   const subscribe: Subscribe = (listener) => {
     listeners.push(listener);
     return { close: () => Promise.resolve() };
   };
-  return { notifier: new Notifier(Array.from({ length: masters }, () => subscribe)), listeners };
+  return { notifier: new Notifier(Array.from({ length: masters }, () => subscribe), votes), listeners };
 }
 
 describe('Notifier', () => {
@@ -166,5 +166,88 @@ describe('parseReleased', () => {
     expect(parseReleased('v1:123-ab:orders:42')).toEqual({ value: 'v1', head: '123-ab', key: 'orders:42' });
     expect(parseReleased('v1::orders:42')).toEqual({ value: 'v1', head: undefined, key: 'orders:42' });
     expect(parseReleased('no-separators')).toBeUndefined();
+  });
+
+  describe('the hand-off (issue 40)', () => {
+    it("a majority of hand-offs of the waiter's expected value wakes it 'handed'; another value's only names it", async () => {
+      const { notifier, listeners } = notifierOver(5);
+      const waiter = notifier.register(['k'], 't1', 1);
+      waiter.expect('v2', 1_000);
+      const sleep = waiter.sleep(60_000);
+      listeners[1]!.message('holder:t1=v2:k');
+      listeners[2]!.message('holder:t1=v2:k');
+      expect(await outcomes([sleep])).toEqual(['asleep']);
+      expect(waiter.handedBy('v2')).toBe(2);
+      notifier.turn('t1=v2', 't1', 3); // its rollback's reply: kept for it
+      expect(await outcomes([sleep])).toEqual(['handed']);
+      expect(waiter.handedBy('v2')).toBe(3);
+      waiter.leave();
+      await notifier.close();
+    });
+
+    it("a hand-off of another value than the expected one is not counted: it names the waiter, as a release does", async () => {
+      const { notifier, listeners } = notifierOver(3);
+      const waiter = notifier.register(['k'], 't1', 1);
+      waiter.expect('v2', 1_000);
+      const sleep = waiter.sleep(60_000);
+      listeners[0]!.message('holder:t1=v1:k');
+      listeners[1]!.message('holder:t1=v1:k');
+      expect(waiter.handedBy('v2')).toBe(0);
+      expect(await outcomes([sleep])).toEqual(['turn']);
+      waiter.leave();
+      await notifier.close();
+    });
+
+    it('a new expected value forgets the hand-offs of the last one', () => {
+      const { notifier } = notifierOver(3);
+      const waiter = notifier.register(['k'], 't1', 1);
+      waiter.expect('v1', 1_000);
+      notifier.turn('t1=v1', 'x', 0);
+      waiter.expect(undefined);
+      notifier.turn('t1=v1', 'x', 1);
+      waiter.expect('v1');
+      expect(waiter.handedBy('v1')).toBe(0);
+      waiter.leave();
+    });
+
+    it("a master whose vote the restart guard withholds counts no hand-off, it only names the waiter", async () => {
+      const { notifier } = notifierOver(3, (master) => master !== 1);
+      const waiter = notifier.register(['k'], 't1', 1);
+      waiter.expect('v1', 1_000);
+      const sleep = waiter.sleep(60_000);
+      notifier.turn('t1=v1', 'x', 0);
+      notifier.turn('t1=v1', 'x', 1);
+      expect(waiter.handedBy('v1')).toBe(1);
+      expect(await outcomes([sleep])).toEqual(['turn']); // two masters named it
+      waiter.leave();
+      await notifier.close();
+    });
+
+    it('handed a minority, the waiter tries again after its split wait, doubled each time', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        const { notifier } = notifierOver(5);
+        const waiter = notifier.register(['k'], 't1', 1);
+        waiter.expect('v1', 10);
+        const first = waiter.sleep(60_000);
+        notifier.turn('t1=v1', 'x', 0);
+        await vi.advanceTimersByTimeAsync(9);
+        expect(await outcomes([first])).toEqual(['asleep']);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(await first).toBe('turn');
+        waiter.expect(undefined);
+        waiter.expect('v2', 10);
+        const second = waiter.sleep(60_000);
+        notifier.turn('t1=v2', 'x', 0);
+        await vi.advanceTimersByTimeAsync(19);
+        expect(await outcomes([second])).toEqual(['asleep']);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(await second).toBe('turn');
+        waiter.leave();
+        await notifier.close();
+      } finally {
+        vi.useRealTimers();
+      }
+    });
   });
 });

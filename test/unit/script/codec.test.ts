@@ -13,6 +13,7 @@ import {
   encodeBatch,
   encodeCall,
   fenceKey,
+  handOffOf,
   leanScripts,
   lockScript,
   releasedChannel,
@@ -39,6 +40,7 @@ describe('encodeBatch: one operation of each kind, its fields as its file declar
       e: ['ttlMs', 'token'],
       f: ['ttlMs', 'token'],
       r: ['ticket'],
+      R: ['ttlMs', 'ticket', 'ageMs', 'placeMs'],
       i: [],
       x: ['expected'],
       t: ['ticket', 'placeMs'],
@@ -75,6 +77,11 @@ describe('encodeBatch: one operation of each kind, its fields as its file declar
   it("release 'r': the ticket it drops ('' for none)", () => {
     expect(alone({ kind: 'release', keys: ['k'], value: 'v', ticket: '70-t' })).toEqual(['1', 'k', 'r', 'v', '1', '70-t', '0', ...TAIL]);
     expect(alone({ kind: 'release', keys: ['k'], value: 'v', ticket: '' })).toEqual(['1', 'k', 'r', 'v', '1', '', '0', ...TAIL]);
+  });
+
+  it("rollback 'R' (a release with keep): the attempt's ttl, its ticket, age and place ('' unknown)", () => {
+    const rollback: LockOperation = { kind: 'release', keys: ['k'], value: 'v', ticket: '70-t', keep: true, ttlMs: 1000, ageMs: 5, placeMs: undefined };
+    expect(alone(rollback)).toEqual(['1', 'k', 'R', 'v', '1', '1000', '70-t', '5', '', '0', ...TAIL]);
   });
 
   it("fence 'f': no ttl, the token, and the fence counters after the lock keys", () => {
@@ -147,6 +154,7 @@ describe('encodeCall: a lone plain acquire or release on a standalone master is 
       encodeCall([acquire, release], 'tag'),
       encodeCall([acquire], 'tag', undefined, undefined, true),
       encodeCall([acquire], 'tag', shard),
+      encodeCall([{ kind: 'release', keys: ['k'], value: 'v', ticket: '70-t', keep: true, ttlMs: 1000, ageMs: 5, placeMs: 7 }], 'tag'),
     ]) {
       expect(call).toMatchObject({ script: lockScript, tag: 'tag', lean: undefined });
       expect(call.command.slice(0, 2)).toEqual(['EVALSHA', lockScript.sha]);
@@ -214,5 +222,12 @@ describe('decodeBatch', () => {
       expect(decodeBatch(reply, kinds('acquire'), 'tag')).toBeUndefined();
     }
     expect(decodeBatch([1, 0, Buffer.from('tag')], kinds('acquire'), 'tag')).toBeUndefined();
+  });
+});
+
+describe('handOffOf', () => {
+  it('splits a head handed the key ("<ticket>=<value>"); a head only named is not one', () => {
+    expect(handOffOf('70-t=abc')).toEqual({ ticket: '70-t', value: 'abc' });
+    expect(handOffOf('70-t')).toBeUndefined();
   });
 });
