@@ -47,7 +47,7 @@
  * call: break L1), -DMUT_REJOIN_SPENT (past its reservation of a held key, a ticket another held key
  * refuses too takes a place in its line: breaks L1) and -DMUT_PURGE_SPENT (past its reservation, a
  * ticket has no place on a free key, also one it took again refused by that key alone: breaks L5).
- * -DHANDOFF (with -DL6, -DL7 or -DL8, nothing else): the hot key's hand-off (proposed,
+ * -DHANDOFF (with -DL6, -DL7 or -DL8, nothing else): the hot key's hand-off (built in issue 40,
  * docs/design/performance.md), single-key calls of a: a freed key goes to the head of its line if
  * the head left a hand-off value there. No time: a held or handed key never expires; a ticket's
  * place lapses (hlapse) only where its waiter is dead or cut off, and a key handed to it there goes
@@ -885,7 +885,7 @@ byte beforem[NM * T];  /* bit u of beforem[m * T + t]: on master m, u's order is
 
 /* A freed key on master m (a release, the rollback of a granted attempt, or a lapse): the head of
    its line is the live ticket no other in it is earlier than (the lowest number among ties).
-   release.lua (proposed): if the head has a hand-off value there, SET key := that value (PX: the
+   release.lua: if the head has a hand-off value there, SET key := that value (PX: the
    lesser of its ttl left and the head's deadline mark), the head out of the line, its value out,
    the key marked handed to it, and `handed:<ticket>:<value>:<key>` announced. The waiter counts it
    if the value is its counted attempt's; either way the announcement names it, as a free key's
@@ -927,7 +927,7 @@ inline hannounce(m, k, self, lapsed) {
   hd = 0; u = 0; v = 0
 }
 
-/* acquire.lua (proposed), one master, atomically, for a single-key call of ticket t: a key handed
+/* acquire.lua, one master, atomically, for a single-key call of ticket t: a key handed
    to t is re-granted with this attempt's value (the handed mark cleared), whoever is in line; a
    free key is granted unless another ticket earlier in its line is there; otherwise refused: t
    joins the line, and the attempt's value is kept with its place (replacing an older one). A grant
@@ -1052,7 +1052,7 @@ inline hclaim(t) {
 #endif
 
 /* One single-key acquire() call of `a` by ticket t, retried until it succeeds (src/acquisition/
-   acquire.ts with the hand-off, proposed). An attempt reaches every master (a cut-off waiter's,
+   acquire.ts with the hand-off). An attempt reaches every master (a cut-off waiter's,
    master 0 only); it holds at a quorum of grants and hand-offs of its value. Refused, it rolls
    back every grant (not a key handed to it) and sleeps; it holds at a quorum of hand-offs of that
    attempt's value, or is woken by a majority of masters naming it (a free key's announcement, or
@@ -1096,7 +1096,7 @@ inline hacquire(t) {
   od
 }
 
-/* src/acquisition/release.ts with the hand-off (proposed): marked released at once; on each master
+/* src/acquisition/release.ts with the hand-off: marked released at once; on each master
    the key is deleted if it holds the call's value or was handed to its ticket, the ticket leaves
    the line with its hand-off value, and a freed key goes to the head (hannounce). */
 #define HRELEASE_AT(m, t) \
@@ -1112,7 +1112,7 @@ inline hrelease(t) {
   od
 }
 
-/* The bound (proposed): on master m, the place of a ticket whose waiter no longer renews it there
+/* The bound: on master m, the place of a ticket whose waiter no longer renews it there
    (dead; cut off, m != 0) lapses, its hand-off value with it, and a key handed to it goes too (its
    PX was capped at the place's deadline mark). MUT_HANDOFF_WHOLE_TTL: the handed key lasts the
    lock's ttl, longer than the run (the first build). The next head is named (hannounce). */

@@ -20,7 +20,7 @@
  * Configurations (compile-time): the default (acquire with a retry, release), -DEXTEND (an extend
  * to a shorter ttl, -DEXTEND_TTL also to the full one), -DCRASH (one kill -9 and restart empty, the
  * restart guard), -DFENCING (fenced acquires and their second round; -DLOSE_COUNTERS: a crash loses
- * the fence counters), -DHANDOFF (the hot key's hand-off, proposed in docs/design/performance.md:
+ * the fence counters), -DHANDOFF (the hot key's hand-off, built from docs/design/performance.md:
  * a release hands the key to a waiter in line, whose validity runs from its refused attempt's start);
  * -DLINE is the waiting line and its liveness properties, a model of its own
  * (line.pml, included below) that leaves time out. Properties, checked in every state:
@@ -188,7 +188,7 @@ inline handoff(mm, o, d) {
   :: hv[(mm) * C + (o)] != 0 ->
      own[mm] = hv[(mm) * C + (o)]; kexp[mm] = clock + TTL - d; hnd[mm] = true; hv[(mm) * C + (o)] = 0;
      printf("t=%d master %d: hands off to client %d: SET %d (expires at %d)\n", clock, mm, o, own[mm], kexp[mm]);
-     /* waiting.ts (proposed): the waiter counts an announcement of its latest attempt's value only
+     /* waiting.ts: the waiter counts an announcement of its latest attempt's value only
         (kept out of the state otherwise) */
 #ifdef MUT_HANDOFF_ANY_VALUE
      if :: lastv[o] != 0 && own[mm] >= callv[o] && own[mm] <= lastv[o] -> annv[(mm) * C + (o)] = own[mm] :: else -> skip fi
@@ -534,7 +534,7 @@ next: skip
 }
 #else
 /* The masters that count for client c's attempt of value v: a grant by reply, or a hand-off of v
-   announced (waiting.ts, proposed). */
+   announced (waiting.ts). */
 #define got(c, m, v) (rep[(c) * N + (m)] == YES || HANDED(c, m, v))
 #define votes(c, v) ((got(c, 0, v) -> 1 : 0) + (got(c, 1, v) -> 1 : 0) + (got(c, 2, v) -> 1 : 0))
 #define handed(c, v) ((HANDED(c, 0, v) -> 1 : 0) + (HANDED(c, 1, v) -> 1 : 0) + (HANDED(c, 2, v) -> 1 : 0))
@@ -557,7 +557,7 @@ next: skip
 #define HFROM(start) (start)
 #endif
 
-/* A client with the hand-off (proposed: docs/design/performance.md). Its calls, each with a ticket
+/* A client with the hand-off (docs/design/performance.md). Its calls, each with a ticket
    in line, take attempts from a budget (client 0: ATTEMPTS, client 1: ATTEMPTS1, each with a new
    value); after a refused attempt and its rollback the call waits in line until a quorum of masters
    has handed it that attempt's value, or it tries again (its timer, or a wake), or it gives up. A
@@ -590,7 +590,7 @@ proctype client(byte c) {
            /* acquire.ts #afterRefusal: the rollback to every master; the ticket stays in line */
            granted = 0; atomic { rollback(c, v) };
            if
-           /* waiting.ts (proposed): a quorum of masters announced handing it this attempt's value */
+           /* waiting.ts: a quorum of masters announced handing it this attempt's value */
            :: d_step { c == WAITER && handed(c, v) >= Q && TTL > clock - HFROM(start) + ALLOW -> via = true; printf("t=%d client %d: handed %d by %d masters\n", clock, c, v, handed(c, v)) }; break
            /* its timer, or a wake: the next attempt */
            :: a < BUDGET(c) && (c != WAITER || RETRYW) -> via = false
