@@ -61,9 +61,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const { voters, clustered } = assembleVoters(nodes, { restartGuard: own.restartGuard, driftFactor: own.driftFactor ?? defaultSettings.driftFactor, replicasOf }, hooks);
     const clock = systemClock;
     const stats = new StatsRecorder(voters.map((voter) => voter.label));
+    // With the restart guard, a master's hand-offs count only while its vote would (health()'s
+    // `withheld`); without it, always (and no health snapshot per announcement).
     const notifier = new Notifier(
       voters.map((voter) => (listener) => voter.subscribeReleases(listener)),
-      (master) => voters[master]!.health().withheld === undefined,
+      own.restartGuard ? (master) => voters[master]!.health().withheld === undefined : undefined,
     );
     this.#masters = new Masters(voters, own, notifier, stats, clock);
     this.#context = {
