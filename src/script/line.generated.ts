@@ -150,17 +150,17 @@ local function line()
       return mine and redis.pcall('GET', key) == mine
     end,
     hand = function(key, q, head)
-      local value, at = queue('GET', q .. ':' .. head), clock()
-      if not (value and at) or redis.call('EXISTS', key) == 1 then return nil end
-      local px = math.min(tonumber(queue('PTTL', q .. ':' .. head)) or 0, -(tonumber(queue('ZSCORE', q, '~' .. head)) or -at) - at)
+      local value = queue('GET', q .. ':' .. head)
+      if not value or redis.call('EXISTS', key) == 1 then return nil end
+      local px = tonumber(queue('PTTL', q .. ':' .. head)) or 0
       if px <= 0 then return nil end
       redis.call('SET', key, value, 'PX', px)
       queue('ZREM', q, head)
       return value
     end,
     keep = function(key, q, ticket, value)
-      local px = math.min(redis.call('PTTL', key), lines.lapse(q, ticket))
-      if px <= 0 then return false end
+      local px = math.min(redis.call('PTTL', key), tonumber(string.match(ticket, '^(%d+)%-')))
+      if px <= 0 or lines.lapse(q, ticket) <= 0 then return false end
       redis.call('PEXPIRE', key, px)
       queue('SET', q .. ':' .. ticket, value, 'PX', px)
       queue('ZREM', q, ticket)

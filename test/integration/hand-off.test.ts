@@ -6,7 +6,8 @@
  * What the masters hold is checked, not what the library says.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { QUEUE_SUFFIX } from '../../src/script/codec.js';
+import { QUEUE_SUFFIX, decodeBatch, encodeBatch, lockScript, type LockOperation } from '../../src/script/codec.js';
+import type { OperationReply } from '../../src/script/replies.js';
 import { eventually, sleep, uniquePrefix, useOwnMasters, valuesOn, warmUp, type DirectClient } from '../harness/cluster.js';
 
 const own = useOwnMasters(3);
@@ -101,5 +102,52 @@ describe('the hand-off', () => {
     await eventually(async () => (await direct[0]!.get(key)) === null);
     expect(await Promise.all(direct.map((client) => client.exists([key + QUEUE_SUFFIX, handOffValue])))).toEqual([0, 0, 0]);
     await Promise.all([1, 2].map((index) => direct[index]!.del(key)));
+  });
+
+  describe("on one master: a handed or kept key lives at least as long as its waiter counts it (its attempt's start + the sooner of the ttl and the ticket's)", () => {
+    /** One operation through the batch script on master 0, decoded. */
+    async function send(operation: LockOperation): Promise<OperationReply | undefined> {
+      const command = encodeBatch([operation], 'tag', undefined, undefined, false, ['EVALSHA', lockScript.sha]);
+      return decodeBatch(await direct[0]!.sendCommand(command), [operation], 'tag')?.[0];
+    }
+    /** Master 0's TIME in ms. */
+    async function masterNow(): Promise<number> {
+      const [seconds, micros] = await direct[0]!.sendCommand<[string, string]>(['TIME']);
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    }
+    /** `ticket` in `key`'s line on master 0, placed at 1, its place lapsing `lapsesInMs` from now (its last refusal was long ago). */
+    async function inLine(key: string, ticket: string, lapsesInMs: number): Promise<void> {
+      await direct[0]!.zAdd(key + QUEUE_SUFFIX, [
+        { score: 1, value: ticket },
+        { score: -((await masterNow()) + lapsesInMs), value: '~' + ticket },
+      ]);
+    }
+
+    it("the rollback's kept grant: a ticket's ttl from the rollback, not the place's older deadline", async () => {
+      const key = uniquePrefix('kept-life')('r');
+      const ticket = '2000-kept';
+      await inLine(key, ticket, 200);
+      // The attempt began just now and was granted here: the waiter will count this key until about now + 2 s.
+      await direct[0]!.set(key, 'v1', { PX: 10_000 });
+      const reply = await send({ kind: 'release', keys: [key], value: 'v1', ticket, keep: true, ttlMs: 10_000, ageMs: 0, placeMs: 1 });
+      expect(reply).toEqual({ status: 0, detail: 0, head: `${ticket}=v1` });
+      expect(await direct[0]!.pTTL(key)).toBeGreaterThan(1_800);
+      expect(await direct[0]!.get(key + QUEUE_SUFFIX + ':' + ticket)).toBe('v1');
+      await direct[0]!.del([key, key + QUEUE_SUFFIX, key + QUEUE_SUFFIX + ':' + ticket]);
+    });
+
+    it("a hand-off: as long as the hand-off value (set after its attempt began), not the place's older deadline", async () => {
+      const key = uniquePrefix('handed-life')('r');
+      const ticket = '2000-handed';
+      await inLine(key, ticket, 200);
+      // Its latest attempt's value, left by that attempt's rollback just now (which renews no place).
+      await direct[0]!.set(key + QUEUE_SUFFIX + ':' + ticket, 'v2', { PX: 2_000 });
+      await direct[0]!.set(key, 'holder', { PX: 10_000 });
+      const reply = await send({ kind: 'release', keys: [key], value: 'holder', ticket: '' });
+      expect(reply).toEqual({ status: 1, detail: 0, head: `${ticket}=v2` });
+      expect(await direct[0]!.get(key)).toBe('v2');
+      expect(await direct[0]!.pTTL(key)).toBeGreaterThan(1_800);
+      await direct[0]!.del([key, key + QUEUE_SUFFIX, key + QUEUE_SUFFIX + ':' + ticket]);
+    });
   });
 });

@@ -190,28 +190,30 @@ local function line()
       local mine = queue('GET', q .. ':' .. ticket)
       return mine and redis.pcall('GET', key) == mine
     end,
-    -- A free key to `head`, first in q, if it left a hand-off value: set to it until the sooner of that
-    -- value's end and the head's place deadline (a dead or cut-off head blocks no longer than its
-    -- place would), and the head out of the line. Its value stays, the key's mark of being handed to
-    -- it, and so does its deadline mark, as a waiter's outside the line: the queue lasts as long, and
-    -- the ticket's release finds and drops both (and keep() caps a kept grant there). Answers the
-    -- value, or nil (nothing handed).
+    -- A free key to `head`, first in q, if it left a hand-off value: set to it for as long as that
+    -- value lasts (its PX, set after the attempt that gave it began: so at least as long as the
+    -- waiter counts it, and a dead or cut-off head's no longer than a ticket's ttl after its last
+    -- attempt), and the head out of the line. Its value stays, the key's mark of being handed to
+    -- it, and so does its deadline mark, as a waiter's outside the line: the queue lasts as long,
+    -- and the ticket's release finds and drops both. Answers the value, or nil (nothing handed).
     hand = function(key, q, head)
-      local value, at = queue('GET', q .. ':' .. head), clock()
-      if not (value and at) or redis.call('EXISTS', key) == 1 then return nil end
-      local px = math.min(tonumber(queue('PTTL', q .. ':' .. head)) or 0, -(tonumber(queue('ZSCORE', q, '~' .. head)) or -at) - at)
+      local value = queue('GET', q .. ':' .. head)
+      if not value or redis.call('EXISTS', key) == 1 then return nil end
+      local px = tonumber(queue('PTTL', q .. ':' .. head)) or 0
       if px <= 0 then return nil end
       redis.call('SET', key, value, 'PX', px)
       queue('ZREM', q, head)
       return value
     end,
     -- A key the ticket's attempt was granted, kept for it as if handed (the rollback's kept grant):
-    -- until the sooner of its ttl and the ticket's place deadline here (not renewed: a grant renews
-    -- no place, so a waiter that never reaches a quorum keeps nothing past it), marked handed to it,
-    -- and the ticket out of the line as hand() takes it. False, nothing kept: no live place here.
+    -- for the sooner of what is left of its ttl and a ticket's ttl from now (the attempt began
+    -- before: as long as the waiter counts it), marked handed to it, and the ticket out of the line
+    -- as hand() takes it. Only while its place here is live, which this does not renew (a grant
+    -- renews no place): a waiter that never reaches a quorum keeps nothing for long past it.
+    -- False, nothing kept.
     keep = function(key, q, ticket, value)
-      local px = math.min(redis.call('PTTL', key), lines.lapse(q, ticket))
-      if px <= 0 then return false end
+      local px = math.min(redis.call('PTTL', key), tonumber(string.match(ticket, '^(%d+)%-')))
+      if px <= 0 or lines.lapse(q, ticket) <= 0 then return false end
       redis.call('PEXPIRE', key, px)
       queue('SET', q .. ':' .. ticket, value, 'PX', px)
       queue('ZREM', q, ticket)
