@@ -80,8 +80,14 @@ local function line()
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       return head and head[1]
     end,
+    ttl = function(ticket)
+      return tonumber(string.match(ticket, '^(%d+)%-'))
+    end,
+    offered = function(q, ticket)
+      return q .. ':' .. ticket
+    end,
     reserve = function(q, ticket, age, place)
-      local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
+      local at, ttl, ends = clock(), lines.ttl(ticket), lines.reserved(q, ticket)
       if not (at and ttl) or (ends and ends <= at) then return false end
       if not ends then queue('ZADD', q, -(2251799813685248 + at + math.floor(ttl / 2)), '^' .. ticket) end
       return lines.join(q, ticket, age, place, true) ~= nil
@@ -92,7 +98,7 @@ local function line()
     end,
     mark = function(q, ticket, cap)
       local at = clock()
-      local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
+      local ttl = lines.ttl(ticket)
       if not (at and ttl) then return false end
       if queue('ZADD', q, -math.min(at + ttl, cap or at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
@@ -102,7 +108,7 @@ local function line()
     end,
     join = function(q, ticket, age, place, multi)
       local at = clock()
-      if not (at and string.match(ticket, '^%d+%-')) then return end
+      if not (at and lines.ttl(ticket)) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
       local ends = placed and multi and lines.reserved(q, ticket)
       return placed and lines.mark(q, ticket, ends and ends > at and ends or nil)
@@ -139,30 +145,31 @@ local function line()
       return (a < 0 or b < 0) and -1 or math.max(a, b)
     end,
     drop = function(q, ticket, all)
-      if all then queue('DEL', q .. ':' .. ticket) end
+      if all then queue('DEL', lines.offered(q, ticket)) end
       return (queue('ZREM', q, ticket, '~' .. ticket, all and '^' .. ticket or ticket) or 0) > 0
     end,
     offer = function(q, ticket, value, ttl)
-      queue('SET', q .. ':' .. ticket, value, 'PX', math.min(ttl, tonumber(string.match(ticket, '^(%d+)%-'))))
+      queue('SET', lines.offered(q, ticket), value, 'PX', math.min(ttl, lines.ttl(ticket)))
     end,
     handed = function(q, ticket, key)
-      local mine = queue('GET', q .. ':' .. ticket)
+      local mine = queue('GET', lines.offered(q, ticket))
       return mine and redis.pcall('GET', key) == mine
     end,
     hand = function(key, q, head)
-      local value = queue('GET', q .. ':' .. head)
+      local offered = lines.offered(q, head)
+      local value = queue('GET', offered)
       if not value or redis.call('EXISTS', key) == 1 then return nil end
-      local px = tonumber(queue('PTTL', q .. ':' .. head)) or 0
+      local px = tonumber(queue('PTTL', offered)) or 0
       if px <= 0 then return nil end
       redis.call('SET', key, value, 'PX', px)
       queue('ZREM', q, head)
       return value
     end,
     keep = function(key, q, ticket, value)
-      local px = math.min(redis.call('PTTL', key), tonumber(string.match(ticket, '^(%d+)%-')))
+      local px = math.min(redis.call('PTTL', key), lines.ttl(ticket))
       if px <= 0 or lines.lapse(q, ticket) <= 0 then return false end
       redis.call('PEXPIRE', key, px)
-      queue('SET', q .. ':' .. ticket, value, 'PX', px)
+      queue('SET', lines.offered(q, ticket), value, 'PX', px)
       queue('ZREM', q, ticket)
       return true
     end,

@@ -78,7 +78,7 @@ while i <= n - 4 do
     end
     if status == 1 then
       for k = first, locks do redis.call('SET', K[k], value, 'PX', ttlMs) end
-      if handing then redis.pcall('DEL', handing .. ':' .. ticket) end
+      if handing then redis.pcall('DEL', line().offered(handing, ticket)) end
     end
   elseif kind == 't' then
     -- clock.lua
@@ -200,7 +200,7 @@ while i <= n - 4 do
       local current = redis.pcall('GET', K[k])
       local mine = current == value
       if not mine and ticket ~= '' and type(current) == 'string' and line().handed(q, ticket, K[k]) then
-        mine = redis.pcall('DEL', q .. ':' .. ticket)
+        mine = redis.pcall('DEL', line().offered(q, ticket))
       end
       if redis.pcall('EXISTS', q) ~= 1 then q = false end
       local left = q and ticket ~= '' and line().drop(q, ticket, true)

@@ -64,5 +64,5 @@ end
 if status == @GRANTED@ then
   for k = first, locks do redis.call('SET', K[k], value, 'PX', ttlMs) end
   -- Contended, a grant takes back the ticket's hand-off value (and a handed key's mark).
-  if handing then redis.pcall('DEL', handing .. ':' .. ticket) end
+  if handing then redis.pcall('DEL', line().offered(handing, ticket)) end
 end

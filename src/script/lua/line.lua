@@ -97,12 +97,20 @@ local function line()
       local head = queue('ZRANGEBYSCORE', q, '(0', '+inf', 'LIMIT', 0, 1)
       return head and head[1]
     end,
+    -- A ticket's ttl: the number it starts with ("<ttl>-<id>", codec.ts newTicket), or nil.
+    ttl = function(ticket)
+      return tonumber(string.match(ticket, '^(%d+)%-'))
+    end,
+    -- Where a ticket's hand-off value is kept (issue 40, offer() below): beside q, so in its slot.
+    offered = function(q, ticket)
+      return q .. ':' .. ticket
+    end,
     -- Issue 40: refused by a held key, a ticket keeps its place on the free keys of its call, for half
     -- a ticket ttl from the first such reservation here, never renewed nor made again in the call;
     -- meanwhile its places in q lapse by then (join()'s `multi`), swept by first() (model/line.pml L1,
     -- L4, L5). The end, '^' .. ticket, is scored below every mark (@RESERVED@ less): drop() takes it.
     reserve = function(q, ticket, age, place)
-      local at, ttl, ends = clock(), tonumber(string.match(ticket, '^(%d+)%-')), lines.reserved(q, ticket)
+      local at, ttl, ends = clock(), lines.ttl(ticket), lines.reserved(q, ticket)
       if not (at and ttl) or (ends and ends <= at) then return false end
       if not ends then queue('ZADD', q, -(@RESERVED@ + at + math.floor(ttl / 2)), '^' .. ticket) end
       return lines.join(q, ticket, age, place, true) ~= nil
@@ -118,7 +126,7 @@ local function line()
     -- releases announce (an empty line is not). first() drops it once lapsed. False without TIME.
     mark = function(q, ticket, cap)
       local at = clock()
-      local ttl = tonumber(string.match(ticket, '^(%d+)%-'))
+      local ttl = lines.ttl(ticket)
       if not (at and ttl) then return false end
       if queue('ZADD', q, -math.min(at + ttl, cap or at + ttl), '~' .. ticket) then
         local pttl = queue('PTTL', q)
@@ -131,7 +139,7 @@ local function line()
     -- `multi`: a call of several keys, whose place lapses by the end of its reservation in q, if live.
     join = function(q, ticket, age, place, multi)
       local at = clock()
-      if not (at and string.match(ticket, '^%d+%-')) then return end
+      if not (at and lines.ttl(ticket)) then return end
       local placed = place and queue('ZADD', q, place, ticket) or queue('ZADD', q, 'NX', at - age, ticket)
       local ends = placed and multi and lines.reserved(q, ticket)
       return placed and lines.mark(q, ticket, ends and ends > at and ends or nil)
@@ -176,18 +184,18 @@ local function line()
     end,
     -- Out of the line; `all`: the call is over, its reservation's end and hand-off value go too.
     drop = function(q, ticket, all)
-      if all then queue('DEL', q .. ':' .. ticket) end
+      if all then queue('DEL', lines.offered(q, ticket)) end
       return (queue('ZREM', q, ticket, '~' .. ticket, all and '^' .. ticket or ticket) or 0) > 0
     end,
     -- Issue 40, the hand-off (docs/design/performance.md; model/line.pml -DHANDOFF, redlock.pml
-    -- -DHANDOFF). A refused lone-key attempt leaves its value beside its place, q .. ':' .. ticket,
+    -- -DHANDOFF). A refused lone-key attempt leaves its value beside its place (offered()),
     -- for the sooner of the lock's ttl and the ticket's (its place lapses then unless renewed).
     offer = function(q, ticket, value, ttl)
-      queue('SET', q .. ':' .. ticket, value, 'PX', math.min(ttl, tonumber(string.match(ticket, '^(%d+)%-'))))
+      queue('SET', lines.offered(q, ticket), value, 'PX', math.min(ttl, lines.ttl(ticket)))
     end,
     -- Whether the key holds a value handed to the ticket (its hand-off value is set on the key).
     handed = function(q, ticket, key)
-      local mine = queue('GET', q .. ':' .. ticket)
+      local mine = queue('GET', lines.offered(q, ticket))
       return mine and redis.pcall('GET', key) == mine
     end,
     -- A free key to `head`, first in q, if it left a hand-off value: set to it for as long as that
@@ -197,9 +205,10 @@ local function line()
     -- it, and so does its deadline mark, as a waiter's outside the line: the queue lasts as long,
     -- and the ticket's release finds and drops both. Answers the value, or nil (nothing handed).
     hand = function(key, q, head)
-      local value = queue('GET', q .. ':' .. head)
+      local offered = lines.offered(q, head)
+      local value = queue('GET', offered)
       if not value or redis.call('EXISTS', key) == 1 then return nil end
-      local px = tonumber(queue('PTTL', q .. ':' .. head)) or 0
+      local px = tonumber(queue('PTTL', offered)) or 0
       if px <= 0 then return nil end
       redis.call('SET', key, value, 'PX', px)
       queue('ZREM', q, head)
@@ -212,10 +221,10 @@ local function line()
     -- renews no place): a waiter that never reaches a quorum keeps nothing for long past it.
     -- False, nothing kept.
     keep = function(key, q, ticket, value)
-      local px = math.min(redis.call('PTTL', key), tonumber(string.match(ticket, '^(%d+)%-')))
+      local px = math.min(redis.call('PTTL', key), lines.ttl(ticket))
       if px <= 0 or lines.lapse(q, ticket) <= 0 then return false end
       redis.call('PEXPIRE', key, px)
-      queue('SET', q .. ':' .. ticket, value, 'PX', px)
+      queue('SET', lines.offered(q, ticket), value, 'PX', px)
       queue('ZREM', q, ticket)
       return true
     end,

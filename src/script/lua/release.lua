@@ -7,7 +7,7 @@ for k = first, last do
   -- A key handed to the ticket (an older attempt's value) goes with it (line.lua hand(), keep()).
   local mine = current == value
   if not mine and ticket ~= '' and type(current) == 'string' and line().handed(q, ticket, K[k]) then
-    mine = redis.pcall('DEL', q .. ':' .. ticket)
+    mine = redis.pcall('DEL', line().offered(q, ticket))
   end
   if redis.pcall('EXISTS', q) ~= 1 then q = false end
   local left = q and ticket ~= '' and line().drop(q, ticket, true)
