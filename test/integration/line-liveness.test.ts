@@ -233,8 +233,9 @@ describe('the line: a ticket goes by its place, and stands only where it was ref
     const holder = await processOn();
     const heldA = await holder.acquire(a, 10_000);
     // An earlier waiter for b alone, first in its line and about to take it (b is free): its process
-    // stopped, so its ticket stands until it lapses.
-    await standInLine(b, '10500-earlier', (await masterNow()) - 60_000, 4_000);
+    // stopped, so its ticket stands until it lapses: not before the test ends (had it lapsed before
+    // a's release, as under load it did at 4 s, the waiter would take both and stay in a's line).
+    await standInLine(b, '10500-earlier', (await masterNow()) - 60_000, 20_000);
     const waiter = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
     const both = waiter.acquire([a, b], 10_000);
     await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 1));
