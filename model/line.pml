@@ -229,6 +229,17 @@ inline announce(m, k, self) {
 #else
 #define REJOINS(m, R, k, t) (key[(m) * K + (k)] == 0 || !has(spent[(m) * K + (k)], t) || !HELD_ANY(m, R & ~(1 << (k))))
 #endif
+/* Issue 40: the lines a refused ticket stands in on master m: those of the keys that refused it, but
+   refused by a held key, only the held keys' (a free key whose line refused it is reserved or left,
+   as a free key is: standing behind another waiter there, it would come to head a free key's line
+   once that waiter leaves, and stay there until its own next attempt, while a nested holder of its
+   held key waits behind it for the free one). MUT_STAND_BEHIND: it stands in every line that refused
+   it (the rule before). */
+#ifdef MUT_STAND_BEHIND
+#define STANDS(m, R, k) has(blk, k)
+#else
+#define STANDS(m, R, k) (has(blk, k) && (key[(m) * K + (k)] != 0 || !HELD_ANY(m, R)))
+#endif
 #define NEXT_AT(m, k, t) ((inq[(m) * K + (k)] & before[t] & ~(1 << (t))) == 0)
 #define NEXT_HELD(m, R, t) ((!has(R, 0) || key[(m) * K] == 0 || NEXT_AT(m, 0, t)) && (!has(R, 1) || key[(m) * K + 1] == 0 || NEXT_AT(m, 1, t)))
 #define KEYSTATE(m, k) (!has(R, k) -> 45 : (key[(m) * K + (k)] != 0 -> 104 : (has(blk, k) -> 108 : 102)))
@@ -267,28 +278,31 @@ inline attemptAt(m, t, R) {
        /* issue 40: past its reservation of k here, a ticket that another held key refuses too takes
           no place in the line of k, held: it would keep k from a nested holder of that other key once
           its attempt lets go of k (a relay of such places between masters: MUT_REJOIN_SPENT) */
-       :: has(blk, k) && REJOINS(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
-       :: has(blk, k) && !REJOINS(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t))
+       :: STANDS(m, R, k) && REJOINS(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t))
+       :: STANDS(m, R, k) && !REJOINS(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t))
 #ifdef MUT_KEEP_WHEN_QUEUED
        /* 57076af's rule: refused by lines alone (no key held here), it keeps its places */
        :: !has(blk, k) && has(inq[(m) * K + k], t) && !HELD_ANY(m, R) -> skip
 #endif
        /* issue 40: refused by a held key, it keeps (or takes) its place on the free k: a
           reservation, until it lapses (lapse(), below); once lapsed, not again in this call */
-       :: !has(blk, k) && RESERVES(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t)); rsv[(m) * K + k] = rsv[(m) * K + k] | (1 << (t))
-       :: !has(blk, k) && !RESERVES(m, R, k, t) && has(inq[(m) * K + k], t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t)); announce(m, k, T)
+       :: !STANDS(m, R, k) && RESERVES(m, R, k, t) -> inq[(m) * K + k] = inq[(m) * K + k] | (1 << (t)); rsv[(m) * K + k] = rsv[(m) * K + k] | (1 << (t))
+       :: !STANDS(m, R, k) && !RESERVES(m, R, k, t) && has(inq[(m) * K + k], t) -> inq[(m) * K + k] = inq[(m) * K + k] & ~(1 << (t)); announce(m, k, T)
        :: else -> skip
 #endif
        fi
      };
 #ifdef HOLDWAIT
-     /* No hold-and-wait, on this master, once it has refused t: t heads the line of no free key,
-        but for a reservation (a key of its call held here: bounded by its lapse).
-        (It may come to head one later, when the holder or an earlier ticket leaves: that master
-        then announces it, and t's next attempt takes the key or leaves the line.) */
+     /* No hold-and-wait, on this master, once it has refused t: refused by a held key, t stands in
+        the line of no free key but for a reservation (bounded by its lapse; MUT_STAND_BEHIND breaks
+        it); refused by lines alone, it heads the line of no free key. (It may come to head one
+        later, when the holder or an earlier ticket leaves: that master then announces it, and t's
+        next attempt takes the key or leaves the line.) */
      for (k : 0 .. K - 1) {
        if
-       :: has(R, k) && has(inq[(m) * K + k], t) && key[(m) * K + k] == 0 && !(has(rsv[(m) * K + k], t) && HELD_ANY(m, R)) ->
+       :: has(R, k) && has(inq[(m) * K + k], t) && key[(m) * K + k] == 0 && HELD_ANY(m, R) && !has(rsv[(m) * K + k], t) ->
+          printf("VIOLATED holdwait: master %d refused %e by a held key, and it stands in the line of the free %c\n", m, NAME(t), 97 + k); assert(false)
+       :: has(R, k) && has(inq[(m) * K + k], t) && key[(m) * K + k] == 0 && !HELD_ANY(m, R) ->
           hd = t;
           for (u : 0 .. T - 1) { if :: u != (t) && has(inq[(m) * K + k], u) && earlier(u, t) -> hd = T :: else -> skip fi };
           if

@@ -44,6 +44,7 @@ if status ~= 1 and ticket ~= '' then
   local reserving = status == 0
   for k = first, locks do
     local q = queue_of(K[k])
+    if blocked[k] == true and held > 0 then blocked[k] = nil end -- reserved or left below, as a free key
     if blocked[k] == 'held' and held > 1 and (line().reserved(q, ticket) or math.huge) <= (line().clock() or 0) then line().drop(q, ticket)
     elseif blocked[k] and line().join(q, ticket, ageMs, placeMs, locks > first) and handing then line().offer(q, ticket, value, ttlMs) end
     if reserving and locks > first and blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end

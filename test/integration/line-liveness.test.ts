@@ -87,6 +87,31 @@ describe('the line: no hold-and-wait', () => {
     await eventually(async () => (await Promise.all(direct.map((client) => client.zScore(b + QUEUE_SUFFIX, '^' + ticket)))).every((score) => score === null));
   });
 
+  it('refused by a held a behind another waiter for a, a waiter for [a, b] takes no place in the line of the free b, even behind a waiter there: once that one goes, the holder of a takes b at once', async () => {
+    const key = uniquePrefix('stand-behind');
+    const [a, b] = [key('a'), key('b')];
+    const holder = await processOn();
+    const heldA = await holder.acquire(a, 10_000);
+    // Two waiters whose processes stopped: one ahead in a's line (so the waiter below reserves
+    // nothing), one ahead in b's line (so b refuses it by the line).
+    await standInLine(a, '10500-ahead-in-a', (await masterNow()) - 60_000, 20_000);
+    await standInLine(b, '10500-ahead-in-b', (await masterNow()) - 60_000, 20_000);
+    const waiter = await processOn({ retryCount: -1, retryDelay: 5_000, retryJitter: 0 });
+    const both = waiter.acquire([a, b], 10_000);
+    await eventually(async () => (await queuesOf(a)).every((queue) => queue.length === 2));
+    // The masters' truth: it stands in a's line only.
+    expect(await queuesOf(b)).toEqual(direct.map(() => ['10500-ahead-in-b']));
+    // The waiter ahead in b's line gives up; the holder of a asks for b (nested): nobody is in its
+    // way (the waiter for [a, b] would have been, until its next attempt, seconds away).
+    await Promise.all(direct.map((client) => client.zRem(b + QUEUE_SUFFIX, ['10500-ahead-in-b', '~10500-ahead-in-b'])));
+    const heldB = await holder.acquire(b, 10_000, { retryCount: 0 });
+    expect(heldB.attempts).toBe(1);
+    await heldB.release();
+    await Promise.all(direct.map((client) => client.zRem(a + QUEUE_SUFFIX, ['10500-ahead-in-a', '~10500-ahead-in-a'])));
+    await heldA.release();
+    await (await both).release();
+  });
+
   it('a waiter for [a, b] against processes that keep taking a and b alone is served, and no acquire begun after it passes it (issue 40)', async () => {
     const key = uniquePrefix('multi-starve');
     const [a, b] = [key('a'), key('b')];

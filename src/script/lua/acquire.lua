@@ -2,7 +2,8 @@
 -- An exclusive acquire, plain or fenced ('A': its fence counters follow its keys), with its
 -- ticket in the lines of the keys that refuse it (no hold-and-wait).
 -- Per key: held, or another ticket ahead in its line (placed earlier). Without a ticket the first such
--- key decides; with one, every key is looked at: the ticket waits in the lines of those alone.
+-- key decides; with one, every key is looked at: the ticket waits in the lines of those alone, and
+-- refused by a held key, in the held keys' lines alone.
 -- (Made on the first refusal: an uncontended acquire allocates nothing for it.)
 -- A lone key, unfenced, with a ticket may be handed to its waiter (issue 40; line.lua offer(), hand()):
 -- a key handed to the ticket is granted again, with this attempt's value, whoever is in line.
@@ -35,13 +36,16 @@ for k = first, locks do
   if status ~= @GRANTED@ and ticket == '' then break end
 end
 if status ~= @GRANTED@ and ticket ~= '' then
-  -- The ticket stands in the lines of the keys that refused it (past its reservation of a held key,
-  -- not while another held key refuses it too: model/line.pml REJOINS). Refused by held keys, next in
-  -- each of their lines, it keeps a reservation on the others (line.lua reserve()); else it leaves
-  -- those (announcing them: free, they may go to the next).
+  -- The ticket stands in the lines of the keys that refused it: refused by a held key, those of the
+  -- held keys alone (model/line.pml STANDS: behind another waiter in a free key's line, it would come
+  -- to head it, and keep it from a nested holder of its held key until its next attempt), and past
+  -- its reservation of a held key, not while another held key refuses it too (REJOINS). Refused by
+  -- held keys, next in each of their lines, it keeps a reservation on the others (line.lua
+  -- reserve()); else it leaves those (announcing them: free, they may go to the next).
   local reserving = status == @REFUSED@
   for k = first, locks do
     local q = queue_of(K[k])
+    if blocked[k] == true and held > 0 then blocked[k] = nil end -- reserved or left below, as a free key
     if blocked[k] == 'held' and held > 1 and (line().reserved(q, ticket) or math.huge) <= (line().clock() or 0) then line().drop(q, ticket)
     elseif blocked[k] and line().join(q, ticket, ageMs, placeMs, locks > first) and handing then line().offer(q, ticket, value, ttlMs) end
     if reserving and locks > first and blocked[k] == 'held' and line().ahead(q, ticket, ageMs, placeMs) then reserving = false end
