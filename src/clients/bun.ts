@@ -76,9 +76,12 @@ export class BunRedisDriver implements Driver {
           throw error;
         }
       },
-      subscribe: (channel, listener) => {
-        if (!subscriber) return Promise.reject(new Error(`${this.label}: the subscriber is not connected`));
-        return subscriber.subscribe(channel, (message) => listener(message));
+      subscribe: (channels, listener) => {
+        const made = subscriber;
+        if (!made) return Promise.reject(new Error(`${this.label}: the subscriber is not connected`));
+        const [first, ...rest] = channels;
+        const take = (channel: string): Promise<unknown> => made.subscribe(channel, (message) => listener(message));
+        return take(first!).then(() => Promise.all(rest.map((channel) => take(channel).catch(() => undefined))));
       },
       on: (event, listener) => void (event === 'ended' && ended.push(listener)),
       destroy: () => {

@@ -39,7 +39,11 @@ export type ConnectionEvent = 'ready' | 'error' | 'ended';
 /** A connection of our own for one master's release announcements. */
 export interface SubscriberConnection {
   connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  /**
+   * `channels`, one listener for their messages: the first must take (the promise says so); the
+   * others are best effort (an ACL may refuse them), and a client may leave them out.
+   */
+  subscribe(channels: readonly string[], listener: (message: string) => void): Promise<unknown>;
   /** A shard channel (SSUBSCRIBE), on a cluster shard; node-redis connections of ours have it. */
   sSubscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
   on(event: 'error' | 'ended', listener: () => void): void;

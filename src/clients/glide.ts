@@ -137,11 +137,13 @@ export class GlideDriver implements Driver {
     const ended: (() => void)[] = [];
     return {
       connect: () => Promise.resolve(),
-      // GLIDE subscribes when the client is made (RESP3), and again by itself after its reconnects.
-      subscribe: async (channel, listener) => {
+      // GLIDE subscribes when the client is made (RESP3), and again by itself after its reconnects:
+      // to the first channel only, as a refused one could fail the others (a master whose first
+      // ticket in line is this process' tells every process then: line.lua announce()).
+      subscribe: async ([first], listener) => {
         const module = glide();
         const subscriptions = {
-          channelsAndPatterns: { [module.GlideClientConfiguration.PubSubChannelModes.Exact]: new Set([channel]) },
+          channelsAndPatterns: { [module.GlideClientConfiguration.PubSubChannelModes.Exact]: new Set([first!]) },
           callback: (message: { message: unknown }) => listener(String(message.message)),
         };
         try {

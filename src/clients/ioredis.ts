@@ -106,11 +106,12 @@ export class IORedisDriver implements Driver {
     const prefix = this.client.options.keyPrefix ?? '';
     return {
       connect: () => client.connect(),
-      subscribe: (channel, listener) => {
+      subscribe: (channels, listener) => {
         client.on('message', (from: string, message: string) => {
-          if (from === channel) listener(withoutKeyPrefix(message, prefix));
+          if (channels.includes(from)) listener(withoutKeyPrefix(message, prefix));
         });
-        return client.subscribe(channel);
+        const [first, ...rest] = channels;
+        return client.subscribe(first!).then(() => Promise.all(rest.map((channel) => client.subscribe(channel).catch(ignore))));
       },
       on: (event, listener) => void client.on(event === 'ended' ? 'end' : event, listener),
       destroy: () => client.disconnect(),

@@ -62,7 +62,7 @@ export interface RedisClientLike {
 /** The part of a duplicated node-redis client a release subscription uses. */
 export interface SubscriberClient {
   connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  subscribe(channels: string | string[], listener: (message: string) => void): Promise<unknown>;
   sSubscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   destroy(): unknown;
@@ -231,7 +231,10 @@ export function nodeRedisConnection(client: RedisClientLike, ours: boolean): Con
 export function nodeRedisSubscriber(client: SubscriberClient): SubscriberConnection {
   return {
     connect: () => client.connect(),
-    subscribe: (channel, listener) => client.subscribe(channel, listener),
+    subscribe: async ([first, ...rest], listener) => {
+      await client.subscribe(first!, listener);
+      await Promise.all(rest.map((channel) => client.subscribe(channel, listener).catch(ignore)));
+    },
     ...(client.sSubscribe ? { sSubscribe: (channel: string, listener: (message: string) => void) => client.sSubscribe!(channel, listener) } : {}),
     on: (event, listener) => (event === 'ended' ? onNodeRedisEnd(client, listener) : void client.on(event, listener)),
     destroy: () => disposeNodeRedis(client),

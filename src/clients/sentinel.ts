@@ -88,7 +88,7 @@ export class SentinelDriver implements Driver {
         for (const [event, listener] of listeners) inner.on(event, listener);
         return inner.connect();
       },
-      subscribe: (channel, listener) => inner?.subscribe(channel, listener) ?? Promise.reject(new Error('not connected')),
+      subscribe: (channels, listener) => inner?.subscribe(channels, listener) ?? Promise.reject(new Error('not connected')),
       on: (event, listener) => {
         listeners.push([event, listener]);
         inner?.on(event, listener);

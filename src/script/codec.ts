@@ -27,17 +27,27 @@ export type FenceKey = (resource: string) => string;
 export const fenceKey: FenceKey = (resource) => resource + FENCE_SUFFIX;
 
 /**
- * A ticket, "<ttl>-<id>": how long a master keeps it without a new attempt (ms, on the master's
- * clock), and an id unique across processes (a random prefix drawn once, then a counter: a ticket
- * names a waiter, it guards nothing, so it needs no CSPRNG draw of its own). It says nothing of when
- * its waiter came: each master places it by its own clock, from the age each attempt carries (see
- * the script's Queues), so a client whose wall clock is off neither jumps the line nor starves.
+ * A ticket, "<ttl>-<process>.<n>": how long a master keeps it without a new attempt (ms, on the
+ * master's clock), and an id unique across processes (a random prefix drawn once per process, 16
+ * hex digits, then a counter: a ticket names a waiter, it guards nothing, so it needs no CSPRNG draw
+ * of its own). A release that names a ticket first in line announces it on that process' own
+ * channel (processChannel), where a standalone master can (line.lua announce()). It says nothing of
+ * when its waiter came: each master places it by its own clock or the masters' (see the script's
+ * lines), so a client whose wall clock is off neither jumps the line nor starves.
  */
 export function newTicket(ttlMs: number): string {
-  return `${Math.ceil(ttlMs)}-${TICKET_PREFIX}${(++lastTicket).toString(36)}`;
+  return `${Math.ceil(ttlMs)}-${TICKET_PREFIX}.${(++lastTicket).toString(36)}`;
 }
 const TICKET_PREFIX = randomBytes(8).toString('hex');
 let lastTicket = 0;
+
+/**
+ * This process' own announcement channel (issue 40): a standalone master announces a release there
+ * when the first ticket in line is this process' (its other releases, on releasedChannel, every
+ * process hears), so a hot key's release reaches one process, not all. Before it, a release woke
+ * the head's process and was read and dropped by every other.
+ */
+export const processChannel = `${RELEASED_CHANNEL}:${TICKET_PREFIX}`;
 
 /** The script's code for each operation of the core; a primitive's rule brings its own (AdmitRule). */
 const kindCode: Record<Exclude<OperationKind, 'admit'>, string> = {

@@ -179,8 +179,11 @@ end
 local function announce(key, q, who)
   if not q then return nil end
   local head = line().first(q)
+  local to = head and not shard and string.match(head, '^%d+%-(%x+)%.')
   local handed = head and line().hand(key, q, head)
   if handed then head = head .. '=' .. handed end
-  redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
+  local message = who .. ':' .. (head or '') .. ':' .. key
+  local heard = to and redis.pcall(publish, channel .. ':' .. to, message)
+  if type(heard) ~= 'number' or heard == 0 then redis.pcall(publish, channel, message) end
   return head
 end`;

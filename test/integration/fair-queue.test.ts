@@ -14,7 +14,7 @@ let direct: DirectClient[];
 beforeAll(() => ({ direct } = own));
 
 /** ttl-id; the ttl for retryDelay 5000, retryJitter 0 and a 10 s lock (per-master timeout 500 ms): 2 × 5000 + 500. */
-const TICKET = /^10500-[0-9a-f]{16}[0-9a-z]+$/;
+const TICKET = /^10500-[0-9a-f]{16}\.[0-9a-z]+$/;
 
 /** The tickets in `resource`'s queue on every master, first in line first. */
 function queuesOf(resource: string): Promise<string[][]> {

@@ -14,7 +14,7 @@ import { closeAll, directClients, eventually, settled, settledError, uniquePrefi
 
 /** The ACL rules documented in the README for a lock-only user. */
 const LOCKER_RULES = [
-  '~*', '&redlock-quorum:released', '-@all',
+  '~*', '&redlock-quorum:released*', '-@all',
   '+evalsha', '+eval', '+script|load', '+exists', '+pttl', '+set', '+get', '+pexpire', '+del', '+publish', '+subscribe',
   '+info', // only for restartGuard
   '+incr', // only for fencing tokens
@@ -49,6 +49,9 @@ beforeAll(async () => {
     await client.sendCommand(['ACL', 'SETUSER', 'noinfo', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-info']);
     await client.sendCommand(['ACL', 'SETUSER', 'noqueue', 'on', `>${PASSWORD}`, ...LOCKER_RULES, ...QUEUE_RULES]);
     await client.sendCommand(['ACL', 'SETUSER', 'notime', 'on', `>${PASSWORD}`, ...LOCKER_RULES, '-time']);
+    // The channel rule of a release before the processes' own channels.
+    const oneChannel = LOCKER_RULES.map((rule) => (rule === '&redlock-quorum:released*' ? '&redlock-quorum:released' : rule));
+    await client.sendCommand(['ACL', 'SETUSER', 'onechannel', 'on', `>${PASSWORD}`, 'resetchannels', ...oneChannel, ...nativeRules]);
   }
 });
 
@@ -75,6 +78,25 @@ describe('ACL and passwords', () => {
     await redlock.quit();
     expect(errors).toEqual([]);
     for (const client of direct) expect(await client.sendCommand(['ACL', 'LOG'])).toEqual([]);
+  });
+
+  it('a user whose ACL allows the shared announcement channel alone (the rule before) is still woken at once: a release names its waiter there', async () => {
+    const urls = masters.map((m) => userUrl(m, 'onechannel', PASSWORD));
+    const [holder, other] = [new Redlock(urls), new Redlock(urls, { retryDelay: 5_000, retryJitter: 0 })];
+    for (const redlock of [holder, other]) redlock.on('error', () => undefined);
+    const key = uniquePrefix('acl-one-channel')('r');
+    const lock = await holder.acquire(key, 10_000);
+    const waiter = other.acquire(key, 2_000);
+    await eventually(async () => (await Promise.all(direct.map((client) => client.exists(`${key}:redlock-queue`)))).every((count) => count === 1));
+    await new Promise((resolve) => setTimeout(resolve, 200)); // its subscriptions took
+    const releasedAt = performance.now();
+    await lock.release();
+    const next = await waiter;
+    // Neither its retryDelay (5 s) nor the holder's PTTL (10 s): the release's announcement.
+    expect(performance.now() - releasedAt).toBeLessThan(2_000);
+    await next.release();
+    await Promise.all([holder.quit(), other.quit()]);
+    for (const client of direct) await client.sendCommand(['ACL', 'LOG', 'RESET']); // each refused try of the process' own channel
   });
 
   it('a user whose ACL lists the scripts\' commands alone (a release before the native ones) still locks: its connections go by script', async () => {

@@ -4,8 +4,8 @@
  * subscriber count on them is this file's alone.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { QUEUE_SUFFIX, releasedChannel } from '../../src/script/codec.js';
-import { seesDisconnects } from '../harness/clients.js';
+import { QUEUE_SUFFIX, processChannel, releasedChannel } from '../../src/script/codec.js';
+import { clientKind, seesDisconnects } from '../harness/clients.js';
 import {
   eventually,
   monitor,
@@ -20,11 +20,11 @@ let direct: DirectClient[];
 beforeAll(() => ({ direct } = own));
 const lockOn = own.lockOn;
 
-/** Subscribers to the release channel on each master. */
-async function subscribers(): Promise<number[]> {
+/** Subscribers to the release channel (or `channel`) on each master. */
+async function subscribers(channel = releasedChannel): Promise<number[]> {
   return Promise.all(
     direct.map(async (client) => {
-      const reply = await client.sendCommand<[string, number]>(['PUBSUB', 'NUMSUB', releasedChannel]);
+      const reply = await client.sendCommand<[string, number]>(['PUBSUB', 'NUMSUB', channel]);
       return Number(reply[1]);
     }),
   );
@@ -46,6 +46,40 @@ describe('waiting', () => {
     await eventually(() => taps.every((tap) => published(tap.lines, key('wanted')) >= 1));
     for (const tap of taps) tap.stop();
     for (const tap of taps) expect(published(tap.lines, key('alone'))).toBe(0);
+  });
+
+  it('a release that names a waiter first in line tells that waiter\'s process alone, on its own channel (issue 40)', async () => {
+    const holder = lockOn();
+    const waiting = lockOn({ retryDelay: 5_000, retryJitter: 0 });
+    const key = uniquePrefix('own-channel')('r');
+    const held = await holder.acquire(key, 10_000);
+    const pending = waiting.acquire(key, 10_000);
+    await eventually(async () => (await Promise.all(direct.map((client) => client.exists(key + QUEUE_SUFFIX)))).every(Boolean));
+    // Its subscriptions took (GLIDE's subscriber takes the shared channel alone: see below).
+    const ownChannel = clientKind !== 'glide';
+    await eventually(async () => (await subscribers(ownChannel ? processChannel : releasedChannel)).every((count) => count >= 1));
+    const taps = await Promise.all(own.ports.map((port) => monitor(port)));
+    const releasedAt = performance.now();
+    await held.release();
+    const next = await pending;
+    expect(performance.now() - releasedAt).toBeLessThan(2_000);
+    await next.release();
+    // Each PUBLISH for the key: its channel, and the first ticket in line its message names.
+    const publishes = (lines: string[]): { channel: string; head: string }[] =>
+      lines.flatMap((line) => {
+        // "<who>:<head>:<key>": tickets and values have no ':', keys may.
+        const found = /"publish" "([^"]+)" "([^":]*):([^":]*):([^"]+)"/i.exec(line);
+        return found && found[4] === key ? [{ channel: found[1]!, head: found[3]! }] : [];
+      });
+    await eventually(() => taps.every((tap) => publishes(tap.lines).some(({ head }) => head === '')));
+    for (const tap of taps) tap.stop();
+    for (const tap of taps) {
+      // The holder's release named the waiter (handed it the key): on its process' channel, heard
+      // there. (A GLIDE process does not listen there: nobody heard it, so it went to every
+      // process too.) The waiter's own release, with nobody in line, went to every process.
+      expect(publishes(tap.lines).filter(({ head }) => head !== '').map(({ channel }) => channel)).toEqual(ownChannel ? [processChannel] : [processChannel, releasedChannel]);
+      expect(publishes(tap.lines).filter(({ head }) => head === '').map(({ channel }) => channel)).toEqual([releasedChannel]);
+    }
   });
 
   it('a waiter in another Redlock (process) wakes on the release announcement, not after retryDelay', async () => {

@@ -233,14 +233,20 @@ local function line()
 end
 -- A release's announcement, "<who>:<first ticket in line, or ''>:<key>": the waiter whose turn it
 -- is wakes at once. A head that left a hand-off value is handed the key, "<who>:<ticket>=<value>:<key>".
+-- A head's ticket names its process ("<ttl>-<process>.<n>", codec.ts newTicket): a standalone
+-- master tells that process alone, on its own channel, unless nobody there hears it (not
+-- subscribed to it, or an ACL refused it); the rest goes to every process.
 -- Answers that first ticket (with its value, if handed). Only where someone may listen: the key's
 -- queue exists (q, a ticket or a waiter's mark in it); no queue, no PUBLISH. Best effort (pcall): a
 -- refused PUBLISH comes after the delete and must not turn a done release into an error.
 local function announce(key, q, who)
   if not q then return nil end
   local head = line().first(q)
+  local to = head and not shard and string.match(head, '^%d+%-(%x+)%.')
   local handed = head and line().hand(key, q, head)
   if handed then head = head .. '=' .. handed end
-  redis.pcall(publish, channel, who .. ':' .. (head or '') .. ':' .. key)
+  local message = who .. ':' .. (head or '') .. ':' .. key
+  local heard = to and redis.pcall(publish, channel .. ':' .. to, message)
+  if type(heard) ~= 'number' or heard == 0 then redis.pcall(publish, channel, message) end
   return head
 end

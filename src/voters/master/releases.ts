@@ -4,7 +4,7 @@
  * its own, reopened when it ends or when the channel changes.
  */
 import { ignore, type Driver, type SubscriberConnection } from '../../clients/connection.js';
-import { standaloneAnnouncement, type Announcement } from '../../script/codec.js';
+import { processChannel, standaloneAnnouncement, type Announcement } from '../../script/codec.js';
 import type { ReleaseListener, Subscription } from '../voter.js';
 import { reconnectDelayMs } from './connection-keeper.js';
 
@@ -58,7 +58,8 @@ export class ReleaseAnnouncements {
         .connect()
         .then(() => {
           if (closed) return undefined;
-          return command === 'SPUBLISH' ? client.sSubscribe?.(channel, listener.message) : client.subscribe(channel, listener.message);
+          // A shard channel must stay in its slot: a shard announces every release on it.
+          return command === 'SPUBLISH' ? client.sSubscribe?.(channel, listener.message) : client.subscribe([channel, processChannel], listener.message);
         })
         // Only a subscription that took resets the backoff (a GLIDE subscriber connects in subscribe).
         .then(() => {
