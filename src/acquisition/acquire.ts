@@ -145,13 +145,15 @@ export class Acquisitions {
     // those and the masters' hand-offs of this attempt's value, from before the rollback leaves.
     const handing = !exhausted && this.#handOffs && acquire.kind === 'acquire' && !acquire.fenced && keys.length === 1 && call.inLine !== '';
     if (handing) waiterOf(context, call).expect(value, 2 * record.elapsedMs + 1);
-    // Every master, including those that timed out: a delayed SET may still land. Giving up,
-    // the ticket leaves the queues too (a reader's or a permit's marks with it).
+    // Every master but those that refused the attempt (its script ran there and wrote nothing),
+    // including those that timed out: a delayed SET may still land. Giving up, every master: the
+    // ticket leaves the queues too (a reader's or a permit's marks with it).
     const rollback = context.masters.everywhere(
       handing
         ? { kind: 'release', keys, value, ticket: call.ticket, keep: true, ttlMs: call.ttlMs, ageMs: acquire.ageMs, placeMs: acquire.placeMs }
         : { kind: 'release', keys, value, ticket: exhausted ? call.ticket : '' },
       effective,
+      exhausted ? undefined : unrefused(record),
     );
     // Masters that gave a grouped rule a later group saw the earlier ones taken: the next attempt starts there.
     if (admission.rule?.grouped) call.from = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
@@ -322,4 +324,13 @@ export class Acquisitions {
     const Failure = refused > masters - effective.quorum ? ResourceLockedError : ExecutionError;
     return new Failure(acquireFailure(description, attempt, effective, record), keys, call.attempts);
   }
+}
+
+/** The masters that did not refuse an attempt (granted, or gave no answer, or failed): where its rollback has something to do. */
+function unrefused(record: AttemptRecord): number[] {
+  const masters: number[] = [];
+  record.outcomes.forEach((outcome, index) => {
+    if (outcome.status !== 'locked' && outcome.status !== 'queued') masters.push(index);
+  });
+  return masters;
 }

@@ -82,7 +82,7 @@ export class Masters {
    * `operation` (or, per master, `operation(index)`) on every master, each reply read as its vote;
    * resolves at quorum or once it is impossible (`waitForAll`: once every master answered).
    */
-  fanOut(operation: LockOperation | ((index: number) => LockOperation), effective: FanOutSettings, call?: FanOutCall): Promise<FanOutResult> {
+  fanOut(operation: LockOperation | ((index: number) => LockOperation), effective: FanOutSettings, call?: FanOutCall, to?: readonly number[]): Promise<FanOutResult> {
     let sent = operation;
     let onReply = call?.onReply;
     if (typeof operation !== 'function') {
@@ -111,12 +111,22 @@ export class Masters {
       waitForAll: call?.waitForAll,
       onReply,
     };
-    return fanOut(this.labels, this.voters, sent, options, judge);
+    if (!to) return fanOut(this.labels, this.voters, sent, options, judge);
+    // Some masters only (`to`, their numbers): each answer is still counted, and read, as that master's.
+    const read = onReply;
+    const some = {
+      ...options,
+      onAnswer: (index: number, status: NodeStatus, latencyMs: number) => this.#onAnswer(to[index]!, status, latencyMs),
+      onReply: read && ((index: number, reply: OperationReply) => read(to[index]!, reply)),
+    };
+    const each = typeof sent === 'function' ? (index: number) => (sent)(to[index]!) : sent;
+    return fanOut(to.map((index) => this.labels[index]!), to.map((index) => this.voters[index]!), each, some, judge);
   }
 
-  /** Send an operation to every master and wait until each answered or timed out. */
-  async everywhere(operation: LockOperation, effective: FanOutSettings): Promise<void> {
-    await this.fanOut(operation, effective, { waitForAll: true });
+  /** Send an operation to every master (or those numbered in `to`) and wait until each answered or timed out. */
+  async everywhere(operation: LockOperation, effective: FanOutSettings, to?: readonly number[]): Promise<void> {
+    if (to?.length === 0) return;
+    await this.fanOut(operation, effective, { waitForAll: true }, to);
   }
 
   /** An attempt of an acquire or extend, its votes in: its record, with the validity left from `start`. */
