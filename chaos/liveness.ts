@@ -8,7 +8,8 @@
  *   lag monitor: a waiter that cannot run cannot take a free resource, and its ticket may stand in
  *   the line, unrenewed, until its ttl.
  * A line stalls when its resource is free on a quorum of masters while a live ticket is in it and a
- * waiter could take it: an acquire in progress on it whose every resource is free on a quorum of the
+ * waiter could take it, and nobody is granted it meanwhile (a grant between two samples ends the
+ * stall: the line moved, though a short section between samples leaves it free in each): an acquire in progress on it whose every resource is free on a quorum of the
  * masters its worker reaches (one for [a, b] while a is held waits for a, not for this line; one a
  * partition cuts from the free masters cannot reach them, nor count a master its restart guard
  * withholds for a grace after a restart; the run says which: `cuts`). The library promises that
@@ -235,9 +236,16 @@ export function checkLiveness(
       }
       run = undefined;
     };
+    // When someone was granted the resource, in time order: the line moved then, so a stall ends
+    // there (samples a section apart may find it free each time, and a new waiter each time).
+    const grants = onResource.filter((acquire) => acquire.outcome === 'acquired').map((acquire) => acquire.endMs).sort((a, b) => a - b);
+    let nextGrant = 0;
     let previousMs = Number.NEGATIVE_INFINITY;
     for (const sample of samples) {
       if (sample.atMs - previousMs > settings.maxSampleGapMs) close();
+      let granted = false;
+      while (nextGrant < grants.length && grants[nextGrant]! <= sample.atMs) granted = grants[nextGrant++]! > previousMs || granted;
+      if (granted) close();
       previousMs = sample.atMs;
       while (next < onResource.length && onResource[next]!.startMs <= sample.atMs) waiting.push(onResource[next++]!);
       waiting = waiting.filter((acquire) => acquire.endMs > sample.atMs);

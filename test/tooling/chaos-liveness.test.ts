@@ -60,6 +60,19 @@ describe('chaos liveness watch', () => {
     expect(checkLiveness(forA, [acquire(1, ['a', 'b'], 0, 1_000), acquire(3, ['b'], 0, 1_000)], [], settings).violations).toHaveLength(1);
   });
 
+  it('ends a stall where someone was granted the resource between two samples: the line moved (the 10-minute run of 079907f)', () => {
+    // Nested waiters for b one after another, each kept out by a reservation for 150 ms and then
+    // granted b for a section shorter than the sampling, beside a waiter for [a, b] that could take
+    // both in between: every sample finds a and b free, a ticket in b's line, someone ready.
+    const samples = sampled(0, 1_000, () => ({ a: { freeOn: 5, queuedOn: 0 }, b: free }));
+    const waits = [acquire(0, ['b'], 100, 250), acquire(1, ['b'], 270, 420), acquire(2, ['b'], 440, 590), acquire(3, ['a', 'b'], 90, 610)];
+    expect(checkLiveness(samples, waits, [], settings)).toMatchObject({ violations: [], stalledIntervals: 4, longestStalledMs: 160 });
+    // One waiter kept out as long: a stall.
+    expect(checkLiveness(samples, [acquire(0, ['b'], 100, 590)], [], settings).violations).toHaveLength(1);
+    // A grant of another resource moves nothing of b's line.
+    expect(checkLiveness(samples, [acquire(0, ['b'], 100, 590), acquire(1, ['c'], 200, 300)], [], settings).violations).toHaveLength(1);
+  });
+
   it('adds the slower of the sampler\'s round trip and the waiters\' granting attempts to the bound', () => {
     // Free with a ticket in line for 320 ms (the place ahead lapsing, then the next one's attempt).
     const lapse = sampled(0, 1_000, (atMs) => ({ b: atMs >= 100 && atMs <= 420 ? free : held }));
