@@ -121,8 +121,9 @@ function expectAllowed(sent: LockOperation, decoded: OperationReply, raw: readon
       break;
     case 'release':
     case 'force-release':
-      // Keys deleted (force release: its one key), and the ticket now first in line, if any.
-      onlyIf(status >= 0 && status <= sent.keys.length && detail === 0 && (head === undefined || /^\d+-t\d$/.test(head)));
+      // Keys deleted (force release: its one key), and the ticket now first in line, if any: handed
+      // the key, if it left a hand-off value, "<ticket>=<value>" (seed 702546108: a force release).
+      onlyIf(status >= 0 && status <= sent.keys.length && detail === 0 && (head === undefined || /^\d+-t\d(=[0-9a-z]+)?$/.test(head)));
       break;
     case 'inspect':
       // Only strings and read holds are written to the drawn keys here: no other TYPE can show.
