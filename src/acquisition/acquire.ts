@@ -5,7 +5,7 @@
  * (admission.ts): the exclusive acquire, or a primitive's rule.
  */
 import { AuthenticationError, ExecutionError, RedlockClosedError, ResourceLockedError, ScriptingUnavailableError, formatResources } from '../errors.js';
-import type { AttemptRecord } from '../protocol/outcomes.js';
+import { isRefusal, type AttemptRecord } from '../protocol/outcomes.js';
 import { resolveSettings, validateAutoExtension, type CallSettings, type EffectiveSettings, type Optional, type Settings } from '../config/settings.js';
 import { validateSettings, validateTtl } from '../config/validation.js';
 import { Lock } from '../lease/lock.js';
@@ -320,7 +320,7 @@ export class Acquisitions {
       const message = scriptingFailure(description, unscripted, masters, effective.quorum);
       return new ScriptingUnavailableError(message, keys, call.attempts, unscripted.reason, unscripted.nodes);
     }
-    const refused = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
+    const refused = record.outcomes.filter(isRefusal).length;
     const Failure = refused > masters - effective.quorum ? ResourceLockedError : ExecutionError;
     return new Failure(acquireFailure(description, attempt, effective, record), keys, call.attempts);
   }
@@ -330,7 +330,7 @@ export class Acquisitions {
 function unrefused(record: AttemptRecord): number[] {
   const masters: number[] = [];
   record.outcomes.forEach((outcome, index) => {
-    if (outcome.status !== 'locked' && outcome.status !== 'queued') masters.push(index);
+    if (!isRefusal(outcome)) masters.push(index);
   });
   return masters;
 }

@@ -1,5 +1,5 @@
 /** The retry policy: how long an acquire waits between attempts, and how long its ticket keeps its place meanwhile. */
-import type { AttemptRecord } from '../protocol/outcomes.js';
+import { isRefusal, type AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 import { retryDelayMs } from '../protocol/validity.js';
 
@@ -26,7 +26,7 @@ export function waitMs(record: AttemptRecord, effective: EffectiveSettings): num
     // A permit's master that gave another slot than the leading one is not free for that slot.
     if (outcome.status === 'granted') {
       if (outcome.slot === undefined || outcome.slot === record.slot) freeInMs.push(0);
-    } else if ((outcome.status === 'locked' || outcome.status === 'queued') && outcome.pttlMs >= 0) freeInMs.push(outcome.pttlMs);
+    } else if (isRefusal(outcome) && outcome.pttlMs >= 0) freeInMs.push(outcome.pttlMs);
   }
   if (freeInMs.length < effective.quorum) return fallback;
   freeInMs.sort((a, b) => a - b);

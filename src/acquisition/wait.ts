@@ -2,7 +2,7 @@
  * Between an acquire's attempts: wait in line until woken or the retry timer, reading the masters'
  * clocks when due; after a grouped grant, free the groups some masters gave that the quorum did not.
  */
-import type { AttemptRecord } from '../protocol/outcomes.js';
+import { isRefusal, type AttemptRecord } from '../protocol/outcomes.js';
 import type { EffectiveSettings } from '../config/settings.js';
 import { newLockValue } from '../lease/values.js';
 import type { FanOutResult } from '../protocol/fan-out.js';
@@ -48,7 +48,7 @@ export async function waitAfterRefusal(context: CallContext, call: WaitingCall, 
   if (call.inLine && context.masterClock.stale) readMasterClocks(context, call.admission.keys, ticket, call.startMs, unplaced, effective);
   const waiter = waiterOf(context, call);
   waiter.ownValue = value;
-  waiter.refusedBy = record.outcomes.filter((outcome) => outcome.status === 'locked' || outcome.status === 'queued').length;
+  waiter.refusedBy = record.outcomes.filter(isRefusal).length;
   const wokenBy = await waiter.sleep(waitMs(record, effective), signal, closing);
   if ((wokenBy !== 'turn' && wokenBy !== 'released' && wokenBy !== 'handed') || clock.monotonicMs() - call.startMs > call.patienceMs) call.retries++;
   // A release with nobody in line woke the oldest waiter of every process: a random pause keeps
@@ -103,7 +103,7 @@ export function dropSpareGroups(context: CallContext, acquire: LockOperation, gr
   const leave: LockOperation = { kind: 'release', keys, value, ticket };
   vote.outcomes.forEach((outcome, index) => {
     if (outcome.status === 'granted' && outcome.slot === group) return;
-    const refused = outcome.status === 'locked' || outcome.status === 'queued';
+    const refused = isRefusal(outcome);
     if (refused ? !ticket : others.length === 0) return;
     // An error may follow a write (an unreplicated grant, a connection reset after the SET).
     context.masters.submitTo(index, refused ? leave : release, effective).catch(() => undefined);

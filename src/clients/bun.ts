@@ -15,7 +15,7 @@
  * Release announcements arrive on a duplicate that SUBSCRIBEs; the library loads under Node, where
  * `Bun` is undefined: nothing here names it (a client is recognised by its shape, inputs.ts).
  */
-import { MadeConnection, ignore, type Connection, type Driver, type SubscriberConnection } from './connection.js';
+import { MadeConnection, ignore, subscribeEach, type Connection, type Driver, type SubscriberConnection } from './connection.js';
 
 /** What we need of a `Bun.RedisClient` (`new Bun.RedisClient(url, options)`'s result fits). */
 export interface BunRedisClientLike {
@@ -79,9 +79,7 @@ export class BunRedisDriver implements Driver {
       subscribe: (channels, listener) => {
         const made = subscriber;
         if (!made) return Promise.reject(new Error(`${this.label}: the subscriber is not connected`));
-        const [first, ...rest] = channels;
-        const take = (channel: string): Promise<unknown> => made.subscribe(channel, (message) => listener(message));
-        return take(first!).then(() => Promise.all(rest.map((channel) => take(channel).catch(() => undefined))));
+        return subscribeEach(channels, (channel) => made.subscribe(channel, (message) => listener(message)));
       },
       on: (event, listener) => void (event === 'ended' && ended.push(listener)),
       destroy: () => {

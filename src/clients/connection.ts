@@ -133,6 +133,13 @@ export function labelOf(options: { url?: string | undefined; socket?: object | u
 /** A no-op, for promises whose rejection is expected and already accounted for. */
 export function ignore(): void {}
 
+/** SubscriberConnection.subscribe's contract, with `take` subscribing one channel: the first must take, the rest are best effort. */
+export async function subscribeEach(channels: readonly string[], take: (channel: string) => Promise<unknown>): Promise<void> {
+  const [first, ...rest] = channels;
+  await take(first!);
+  await Promise.all(rest.map((channel) => take(channel).catch(ignore)));
+}
+
 /**
  * A connection of ours on a client object the driver makes for it (GLIDE's, a Bun duplicate): its
  * state, listeners and end, once. A subclass says how the client is made and started, and how a

@@ -10,7 +10,7 @@
  * commands; ours are closed by `quit()`.
  */
 import { withoutKeyPrefix } from '../script/codec.js';
-import { ignore, labelOf, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
+import { ignore, labelOf, subscribeEach, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
 import { describe } from '../config/describe.js';
 import type { ClusterClient, RedisClientOptions } from './node-redis.js';
 
@@ -110,8 +110,7 @@ export class IORedisDriver implements Driver {
         client.on('message', (from: string, message: string) => {
           if (channels.includes(from)) listener(withoutKeyPrefix(message, prefix));
         });
-        const [first, ...rest] = channels;
-        return client.subscribe(first!).then(() => Promise.all(rest.map((channel) => client.subscribe(channel).catch(ignore))));
+        return subscribeEach(channels, (channel) => client.subscribe(channel));
       },
       on: (event, listener) => void client.on(event === 'ended' ? 'end' : event, listener),
       destroy: () => client.disconnect(),

@@ -5,7 +5,7 @@
  *   would otherwise send them after a reconnect;
  * - `redis://` URLs and node-redis client options: node-redis clients we create, reset and close.
  */
-import { ignore, labelOf, optionalPeer, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
+import { ignore, labelOf, optionalPeer, subscribeEach, type Connection, type ConnectionEvent, type Driver, type SubscriberConnection } from './connection.js';
 
 /**
  * node-redis client options (`createClient`'s), for the clients we create from them: `url` or
@@ -231,10 +231,7 @@ export function nodeRedisConnection(client: RedisClientLike, ours: boolean): Con
 export function nodeRedisSubscriber(client: SubscriberClient): SubscriberConnection {
   return {
     connect: () => client.connect(),
-    subscribe: async ([first, ...rest], listener) => {
-      await client.subscribe(first!, listener);
-      await Promise.all(rest.map((channel) => client.subscribe(channel, listener).catch(ignore)));
-    },
+    subscribe: (channels, listener) => subscribeEach(channels, (channel) => client.subscribe(channel, listener)),
     ...(client.sSubscribe ? { sSubscribe: (channel: string, listener: (message: string) => void) => client.sSubscribe!(channel, listener) } : {}),
     on: (event, listener) => (event === 'ended' ? onNodeRedisEnd(client, listener) : void client.on(event, listener)),
     destroy: () => disposeNodeRedis(client),

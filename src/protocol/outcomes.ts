@@ -68,6 +68,11 @@ export interface OtherOutcome extends OutcomeDetails {
 /** One master's answer to one operation: narrow on `status` (`locked` and `queued` always have `pttlMs`). */
 export type NodeOutcome = LockedOutcome | QueuedOutcome | OtherOutcome;
 
+/** A master's no to an acquire: a key held, or a waiter ahead in line (its script ran and wrote none of the attempt's keys). */
+export function isRefusal(outcome: NodeOutcome): outcome is LockedOutcome | QueuedOutcome {
+  return outcome.status === 'locked' || outcome.status === 'queued';
+}
+
 /** @internal An outcome as the fan-out fills it in: it sets `locked` and `pttlMs` in one step, so each is a NodeOutcome. */
 export interface OutcomeRecord {
   readonly node: string;
