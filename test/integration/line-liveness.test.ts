@@ -52,6 +52,11 @@ async function standInLine(resource: string, ticket: string, placeMs: number, tt
   );
 }
 
+/** A ticket standInLine() wrote leaves `resource`'s line on every master (its waiter gave up), its mark with it; nothing is announced. */
+async function leaveLine(resource: string, ticket: string): Promise<void> {
+  await Promise.all(direct.map((client) => client.zRem(resource + QUEUE_SUFFIX, [ticket, '~' + ticket])));
+}
+
 /** The tickets in `resource`'s queue on every master, first in line first. */
 function queuesOf(resource: string): Promise<string[][]> {
   return Promise.all(direct.map((client) => client.zRangeByScore(resource + QUEUE_SUFFIX, '(0', '+inf')));
@@ -103,11 +108,11 @@ describe('the line: no hold-and-wait', () => {
     expect(await queuesOf(b)).toEqual(direct.map(() => ['10500-ahead-in-b']));
     // The waiter ahead in b's line gives up; the holder of a asks for b (nested): nobody is in its
     // way (the waiter for [a, b] would have been, until its next attempt, seconds away).
-    await Promise.all(direct.map((client) => client.zRem(b + QUEUE_SUFFIX, ['10500-ahead-in-b', '~10500-ahead-in-b'])));
+    await leaveLine(b, '10500-ahead-in-b');
     const heldB = await holder.acquire(b, 10_000, { retryCount: 0 });
     expect(heldB.attempts).toBe(1);
     await heldB.release();
-    await Promise.all(direct.map((client) => client.zRem(a + QUEUE_SUFFIX, ['10500-ahead-in-a', '~10500-ahead-in-a'])));
+    await leaveLine(a, '10500-ahead-in-a');
     await heldA.release();
     await (await both).release();
   });
@@ -247,7 +252,7 @@ describe('the line: a ticket goes by its place, and stands only where it was ref
     expect((await queuesOf(b)).filter((queue) => queue.join() === [ticket, '10500-later'].join()).length).toBeGreaterThanOrEqual(3);
     // Half a ticket ttl (0.5 s) later its reservation is over: its next attempt leaves b's line to the later ticket.
     await eventually(async () => (await queuesOf(b)).filter((queue) => queue.join() === '10500-later').length >= 3, 10_000);
-    await Promise.all(direct.map((client) => client.zRem(b + QUEUE_SUFFIX, ['10500-later', '~10500-later'])));
+    await leaveLine(b, '10500-later');
     await heldA.release();
     await (await both).release();
   });
@@ -272,7 +277,7 @@ describe('the line: a ticket goes by its place, and stands only where it was ref
     const lockA = await other.acquire(a, 10_000, { retryCount: 0 });
     expect(lockA.attempts).toBe(1);
     await lockA.release();
-    await Promise.all(direct.map((client) => client.zRem(b + QUEUE_SUFFIX, ['10500-earlier', '~10500-earlier'])));
+    await leaveLine(b, '10500-earlier');
     await (await both).release();
   });
 });
