@@ -32,9 +32,10 @@ export interface LineSample {
   readonly missing?: readonly number[];
   /**
    * Per watched resource: on how many answering masters its key is absent (and which: a bit per
-   * master index, if the sampler says), and on how many a live ticket is in its line.
+   * master index, if the sampler says), and on how many a live ticket is in its line; per master
+   * (by index), the line's head ticket, '^' after it while it holds a reservation there ('' none).
    */
-  readonly lines: ReadonlyMap<string, { readonly freeOn: number; readonly freeMask?: number; readonly queuedOn: number }>;
+  readonly lines: ReadonlyMap<string, { readonly freeOn: number; readonly freeMask?: number; readonly queuedOn: number; readonly heads?: readonly string[] }>;
 }
 
 /** One acquire call a worker made on watched resources (real epoch ms). */
@@ -105,6 +106,8 @@ export interface LivenessSettings {
   readonly maxSampleGapMs: number;
   /** An acquire judged for giving up needs at least this many samples of its wait in which a quorum answered. */
   readonly minSamples: number;
+  /** Which worker a ticket is of (undefined: not known); a violation names its lines' heads so. */
+  readonly owner?: (ticket: string) => number | undefined;
 }
 
 export interface LivenessViolation {
@@ -205,6 +208,14 @@ export function checkLiveness(
       return bits(line.freeMask & ~cutOff(acquire.worker, sample.atMs)) >= quorum;
     });
   const notRunning = stallIndex(stalls, settings.retrySleepMs);
+  /** Which workers were not running between two instants, and for how long in all. */
+  const paused = (fromMs: number, toMs: number): string => {
+    const found = [...notRunning].flatMap(([worker, intervals]) => {
+      const ms = intervals.reduce((sum, [startMs, endMs]) => sum + Math.max(0, Math.min(endMs, toMs) - Math.max(startMs, fromMs)), 0);
+      return ms > 0 ? [`worker ${worker} ${ms} ms`] : [];
+    });
+    return found.length > 0 ? `; not running (with a retry sleep after) in the ttl before and during it: ${found.join(', ')}` : '';
+  };
   const violations: LivenessViolation[] = [];
   const visible = (sample: LineSample): boolean => sample.answered >= quorum;
   let stalledIntervals = 0;
@@ -218,7 +229,12 @@ export function checkLiveness(
     const onResource = acquires.filter((acquire) => acquire.resources.includes(resource)).sort((a, b) => a.startMs - b.startMs);
     let next = 0;
     let waiting: AcquireReport[] = [];
-    let run: { startMs: number; lastMs: number; rttMs: number; freeOn: number; answered: number; missing: readonly number[]; waiters: AcquireReport[] } | undefined;
+    let run:
+      | { startMs: number; lastMs: number; rttMs: number; freeOn: number; answered: number; missing: readonly number[]; waiters: AcquireReport[]; heads: Array<readonly string[] | undefined> }
+      | undefined;
+    /** The heads per master, by worker ('w3^': a ticket of worker 3 reserving it), and when those workers were not running near the stall. */
+    const described = (heads: readonly string[] | undefined): string =>
+      (heads ?? []).map((head, master) => `m${master} ${head === '' ? '-' : `w${settings.owner?.(head.replace(/\^$/, '')) ?? '?'}${head.endsWith('^') ? '^' : ''}`}`).join(' ');
     const close = (): void => {
       if (!run) return;
       const stalledMs = run.lastMs - run.startMs;
@@ -231,7 +247,8 @@ export function checkLiveness(
           resource,
           message:
             `${resource} was free on a quorum (${run.freeOn} of ${run.answered} answering${run.missing.length > 0 ? `; masters ${run.missing.join(',')} not` : ''}) with a live ticket in its line and a waiter that could take it for ${stalledMs} ms from ` +
-            `${iso(run.startMs)} (bound: ticket ttl ${ticketTtlMs} ms + a ${tripMs} ms round trip); waiting: ${who.join('; ')}`,
+            `${iso(run.startMs)} (bound: ticket ttl ${ticketTtlMs} ms + a ${tripMs} ms round trip); waiting: ${who.join('; ')}` +
+            `; heads: ${run.heads.map(described).join(' → ')}${paused(run.startMs - ticketTtlMs, run.lastMs)}`,
         });
       }
       run = undefined;
@@ -262,8 +279,10 @@ export function checkLiveness(
         close();
         continue;
       }
-      run ??= { startMs: sample.atMs, lastMs: sample.atMs, rttMs: 0, freeOn: line.freeOn, answered: sample.answered, missing: sample.missing ?? [], waiters: [] };
+      run ??= { startMs: sample.atMs, lastMs: sample.atMs, rttMs: 0, freeOn: line.freeOn, answered: sample.answered, missing: sample.missing ?? [], waiters: [], heads: [] };
       run.lastMs = sample.atMs;
+      const headsNow = line.heads?.join(' ');
+      if (headsNow !== run.heads.at(-1)?.join(' ')) run.heads.push(line.heads);
       run.rttMs = Math.max(run.rttMs, Math.ceil(sample.rttMs));
       for (const acquire of ready) if (!run.waiters.includes(acquire)) run.waiters.push(acquire);
     }

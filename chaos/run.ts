@@ -178,6 +178,8 @@ const applied = new Map<Fault | Probe, number>();
 const holders: HolderReport[] = [];
 const acquires: AcquireReport[] = [];
 const stalls: StallReport[] = [];
+/** Each worker's ticket prefix (src/script/codec.ts newTicket(): '<ttl>-<prefix>.<n>'), so the watch can name a line's head. */
+const ticketPrefixes = new Map<string, number>();
 /** When a worker withheld the votes of masters whose clocks jumped (--clock-jump-guard): judged as stalls are. */
 const withheld: StallReport[] = [];
 /**
@@ -256,6 +258,8 @@ try {
         // The restart guard withheld these masters' votes in this worker: to the watch, a cut.
         const report = message as unknown as CutReport;
         cuts.push({ worker, masters: report.masters, startMs: real(report.startMs), endMs: real(report.endMs) });
+      } else if (message.type === 'tickets') {
+        ticketPrefixes.set(String(message['prefix']), worker);
       } else if (message.type === 'stall' || message.type === 'withheld') {
         const report = message as unknown as StallReport;
         (message.type === 'stall' ? stalls : withheld).push({ worker, startMs: real(report.startMs), endMs: real(report.endMs) });
@@ -340,6 +344,7 @@ try {
       retrySleepMs: ACQUIRE_SETTINGS.retryDelay + ACQUIRE_SETTINGS.retryJitter,
       maxSampleGapMs: 100,
       minSamples: 5,
+      owner: (ticket) => ticketPrefixes.get(/-([0-9a-f]+)\./.exec(ticket)?.[1] ?? ''),
     },
     cuts,
   );

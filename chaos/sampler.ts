@@ -11,29 +11,43 @@ import { createClient } from 'redis';
 import { queueKey } from '../src/script/marks.js';
 import { bits, type LineSample } from './liveness.js';
 
-/** ARGV: resource, its queue, resource, its queue, … Reply: per resource {1 if its key exists, live tickets in its line (a reservation's end, '^', is no ticket: src/script/lua/line.lua reserve())}. */
+/**
+ * ARGV: resource, its queue, resource, its queue, … Reply: per resource {1 if its key exists, live
+ * tickets in its line (a reservation's end, '^', is no ticket: src/script/lua/line.lua reserve()),
+ * the line's head: the live ticket placed first, with '^' after it while it holds a reservation
+ * there ('' if none)}.
+ */
 const READ_LINES = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
 for i = 1, #ARGV, 2 do
   local entries = redis.pcall('ZRANGE', ARGV[i + 1], 0, -1, 'WITHSCORES')
-  local live = 0
+  local live, head, headScore = 0, '', nil
   if type(entries) == 'table' and not entries.err then
-    local deadlines = {}
+    local deadlines, reserved = {}, {}
     for j = 1, #entries, 2 do
-      if string.sub(entries[j], 1, 1) == '~' then deadlines[string.sub(entries[j], 2)] = -tonumber(entries[j + 1]) end
+      local kind = string.sub(entries[j], 1, 1)
+      if kind == '~' then deadlines[string.sub(entries[j], 2)] = -tonumber(entries[j + 1]) end
+      if kind == '^' then reserved[string.sub(entries[j], 2)] = -tonumber(entries[j + 1]) - ${2 ** 51} end
     end
     for j = 1, #entries, 2 do
       local ticket = entries[j]
       local kind = string.sub(ticket, 1, 1)
       if kind ~= '~' and kind ~= '^' then
         local deadline = deadlines[ticket]
-        if deadline == nil or deadline > now then live = live + 1 end
+        if deadline == nil or deadline > now then
+          live = live + 1
+          local score = tonumber(entries[j + 1])
+          if headScore == nil or score < headScore then
+            headScore = score
+            head = ticket .. ((reserved[ticket] or 0) > now and '^' or '')
+          end
+        end
       end
     end
   end
-  out[#out + 1] = { redis.call('EXISTS', ARGV[i]), live }
+  out[#out + 1] = { redis.call('EXISTS', ARGV[i]), live, head }
 end
 return out`;
 
@@ -49,6 +63,8 @@ function connect(url: string) {
   return client;
 }
 type Client = ReturnType<typeof connect>;
+/** READ_LINES' reply: per resource [exists, live tickets, head]. */
+type Reply = Array<[number, number, string]>;
 
 export class LineSampler {
   readonly samples: LineSample[] = [];
@@ -93,14 +109,15 @@ export class LineSampler {
     const atMs = Date.now();
     const sentAt = performance.now();
     const answers = await Promise.all(this.#clients.map((client, index) => this.#read(client, index)));
-    const answered = answers.filter((answer): answer is { reply: number[][]; rttMs: number } => answer !== undefined);
+    const answered = answers.filter((answer): answer is { reply: Reply; rttMs: number } => answer !== undefined);
     const missing = answers.flatMap((answer, index) => (answer === undefined ? [index] : []));
     const lines = new Map(
       this.resources.map((resource, index) => {
         // Which masters (a bit each, by index) answered that the key is absent.
         const freeMask = answers.reduce((mask, answer, master) => (answer?.reply[index]?.[0] === 0 ? mask | (1 << master) : mask), 0);
         const queuedOn = answered.filter(({ reply }) => (reply[index]?.[1] ?? 0) > 0).length;
-        return [resource, { freeOn: bits(freeMask), freeMask, queuedOn }];
+        const heads = answers.map((answer) => answer?.reply[index]?.[2] ?? '');
+        return [resource, { freeOn: bits(freeMask), freeMask, queuedOn, heads }];
       }),
     );
     const rttMs = Math.max(0, ...answered.map((answer) => answer.rttMs));
@@ -108,13 +125,13 @@ export class LineSampler {
     this.samples.push({ atMs: atMs + Math.round((performance.now() - sentAt) / 2), rttMs, answered: answered.length, missing, lines });
   }
 
-  async #read(client: Client, index: number): Promise<{ reply: number[][]; rttMs: number } | undefined> {
+  async #read(client: Client, index: number): Promise<{ reply: Reply; rttMs: number } | undefined> {
     if (!client.isReady || this.#busy.has(index)) return undefined;
     const sentAt = performance.now();
     this.#busy.add(index);
     const reading = client
       .eval(READ_LINES, { arguments: this.#args })
-      .then((reply) => reply as number[][])
+      .then((reply) => reply as unknown as Reply)
       .catch(() => undefined)
       .finally(() => this.#busy.delete(index));
     let timer: NodeJS.Timeout | undefined;

@@ -20,6 +20,7 @@
 import { CLOCK_OFFSET_MS } from './clock-offset.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionError, Redlock, type Lock } from '../src/index.js';
+import { processChannel } from '../src/script/codec.js';
 import { graces } from './liveness.js';
 import { OracleWatch } from './oracle-watch.js';
 import { Probes, type ProbeRequest } from './probes.js';
@@ -121,6 +122,8 @@ const readWrite = redlock.readWrite(READ_WRITE);
  * run id seen on a reconnect) is reported with the grace's end, a cut to the watch (graces()).
  */
 let lastTickMs = performance.now();
+// So the watch can name whose ticket heads a line: every ticket of this process carries this part.
+process.send?.({ type: 'tickets', worker, prefix: processChannel.slice(processChannel.lastIndexOf(':') + 1) });
 /** Per master, when the latest restart guard's grace reported ends (this process' Date.now(); see graces()). */
 const graceEnds: number[] = [];
 let lastTickEpochMs = Date.now();

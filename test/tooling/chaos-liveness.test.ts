@@ -43,6 +43,22 @@ describe('chaos liveness watch', () => {
     expect(verdict).toMatchObject({ stalledIntervals: 1, longestStalledMs: 980, gaveUp: 1 });
   });
 
+  it("names a violation's line heads by worker ('^': reserving), as they change, and the workers not running near it", () => {
+    const heads = (atMs: number): string[] => ['300-aa.1^', '300-aa.1', atMs < 300 ? '300-bb.2' : '', '', ''];
+    const samples = sampled(0, 600, () => ({ b: free })).map((sample) => ({
+      ...sample,
+      lines: new Map([['b', { ...free, heads: heads(sample.atMs) }]]),
+    }));
+    const owner = (ticket: string): number | undefined => ({ '300-aa.1': 3, '300-bb.2': 1 })[ticket];
+    const verdict = checkLiveness(samples, [acquire(2, ['b'], 0, 600)], [{ worker: 3, startMs: 100, endMs: 180 }], { ...settings, owner });
+    expect(verdict.violations).toEqual([
+      {
+        resource: 'b',
+        message: expect.stringMatching(/; heads: m0 w3\^ m1 w3 m2 w1 m3 - m4 - → m0 w3\^ m1 w3 m2 - m3 - m4 -; not running \(with a retry sleep after\) in the ttl before and during it: worker 3 180 ms$/) as unknown,
+      },
+    ]);
+  });
+
   it('passes a free line with a waiter for less than a ticket ttl + a round trip, and one that no live acquire waits in', () => {
     const brief = sampled(0, 1_000, (atMs) => ({ b: atMs >= 200 && atMs < 480 ? free : held }));
     expect(checkLiveness(brief, [acquire(1, ['b'], 0, 500)], [], settings)).toMatchObject({ violations: [], stalledIntervals: 1, longestStalledMs: 260 });
