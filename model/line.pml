@@ -47,13 +47,6 @@
  * call: break L1), -DMUT_REJOIN_SPENT (past its reservation of a held key, a ticket another held key
  * refuses too takes a place in its line: breaks L1) and -DMUT_PURGE_SPENT (past its reservation, a
  * ticket has no place on a free key, also one it took again refused by that key alone: breaks L5).
- * -DPHANDOFF (with -DL3): the fair semaphore's hand-off (issue 40, next; docs/design/performance.md,
- * "The fair semaphore: a freed slot handed to the head"): a freed slot goes to the head of the
- * semaphore's line if it left a hand-off value; a waiter holds a permit when a quorum of masters
- * gave or handed it the same slot; a refused attempt's rollback keeps a slot it was granted where
- * nobody in the line is ahead of it. Mutations: -DMUT_PHANDOFF_ANY_SLOT (hand-offs of different slots
- * count towards one quorum: breaks exclusion, the slot held on a quorum) and -DMUT_PHANDOFF_GIVE_BACK
- * (no kept grant: with -DSPLIT -DKEEP0, breaks L3).
  * -DHANDOFF (with -DL6, -DL7 or -DL8, nothing else): the hot key's hand-off (built in issue 40,
  * docs/design/performance.md), single-key calls of a: a freed key goes to the head of its line if
  * the head left a hand-off value there. No time: a held or handed key never expires; a ticket's
@@ -679,73 +672,8 @@ ltl nostarvation { <> served[Y] }
    MUT_PERMIT_RACE: the rule before the line (a permit takes any free slot; a refused one leaves only
    a mark, no place: it is never named first in line, and wakes by its timer). MUT_PERMIT_ANY_AHEAD:
    every other ticket in line counts as ahead, earlier or not (two waiters then keep each other out). */
-#ifdef PHANDOFF
-/* Issue 40, next (docs/design/performance.md, "The fair semaphore: a freed slot handed to the
-   head"): the lock's hand-off, for the slots of a fair semaphore. A refused permit leaves a hand-off
-   value beside its place in the semaphore's line; a freed slot (a release, a rollback, a spare slot
-   let go, or a grant that leaves another slot free) goes to the head of the line if it has one: the
-   slot is set to the head's value, marked handed, the head leaves the line, and the announcement
-   names it (and counts for it if the value is its counted attempt's). An attempt that finds a slot
-   handed to its ticket is granted that slot again, before any free one. The waiter counts hand-offs
-   per slot: it holds a permit when a quorum of masters gave or handed it the same slot. No time, as
-   under -DHANDOFF: nobody dies or is cut off here (L3's clients live forever). */
-byte phv[NM];          /* per master: the tickets with a hand-off value in the semaphore's line */
-byte phn[NM];          /* ... of which the value is that of the ticket's attempt under way or last decided */
-byte phnd;             /* bit m * K + s: master m's slot s was handed to key[m * K + s] - 1, and not claimed */
-byte phc[T * K];       /* per ticket and slot: masters whose hand-off of the ticket's counted value reached it */
-#define PHANDED(m, s, t) (key[(m) * K + (s)] == (t) + 1 && has(phnd, (m) * K + (s)))
-#define PC3(x) (((x) & 1) + (((x) >> 1) & 1) + ((x) >> 2 & 1))
-#ifdef MUT_PHANDOFF_ANY_SLOT
-/* the mutation: hand-offs count towards one quorum whatever slot each master handed */
-#define PHANDS(t, s) PC3(phc[(t) * K] | phc[(t) * K + 1])
-#else
-#define PHANDS(t, s) PC3(phc[(t) * K + (s)])
-#endif
-
-/* Slot s freed on master m: handed to the head of the semaphore's line if it left a value there;
-   else announced as without the hand-off (self: the rollback's own ticket, which it wakes not). */
-inline phand(m, s, self) {
-  hd = T;
-  for (u : 0 .. T - 1) {
-    if
-    :: hd == T && has(inq[(m) * K], u) ->
-       hd = u;
-       for (v : 0 .. T - 1) { if :: v != u && has(inq[(m) * K], v) && earlier(v, u) -> hd = T :: else -> skip fi }
-    :: else -> skip
-    fi
-  };
-  if
-  :: hd < T && has(phv[m], hd) ->
-     key[(m) * K + (s)] = hd + 1; phnd = phnd | (1 << ((m) * K + (s)));
-     inq[(m) * K] = inq[(m) * K] & ~(1 << hd);
-     if :: has(phn[m], hd) -> phc[hd * K + (s)] = phc[hd * K + (s)] | (1 << (m)) :: else -> skip fi;
-     annm[hd] = annm[hd] | (1 << (m));
-     printf("master %d: slot %c free, handed to %e\n", m, 97 + (s), NAME(hd));
-     phv[m] = phv[m] & ~(1 << hd); phn[m] = phn[m] & ~(1 << hd);
-     hd = 0; u = 0; v = 0
-  :: else -> announce(m, 0, self)
-  fi
-}
-#define PFREED(m, s, self) phand(m, s, self)
-/* between attempts, no master gave anything (a hold by hand-off lets go of no other slot) */
-#define GAVE_NONE K
-#else
-#define GAVE_NONE 0
-#define PFREED(m, s, self) announce(m, 0, self)
-#endif
-
 inline permitAt(m, t) {
   free = 0; ahd = 0; slot = K;
-#ifdef PHANDOFF
-  /* a slot handed to t is granted again (its value now this attempt's), before any free slot */
-  for (k : 0 .. K - 1) { if :: slot == K && PHANDED(m, k, t) -> slot = k :: else -> skip fi };
-  if
-  :: slot < K ->
-     phnd = phnd & ~(1 << ((m) * K + slot)); gave[(t) * NM + m] = slot;
-     phv[m] = phv[m] & ~(1 << (t)); phn[m] = phn[m] & ~(1 << (t));
-     printf("master %d: re-grants %e slot %c, handed to it\n", m, NAME(t), 97 + slot)
-  :: else ->
-#endif
   for (k : 0 .. K - 1) {
     if :: key[(m) * K + k] == 0 -> free++ :: else -> skip fi;
     if :: slot == K && key[(m) * K + (from + k) % K] == 0 -> slot = (from + k) % K :: else -> skip fi
@@ -763,74 +691,20 @@ inline permitAt(m, t) {
   :: free > ahd ->
      key[(m) * K + slot] = (t) + 1; gave[(t) * NM + m] = slot;
      printf("master %d: grants %e slot %c (%d free, %d ahead)\n", m, NAME(t), 97 + slot, free, ahd);
-#ifdef PHANDOFF
-     phv[m] = phv[m] & ~(1 << (t)); phn[m] = phn[m] & ~(1 << (t));
-#endif
      if
      :: has(inq[(m) * K], t) ->
         inq[(m) * K] = inq[(m) * K] & ~(1 << (t));
-#ifdef PHANDOFF
-        /* another slot still free: it goes to the new head (handed, if it left a value) */
-        if :: free > 1 -> k = (slot + 1) % K; PFREED(m, k, T) :: else -> skip fi
-#else
         if :: free > 1 -> announce(m, 0, T) :: else -> skip fi
-#endif
      :: else -> skip
      fi
   :: else ->
      gave[(t) * NM + m] = K;
      printf("master %d: refuses %e (%d free, %d ahead)\n", m, NAME(t), free, ahd);
-#ifdef PHANDOFF
-     phv[m] = phv[m] | (1 << (t)); phn[m] = phn[m] | (1 << (t));
-#endif
 #ifndef MUT_PERMIT_RACE
      inq[(m) * K] = inq[(m) * K] | (1 << (t))
 #endif
   fi;
-#ifdef PHANDOFF
-  fi;
-#endif
   k = 0; u = 0; free = 0; ahd = 0
-}
-
-/* t holds a permit on `slot` (a quorum gave it, or handed it): one holder per slot (the limit,
-   asserted); with the hand-off, the slot is t's on a quorum of masters (asserted: hand-offs of
-   different slots never add up). The masters that gave another slot let it go; with the hand-off,
-   t then leaves the line everywhere with its value (the grant's leave, src/acquisition/wait.ts
-   dropSpareGroups), a slot handed to it but not the held one goes to the next head, and the held
-   slot's marks are claimed. */
-inline pholds(t) {
-  if
-  :: holder[slot] != 0 -> printf("VIOLATED exclusion: %e granted slot %c, held by %e\n", NAME(t), 97 + slot, NAME(holder[slot] - 1)); assert(false)
-  :: else -> holder[slot] = (t) + 1
-  fi;
-#ifdef PHANDOFF
-  grants = 0;
-  for (m : 0 .. NM - 1) { if :: key[m * K + slot] == (t) + 1 -> grants++ :: else -> skip fi };
-  if
-  :: grants < Q -> printf("VIOLATED exclusion: %e holds slot %c on %d masters only\n", NAME(t), 97 + slot, grants); assert(false)
-  :: else -> grants = 0
-  fi;
-#endif
-  for (m : 0 .. NM - 1) {
-    if :: gave[(t) * NM + m] < K && gave[(t) * NM + m] != slot -> key[m * K + gave[(t) * NM + m]] = 0; PFREED(m, gave[(t) * NM + m], T) :: else -> skip fi
-  };
-#ifdef PHANDOFF
-  for (m : 0 .. NM - 1) {
-    inq[m * K] = inq[m * K] & ~(1 << (t)); phv[m] = phv[m] & ~(1 << (t)); phn[m] = phn[m] & ~(1 << (t));
-    for (k : 0 .. K - 1) {
-      if
-      :: PHANDED(m, k, t) && k != slot -> key[m * K + k] = 0; phnd = phnd & ~(1 << (m * K + k)); PFREED(m, k, T)
-      :: PHANDED(m, k, t) && k == slot -> phnd = phnd & ~(1 << (m * K + k))
-      :: else -> skip
-      fi
-    }
-  };
-  k = 0;
-#endif
-  for (m : 0 .. NM - 1) { gave[(t) * NM + m] = GAVE_NONE };
-  m = 0; mine = slot; slot = 0;
-  printf("%e: holds slot %c\n", NAME(t), 97 + mine)
 }
 
 /* One permit's acquire() call of ticket t (src/acquisition/acquire.ts with the permit's rule),
@@ -841,15 +715,7 @@ inline pholds(t) {
 inline permit(t) {
   atomic { begin(t); from = 0; printf("%e: acquire a permit\n", NAME(t)) };
   do
-#ifdef PHANDOFF
-  :: d_step {
-       annm[t] = 0; m = 0; phc[(t) * K] = 0; phc[(t) * K + 1] = 0;
-       /* the values the masters keep are now an older attempt's: not counted */
-       phn[0] = phn[0] & ~(1 << (t)); phn[1] = phn[1] & ~(1 << (t)); phn[2] = phn[2] & ~(1 << (t))
-     };
-#else
   :: d_step { annm[t] = 0; m = 0 };
-#endif
      do
 #ifdef SPLIT
      :: d_step { m < NM && (t) == Y -> permitAt(m, t); m++ }
@@ -870,44 +736,29 @@ inline permit(t) {
         }; break
      od;
      if
-     :: d_step { slot < K -> pholds(t) }; break
+     :: d_step {
+          slot < K ->
+          /* the limit: each slot has one holder */
+          if
+          :: holder[slot] != 0 -> printf("VIOLATED exclusion: %e granted slot %c, held by %e\n", NAME(t), 97 + slot, NAME(holder[slot] - 1)); assert(false)
+          :: else -> holder[slot] = (t) + 1
+          fi;
+          for (m : 0 .. NM - 1) {
+            if :: gave[(t) * NM + m] < K && gave[(t) * NM + m] != slot -> key[m * K + gave[(t) * NM + m]] = 0; announce(m, 0, T) :: else -> skip fi
+          };
+          for (m : 0 .. NM - 1) { gave[(t) * NM + m] = 0 };
+          m = 0; mine = slot; slot = 0;
+          printf("%e: holds slot %c\n", NAME(t), 97 + mine)
+        };
+        break
      :: d_step {
           slot == K -> slot = 0;
-          for (m : 0 .. NM - 1) { if :: gave[(t) * NM + m] < K && gave[(t) * NM + m] > from -> from = gave[(t) * NM + m] :: else -> skip fi; gave[(t) * NM + m] = GAVE_NONE };
+          for (m : 0 .. NM - 1) { if :: gave[(t) * NM + m] < K && gave[(t) * NM + m] > from -> from = gave[(t) * NM + m] :: else -> skip fi; gave[(t) * NM + m] = 0 };
           m = 0;
           printf("%e: refused, rolls back\n", NAME(t))
         };
-#ifdef PHANDOFF
-        /* the rollback never touches a slot handed to t; a slot this attempt was granted it keeps for
-           t, as handed to it (the reply says so: counted), where no ticket in the line is earlier
-           than t; else it deletes it, and the slot goes to the head (MUT_PHANDOFF_GIVE_BACK: always) */
-        d_step {
-          for (m : 0 .. NM - 1) {
-            for (k : 0 .. K - 1) {
-              if
-              :: key[m * K + k] == (t) + 1 && !has(phnd, m * K + k) ->
-                 blk = 0;
-#ifdef MUT_PHANDOFF_GIVE_BACK
-                 blk = 1;
-#endif
-                 for (u : 0 .. T - 1) { if :: u != (t) && has(inq[m * K], u) && earlier(u, t) -> blk = 1 :: else -> skip fi };
-                 if
-                 :: blk == 0 -> phnd = phnd | (1 << (m * K + k)); phc[(t) * K + k] = phc[(t) * K + k] | (1 << m); printf("master %d: keeps slot %c for %e, nobody ahead of it\n", m, 97 + k, NAME(t))
-                 :: else -> key[m * K + k] = 0; PFREED(m, k, t)
-                 fi
-              :: else -> skip
-              fi
-            }
-          };
-          k = 0; m = 0; u = 0; blk = 0
-        };
-        if
-        :: d_step { PHANDS(t, 0) >= Q -> slot = 0; printf("%e: handed slot a by a quorum\n", NAME(t)); pholds(t) }; break
-        :: d_step { PHANDS(t, 1) >= Q -> slot = 1; printf("%e: handed slot b by a quorum\n", NAME(t)); pholds(t) }; break
-#else
         d_step { for (m : 0 .. NM - 1) { for (k : 0 .. K - 1) { if :: key[m * K + k] == (t) + 1 -> key[m * K + k] = 0; announce(m, 0, t) :: else -> skip fi } }; k = 0; m = 0 };
         if
-#endif
         :: d_step { ((annm[t] & 1) + ((annm[t] >> 1) & 1) + ((annm[t] >> 2) & 1)) >= Q -> printf("%e: woken by the masters\n", NAME(t)) }
 #ifndef NO_TIMER
         :: printf("%e: its timer\n", NAME(t))
@@ -926,17 +777,12 @@ inline releasePermit(t) {
     for (m : 0 .. NM - 1) {
       if :: key[m * K + mine] == (t) + 1 -> key[m * K + mine] = 0 :: else -> skip fi;
       inq[m * K] = inq[m * K] & ~(1 << (t));
-#ifdef PHANDOFF
-      phv[m] = phv[m] & ~(1 << (t)); phn[m] = phn[m] & ~(1 << (t));
-      if :: key[m * K + mine] == 0 -> PFREED(m, mine, T) :: else -> skip fi
-#else
 #ifdef MUT_PERMIT_OWN_QUEUE
       /* the mutation: a slot's release announces its own queue, which only slot 0's is (the line) */
       if :: key[m * K + mine] == 0 && mine == 0 -> announce(m, 0, T) :: else -> skip fi
 #else
       /* any slot's release announces the semaphore's one line (line.lua queue_of) */
       if :: key[m * K + mine] == 0 -> announce(m, 0, T) :: else -> skip fi
-#endif
 #endif
     };
     m = 0; mine = 0; from = 0; live = live & ~(1 << (t)); fresh = fresh & ~(1 << (t)); annm[t] = 0; before[t] = 0

@@ -68,8 +68,6 @@ const CONFIG = {
   l2: ['-DLINE', '-DL2'],
   // The fair semaphore (issue 29): limit 2, X and Z take a permit forever, Y asks once.
   l3: ['-DLINE', '-DL3'],
-  // Issue 40, next: the fair semaphore's hand-off (a freed slot to the head of the line).
-  l3handoff: ['-DLINE', '-DL3', '-DPHANDOFF'],
   // Issue 40: a waiter for [a, b] against X looping on a and Y on b (each attempt one step).
   l4: ['-DLINE', '-DL4'],
   l5: ['-DLINE', '-DL5'],
@@ -139,13 +137,6 @@ const ALL_RUNS: readonly Run[] = [
   { name: '15. permits have no line (the racing semaphore)', what: 'MUT_PERMIT_RACE', defines: [...CONFIG.l3, '-DMUT_PERMIT_RACE'], breaks: 'L3', liveness: 'L3' },
   { name: '16. every other ticket in the line counts as ahead of a permit', what: 'MUT_PERMIT_ANY_AHEAD', defines: [...CONFIG.l3, '-DMUT_PERMIT_ANY_AHEAD'], breaks: 'L3', liveness: 'L3' },
   { name: "26. a slot's release announces only its own queue (the semaphore's line is slot 0's)", what: 'MUT_PERMIT_OWN_QUEUE, KEEP0, no retry timer', defines: [...CONFIG.l3, '-DKEEP0', '-DNO_TIMER', '-DMUT_PERMIT_OWN_QUEUE'], breaks: 'L3', liveness: 'L3' },
-  { name: "real: the fair semaphore's hand-off (a freed slot goes to the head of the line), L3", what: 'L3, weak fairness', defines: CONFIG.l3handoff, liveness: 'L3' },
-  { name: "real: the fair semaphore's hand-off, L3, woken only by the masters", what: 'L3, no retry timer', defines: [...CONFIG.l3handoff, '-DNO_TIMER'], liveness: 'L3' },
-  { name: "real: the fair semaphore's hand-off, L3 with one permit kept for good, woken only by the masters", what: 'L3, KEEP0, no retry timer', defines: [...CONFIG.l3handoff, '-DKEEP0', '-DNO_TIMER'], liveness: 'L3' },
-  { name: "real: the fair semaphore's hand-off, L3, Y's attempts one master at a time, one permit kept for good", what: 'L3, SPLIT, KEEP0', defines: [...CONFIG.l3handoff, '-DSPLIT', '-DKEEP0'], liveness: 'L3' },
-  { name: "real: the fair semaphore's hand-off, every run of L3", what: 'one holder per slot, held on a quorum of masters; no deadlock state', defines: CONFIG.l3handoff },
-  { name: '28. hand-offs of different slots count towards one quorum', what: 'MUT_PHANDOFF_ANY_SLOT', defines: [...CONFIG.l3handoff, '-DMUT_PHANDOFF_ANY_SLOT'], breaks: 'exclusion' },
-  { name: '29. the rollback of a refused permit deletes every slot it was granted or re-granted, and hands it on (no kept grant)', what: 'MUT_PHANDOFF_GIVE_BACK, SPLIT, KEEP0', defines: [...CONFIG.l3handoff, '-DSPLIT', '-DKEEP0', '-DMUT_PHANDOFF_GIVE_BACK'], breaks: 'L3', liveness: 'L3', depth: 2000 },
   { name: 'real: native releases, L1 (H: a, then b; W: [a, b])', what: 'L1, weak fairness', defines: CONFIG.native1, liveness: 'L1' },
   { name: 'real: native releases, L1, woken only by the masters', what: 'the same, no retry timer', defines: [...CONFIG.native1, '-DNO_TIMER'], liveness: 'L1' },
   { name: 'real: native releases, L2 (X re-acquires a, clocks offset)', what: 'L2, weak fairness', defines: CONFIG.native2, liveness: 'L2' },
