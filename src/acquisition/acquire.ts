@@ -5,14 +5,14 @@
  * (admission.ts): the exclusive acquire, or a primitive's rule.
  */
 import { AuthenticationError, ExecutionError, RedlockClosedError, ResourceLockedError, ScriptingUnavailableError, formatResources } from '../errors.js';
-import { isRefusal, type AttemptRecord } from '../protocol/outcomes.js';
+import { isRefusal, type AttemptRecord, type NodeStatus } from '../protocol/outcomes.js';
 import { resolveSettings, validateAutoExtension, type CallSettings, type EffectiveSettings, type Optional, type Settings } from '../config/settings.js';
 import { validateSettings, validateTtl } from '../config/validation.js';
 import { Lock } from '../lease/lock.js';
 import { newLockValue } from '../lease/values.js';
 import type { FanOutResult } from '../protocol/fan-out.js';
 import { expirationMs } from '../protocol/validity.js';
-import { newTicket, type AcquireOperation, type AdmitOperation } from '../script/codec.js';
+import { newTicket, type AcquireOperation, type AdmitOperation, type LockOperation } from '../script/codec.js';
 import { clusterKeysProblem } from '../voters/cluster/slots.js';
 import type { Admission } from './admission.js';
 import { assertOpen, type CallContext } from './context.js';
@@ -92,7 +92,7 @@ export class Acquisitions {
         // quit() meanwhile: no lock is handed out from a Redlock that can no longer release it.
         const closing = context.closing.aborted;
         if (succeeded && !closing) return this.#handOut(call, acquire, attempt, start, vote, record);
-        const handed = await this.#afterRefusal(call, acquire, attempt, start, record, closing);
+        const handed = await this.#afterRefusal(call, acquire, attempt, start, record, closing, vote);
         if (handed) return handed;
       }
     } catch (error) {
@@ -132,6 +132,7 @@ export class Acquisitions {
     start: AttemptStart,
     record: AttemptRecord,
     closing: boolean,
+    vote: FanOutResult,
   ): Promise<Lock | undefined> {
     const { context } = this;
     const { effective, admission } = call;
@@ -146,15 +147,14 @@ export class Acquisitions {
     const handing = !exhausted && this.#handOffs && acquire.kind === 'acquire' && !acquire.fenced && keys.length === 1 && call.inLine !== '';
     if (handing) waiterOf(context, call).expect(value, 2 * record.elapsedMs + 1);
     // Every master but those that refused the attempt (its script ran there and wrote nothing),
-    // including those that timed out: a delayed SET may still land. Giving up, every master: the
-    // ticket leaves the queues too (a reader's or a permit's marks with it).
-    const rollback = context.masters.everywhere(
-      handing
-        ? { kind: 'release', keys, value, ticket: call.ticket, keep: true, ttlMs: call.ttlMs, ageMs: acquire.ageMs, placeMs: acquire.placeMs }
-        : { kind: 'release', keys, value, ticket: exhausted ? call.ticket : '' },
-      effective,
-      exhausted ? undefined : unrefused(record),
-    );
+    // including those that timed out: a delayed SET may still land. One that had not answered at
+    // the decision, once it has: unless it refused too (usually, in line: the refusals of a majority
+    // decide before the rest answer). Giving up, every master: the ticket leaves the queues too (a
+    // reader's or a permit's marks with it).
+    const rollbackOf: LockOperation = handing
+      ? { kind: 'release', keys, value, ticket: call.ticket, keep: true, ttlMs: call.ttlMs, ageMs: acquire.ageMs, placeMs: acquire.placeMs }
+      : { kind: 'release', keys, value, ticket: exhausted ? call.ticket : '' };
+    const rollback = exhausted ? context.masters.everywhere(rollbackOf, effective) : this.#rollBack(rollbackOf, effective, vote);
     // Masters that gave a grouped rule a later group saw the earlier ones taken: the next attempt starts there.
     if (admission.rule?.grouped) call.from = Math.max(0, ...record.outcomes.map((outcome) => outcome.slot ?? 0));
     try {
@@ -170,6 +170,27 @@ export class Acquisitions {
       if (!exhausted) await context.masters.everywhere({ kind: 'release', keys, value, ticket: call.ticket }, effective);
       throw error;
     }
+  }
+
+  /**
+   * A refused attempt's rollback: at once where a master granted, failed or timed out; where one had
+   * not answered at the decision, once it answered (or timed out), unless it refused.
+   */
+  #rollBack(rollback: LockOperation, effective: EffectiveSettings, vote: FanOutResult): Promise<unknown> {
+    const { masters } = this.context;
+    const now: number[] = [];
+    const later: number[] = [];
+    // The fan-out's own outcomes: an answer after the decision is recorded on them (`late`).
+    vote.outcomes.forEach((outcome, index) => {
+      if (outcome.status === 'pending') later.push(index);
+      else if (!isRefusal(outcome)) now.push(index);
+    });
+    const rolledBack = masters.everywhere(rollback, effective, now);
+    if (later.length === 0) return rolledBack;
+    const settled = vote.round?.settled() ?? Promise.resolve();
+    const refused = (late: NodeStatus | undefined): boolean => late === 'locked' || late === 'queued';
+    const afterAnswers = settled.then(() => masters.everywhere(rollback, effective, later.filter((index) => !refused(vote.outcomes[index]!.late))));
+    return Promise.all([rolledBack, afterAnswers]);
   }
 
   /**
@@ -326,11 +347,3 @@ export class Acquisitions {
   }
 }
 
-/** The masters that did not refuse an attempt (granted, or gave no answer, or failed): where its rollback has something to do. */
-function unrefused(record: AttemptRecord): number[] {
-  const masters: number[] = [];
-  record.outcomes.forEach((outcome, index) => {
-    if (!isRefusal(outcome)) masters.push(index);
-  });
-  return masters;
-}

@@ -61,6 +61,8 @@ export interface FanOutResult {
   readonly slot?: number | undefined;
   /** One per master, in node order; `pending` ones are filled in when their answer arrives. */
   readonly outcomes: NodeOutcome[];
+  /** The fan-out itself: `settled()` resolves once every master answered, timed out, or the call was cancelled. */
+  readonly round?: { settled(): Promise<void> };
 }
 
 export interface FanOutOptions<R> {
@@ -159,6 +161,10 @@ class Round<R> {
   readonly #counted: boolean[] = [];
   readonly #startMs: number;
   #decided = false;
+  /** Who waits for every master's answer (settled()); none, usually. */
+  #settling: Array<() => void> | undefined;
+  /** Cancelled (#abort): no more answers are counted, so none is waited for. */
+  #cancelled = false;
   #cancelTimer: CancelTimer | undefined;
   readonly #onAbort = (): void => this.#abort();
 
@@ -208,14 +214,29 @@ class Round<R> {
     this.#answered(index, 'error', undefined, error instanceof Error ? error : new Error(String(error)));
   }
 
+  /** Resolves once every master answered or timed out (or the call was cancelled): their outcomes' `late` is in. */
+  settled(): Promise<void> {
+    if (this.#tally.allIn || this.#cancelled) return Promise.resolve();
+    return new Promise<void>((resolve) => (this.#settling ??= []).push(resolve));
+  }
+
+  #settle(): void {
+    const settling = this.#settling;
+    this.#settling = undefined;
+    if (settling) for (const resolve of settling) resolve();
+  }
+
   #decide(): void {
     const tally = this.#tally;
-    if (tally.allIn) this.#cancelTimer?.();
+    if (tally.allIn) {
+      this.#cancelTimer?.();
+      if (this.#settling) this.#settle();
+    }
     if (this.#decided) return;
     if (tally.allIn || (!this.options.waitForAll && (tally.reached || tally.impossible))) {
       this.#decided = true;
       this.options.signal?.removeEventListener('abort', this.#onAbort);
-      this.#resolve({ reached: tally.reached, granted: tally.yes, slot: tally.group, outcomes: this.#outcomes });
+      this.#resolve({ reached: tally.reached, granted: tally.yes, slot: tally.group, outcomes: this.#outcomes, round: this });
     }
   }
 
@@ -255,10 +276,12 @@ class Round<R> {
   #abort(): void {
     if (this.#decided) return;
     this.#decided = true;
+    this.#cancelled = true;
     // The call is over: the masters' commands are withdrawn, not unanswered (no timeout to report).
     this.#cancelTimer?.();
     for (const cancellation of this.cancellations) cancellation.cancel(this.options.signal?.reason);
-    this.#resolve({ reached: false, granted: this.#tally.yes, slot: this.#tally.group, outcomes: this.#outcomes });
+    this.#resolve({ reached: false, granted: this.#tally.yes, slot: this.#tally.group, outcomes: this.#outcomes, round: this });
+    if (this.#settling) this.#settle();
   }
 
   /**

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
 import { ExecutionError, NodeError, Redlock, ResourceLockedError, type Lock } from '../../src/index.js';
-import { leanScripts } from '../../src/script/codec.js';
+import { leanScripts, lockScript } from '../../src/script/codec.js';
 import { driftMs } from '../../src/protocol/validity.js';
 import {
   eventually,
@@ -134,6 +134,29 @@ describe('acquire on 5 real masters', () => {
     // Masters 0 and 1 granted in each attempt; the rollback deleted those keys before the rejection.
     expect(await valuesOn(direct, key('a'))).toEqual([null, null, null, null, null]);
     expect(await valuesOn(direct, key('b'))).toEqual([null, null, 'other', 'other', 'other']);
+  });
+
+  it("a refused attempt's rollback skips a master that had not answered at the decision, once it answers that it refused too (issue 40)", async () => {
+    const key = uniquePrefix('late-refusal');
+    await Promise.all(direct.map((client) => client.set(key('r'), 'other', { PX: 10_000 })));
+    const taps = await Promise.all(ports.map((port) => monitor(port)));
+    // Master 4 answers 200 ms late: the refusals of masters 0 to 3 decide each attempt before it does.
+    await direct[4]!.sendCommand(['CLIENT', 'PAUSE', '200', 'ALL']);
+    const error = await redlock.acquire(key('r'), 5_000, { retryCount: 1, retryDelay: 300, retryJitter: 0, nodeTimeout: 2_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ResourceLockedError);
+    const [first] = (error as ResourceLockedError).attempts;
+    expect(first!.outcomes[4]).toMatchObject({ status: 'pending', late: 'locked' });
+    await eventually(async () => (await valuesOn(direct, key('r'))).every((value) => value === 'other'));
+    // Each master refused both attempts: only the give-up's release (lean, with the ticket) follows
+    // them there, and no rollback of the first attempt ('R', the batch script): before, one went to
+    // master 4, which had not answered when the others' refusals decided.
+    const evalsOf = (lines: string[], sha: string): string[] => lines.filter((line) => line.includes(sha) && line.includes(key('r')));
+    await eventually(() => Promise.resolve(taps.every((tap) => evalsOf(tap.lines, leanScripts.release.sha).length === 1)));
+    for (const tap of taps) tap.stop();
+    for (const tap of taps) {
+      expect(evalsOf(tap.lines, leanScripts.acquire.sha)).toHaveLength(2);
+      expect(evalsOf(tap.lines, lockScript.sha).filter((line) => line.includes('"R"'))).toEqual([]);
+    }
   });
 
   it('a cancelled pending acquire rejects with the signal reason and leaves nothing behind', async () => {

@@ -112,6 +112,25 @@ describe('fanOut', () => {
     expect(vote.granted).toBe(3);
   });
 
+  it("round.settled() resolves once the masters pending at the decision answered or timed out (their `late` in), at once if cancelled", async () => {
+    const { operation } = masters([{ status: 'locked', afterMs: 1 }, { status: 'locked', afterMs: 1 }, { status: 'queued', afterMs: 1 }, { status: 'locked', afterMs: 30 }, 'silent']);
+    const vote = fanOut(labels(5), operation, null, { quorum: 3, timeoutMs: 100, coalesce: true }, asAnswer);
+    await vi.advanceTimersByTimeAsync(1);
+    const decided = await vote;
+    let settled = false;
+    void decided.round!.settled().then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(30);
+    expect([settled, decided.outcomes[3]!.late]).toEqual([false, 'locked']);
+    await vi.advanceTimersByTimeAsync(70);
+    expect([settled, decided.outcomes[4]!.late]).toEqual([true, 'timeout']);
+    await expect(decided.round!.settled()).resolves.toBeUndefined();
+    const controller = new AbortController();
+    const { operation: silent } = masters(['silent', 'silent', 'silent']);
+    const cancelled = fanOut(labels(3), silent, null, { quorum: 2, timeoutMs: 100, coalesce: true, signal: controller.signal }, asAnswer);
+    controller.abort(new Error('gave up'));
+    await expect((await cancelled).round!.settled()).resolves.toBeUndefined();
+  });
+
   it('masters timing out together are all timeouts, even when the first of them decides', async () => {
     const { operation } = masters([{ status: 'locked', afterMs: 1 }, { status: 'locked', afterMs: 1 }, 'silent', 'silent', 'silent']);
     const pending = fanOut(labels(5), operation, null, { quorum: 3, timeoutMs: 50, coalesce: true }, asAnswer);
