@@ -5,7 +5,7 @@
  * (admission.ts): the exclusive acquire, or a primitive's rule.
  */
 import { AuthenticationError, ExecutionError, RedlockClosedError, ResourceLockedError, ScriptingUnavailableError, formatResources } from '../errors.js';
-import { isRefusal, type AttemptRecord, type NodeStatus } from '../protocol/outcomes.js';
+import { isRefusal, refuses, type AttemptRecord } from '../protocol/outcomes.js';
 import { resolveSettings, validateAutoExtension, type CallSettings, type EffectiveSettings, type Optional, type Settings } from '../config/settings.js';
 import { validateSettings, validateTtl } from '../config/validation.js';
 import { Lock } from '../lease/lock.js';
@@ -188,8 +188,7 @@ export class Acquisitions {
     const rolledBack = masters.everywhere(rollback, effective, now);
     if (later.length === 0) return rolledBack;
     const settled = vote.round?.settled() ?? Promise.resolve();
-    const refused = (late: NodeStatus | undefined): boolean => late === 'locked' || late === 'queued';
-    const afterAnswers = settled.then(() => masters.everywhere(rollback, effective, later.filter((index) => !refused(vote.outcomes[index]!.late))));
+    const afterAnswers = settled.then(() => masters.everywhere(rollback, effective, later.filter((index) => !refuses(vote.outcomes[index]!.late))));
     return Promise.all([rolledBack, afterAnswers]);
   }
 

@@ -70,7 +70,12 @@ export type NodeOutcome = LockedOutcome | QueuedOutcome | OtherOutcome;
 
 /** A master's no to an acquire: a key held, or a waiter ahead in line (its script ran and wrote none of the attempt's keys). */
 export function isRefusal(outcome: NodeOutcome): outcome is LockedOutcome | QueuedOutcome {
-  return outcome.status === 'locked' || outcome.status === 'queued';
+  return refuses(outcome.status);
+}
+
+/** The same no as a status, or an outcome's `late` one (an answer after the decision). */
+export function refuses(status: NodeStatus | undefined): boolean {
+  return status === 'locked' || status === 'queued';
 }
 
 /** @internal An outcome as the fan-out fills it in: it sets `locked` and `pttlMs` in one step, so each is a NodeOutcome. */
