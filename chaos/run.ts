@@ -76,7 +76,7 @@ import {
   type SectionStats,
   type Workload,
 } from './workloads.js';
-import { FENCE_SUFFIX } from '../src/script/codec.js';
+import { FENCE_SUFFIX, processOf } from '../src/script/codec.js';
 import type { OracleCounts } from '../lab/oracle.js';
 import { RedisMaster, startMasters } from '../src/testing/redis-server.js';
 import { labNamespace, Partitions, runInNamespace, workerIdentity, type PartitionDirection } from '../lab/kernel-lab.js';
@@ -344,7 +344,7 @@ try {
       retrySleepMs: ACQUIRE_SETTINGS.retryDelay + ACQUIRE_SETTINGS.retryJitter,
       maxSampleGapMs: 100,
       minSamples: 5,
-      owner: (ticket) => ticketPrefixes.get(/-([0-9a-f]+)\./.exec(ticket)?.[1] ?? ''),
+      owner: (ticket) => ticketPrefixes.get(processOf(ticket) ?? ''),
     },
     cuts,
   );

@@ -20,7 +20,7 @@
 import { CLOCK_OFFSET_MS } from './clock-offset.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionError, Redlock, type Lock } from '../src/index.js';
-import { processChannel } from '../src/script/codec.js';
+import { newTicket, processOf } from '../src/script/codec.js';
 import { graces } from './liveness.js';
 import { OracleWatch } from './oracle-watch.js';
 import { Probes, type ProbeRequest } from './probes.js';
@@ -123,7 +123,7 @@ const readWrite = redlock.readWrite(READ_WRITE);
  */
 let lastTickMs = performance.now();
 // So the watch can name whose ticket heads a line: every ticket of this process carries this part.
-process.send?.({ type: 'tickets', worker, prefix: processChannel.slice(processChannel.lastIndexOf(':') + 1) });
+process.send?.({ type: 'tickets', worker, prefix: processOf(newTicket(0)) });
 /** Per master, when the latest restart guard's grace reported ends (this process' Date.now(); see graces()). */
 const graceEnds: number[] = [];
 let lastTickEpochMs = Date.now();

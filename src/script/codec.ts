@@ -41,6 +41,11 @@ export function newTicket(ttlMs: number): string {
 const TICKET_PREFIX = randomBytes(8).toString('hex');
 let lastTicket = 0;
 
+/** The process a ticket names ("<ttl>-<process>.<n>"), or undefined if the string is no ticket; this process': processOf(newTicket(0)). */
+export function processOf(ticket: string): string | undefined {
+  return /^\d+-([0-9a-f]+)\./.exec(ticket)?.[1];
+}
+
 /**
  * This process' own announcement channel (issue 40): a standalone master announces a release there
  * when the first ticket in line is this process' (its other releases, on releasedChannel, every

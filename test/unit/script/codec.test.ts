@@ -16,6 +16,9 @@ import {
   handOffOf,
   leanScripts,
   lockScript,
+  newTicket,
+  processChannel,
+  processOf,
   releasedChannel,
   type Announcement,
   type LockOperation,
@@ -28,6 +31,17 @@ const TAIL = ['PUBLISH', releasedChannel, 'tag'];
 /** One operation alone, in the general layout: numkeys, its keys, its ARGV, no inline keys, the announcement, the tag. */
 const alone = (operation: LockOperation): string[] => encodeBatch([operation], 'tag');
 const line = { ticket: '', ageMs: 0, placeMs: undefined } as const;
+
+describe('tickets', () => {
+  it("processOf names a ticket's process, the one its process channel ends with; a string that is no ticket names none", () => {
+    const ticket = newTicket(300);
+    expect(ticket).toMatch(/^300-[0-9a-f]{16}\.[0-9a-z]+$/);
+    expect(processOf(ticket)).toBe(ticket.slice(4, 20));
+    expect(processChannel).toBe(`${releasedChannel}:${processOf(ticket)}`);
+    expect(processOf(newTicket(0))).toBe(processOf(ticket));
+    expect(processOf('a lock value')).toBeUndefined();
+  });
+});
 
 describe('encodeBatch: one operation of each kind, its fields as its file declares them (FIELDS)', () => {
   it('every kind letter has the fields its operation has, by name', () => {
